@@ -1,0 +1,115 @@
+import Foundation
+import Synchronization
+
+/// A ``KeychainDatabase`` in memory, for tests: the package's own tests and an app's.
+///
+/// Tests can load other libraries' items into it with ``add(_:)``, look at everything it holds with
+/// ``allItems()``, and make the Nth write from now fail with ``failWrite(number:status:)`` to prove that a
+/// write interrupted at any step leaves the old item or the new one, never neither.
+public final class InMemoryKeychainDatabase: KeychainDatabase {
+    private struct State {
+        var items: [ItemAttributes.PrimaryKey: KeychainItem] = [:]
+        var writes = 0
+        var faults: [Int: DatabaseError.Status] = [:]
+    }
+
+    private let state = Mutex(State())
+    private let writer = NSRecursiveLock()
+
+    /// Creates an empty database.
+    public init() {}
+
+    /// Every item, sorted by service, account and class: what a test inspects after the fact.
+    public func allItems() -> [KeychainItem] {
+        state.withLock { state in
+            state.items.values.sorted {
+                ($0.attributes.service, $0.attributes.account, $0.attributes.itemClass.rawValue)
+                    < ($1.attributes.service, $1.attributes.account, $1.attributes.itemClass.rawValue)
+            }
+        }
+    }
+
+    /// How many writes (add, replace, rename, delete) have been attempted so far.
+    public var writeCount: Int { state.withLock { $0.writes } }
+
+    /// Makes the `n`th write from now (1 = the next one) fail with `status` and change nothing.
+    public func failWrite(number n: Int, status: DatabaseError.Status = .io) {
+        precondition(n >= 1, "the first write from now is number 1")
+        state.withLock { $0.faults[$0.writes + n] = status }
+    }
+
+    public func add(_ item: KeychainItem) throws(DatabaseError) {
+        try write { state throws(DatabaseError) in
+            let key = item.attributes.primaryKey
+            guard state.items[key] == nil else { throw DatabaseError(.duplicateItem, "the item already exists") }
+            state.items[key] = item
+        }
+    }
+
+    public func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(DatabaseError) {
+        try write { state throws(DatabaseError) in
+            guard state.items[key] != nil else { throw DatabaseError(.itemNotFound, "no such item") }
+            let newKey = item.attributes.primaryKey
+            if newKey != key, state.items[newKey] != nil {
+                throw DatabaseError(.duplicateItem, "the item already exists")
+            }
+            state.items[key] = nil
+            state.items[newKey] = item
+        }
+    }
+
+    public func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(DatabaseError) {
+        try write { state throws(DatabaseError) in
+            guard var item = state.items[key] else { throw DatabaseError(.itemNotFound, "no such item") }
+            item.attributes.account = account
+            let newKey = item.attributes.primaryKey
+            if newKey != key, state.items[newKey] != nil {
+                throw DatabaseError(.duplicateItem, "the item already exists")
+            }
+            state.items[key] = nil
+            state.items[newKey] = item
+        }
+    }
+
+    public func attributes(matching query: ItemQuery) throws(DatabaseError) -> [ItemAttributes] {
+        state.withLock { state in state.items.values.lazy.map(\.attributes).filter(query.matches) }
+    }
+
+    public func value(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Data {
+        guard let item = state.withLock({ $0.items[key] }) else {
+            throw DatabaseError(.itemNotFound, "no such item")
+        }
+        return item.value
+    }
+
+    public func delete(matching query: ItemQuery) throws(DatabaseError) -> Int {
+        try write { state throws(DatabaseError) in
+            let keys = state.items.filter { query.matches($0.value.attributes) }.map(\.key)
+            for key in keys { state.items[key] = nil }
+            return keys.count
+        }
+    }
+
+    public func delete(_ key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Bool {
+        try write { state throws(DatabaseError) in state.items.removeValue(forKey: key) != nil }
+    }
+
+    public func exclusively<T>(_ body: () throws -> T) throws -> T {
+        writer.lock()
+        defer { writer.unlock() }
+        return try body()
+    }
+
+    /// Counts the write, fails it if a fault was planted for it, else runs it under the state lock.
+    private func write<T>(_ body: (inout State) throws(DatabaseError) -> T) throws(DatabaseError) -> T {
+        writer.lock()
+        defer { writer.unlock() }
+        return try state.withLock { state throws(DatabaseError) -> T in
+            state.writes += 1
+            if let fault = state.faults.removeValue(forKey: state.writes) {
+                throw DatabaseError(fault, "injected fault on write \(state.writes)")
+            }
+            return try body(&state)
+        }
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+
+/// The operating system a ``Device`` runs, with the version the protection rules depend on.
+public enum Platform: Sendable, Equatable, Hashable, CustomStringConvertible {
+    /// iOS, by major version.
+    case iOS(major: Int)
+    /// Android, by API level.
+    case android(apiLevel: Int)
+    /// A Linux machine (the embedded store's default): no biometric hardware.
+    case linux
+
+    /// `iOS 18`, `Android API 30`, `Linux`.
+    public var description: String {
+        switch self {
+        case .iOS(let major): "iOS \(major)"
+        case .android(let level): "Android API \(level)"
+        case .linux: "Linux"
+        }
+    }
+
+    /// The major OS version (iOS major, Android API level, 0 on Linux), kept with biometric state.
+    public var majorVersion: Int {
+        switch self {
+        case .iOS(let major): major
+        case .android(let level): level
+        case .linux: 0
+        }
+    }
+
+    var isAndroid: Bool { if case .android = self { true } else { false } }
+    var isIOS: Bool { if case .iOS = self { true } else { false } }
+}
+
+/// What a device is like at one moment: the facts the protection rules are decided on.
+public struct DeviceState: Sendable, Equatable {
+    /// The operating system.
+    public var platform: Platform
+    /// The biometric sensor, or nil when there is none.
+    public var biometry: BiometryType?
+    /// An identifier of the enrolled set of biometrics (changes on every enrolment change); nil when none enrolled.
+    public var enrolledSet: String?
+    /// Whether biometrics are temporarily locked out after failed attempts.
+    public var biometryLockedOut: Bool
+    /// Whether a device passcode (PIN, pattern, password) is set.
+    public var passcodeSet: Bool
+    /// Whether the device is locked now.
+    public var isLocked: Bool
+    /// Whether the device has been unlocked since it started.
+    public var unlockedSinceBoot: Bool
+    /// Whether the device has StrongBox (Android).
+    public var hasStrongBox: Bool
+    /// Whether the app declares `NSFaceIDUsageDescription` (iOS).
+    public var hasFaceIDUsageDescription: Bool
+    /// Wall-clock time, for items' created and modified dates.
+    public var now: Date
+    /// Seconds on a clock that only moves forward, for authValidity windows.
+    public var uptime: TimeInterval
+    /// Identifies one foreground session of one launch of the app: it changes when the app starts and when it
+    /// goes to the background, which closes every authValidity window.
+    public var session: String
+
+    /// Creates a state.
+    public init(
+        platform: Platform, biometry: BiometryType?, enrolledSet: String?, biometryLockedOut: Bool,
+        passcodeSet: Bool, isLocked: Bool, unlockedSinceBoot: Bool, hasStrongBox: Bool,
+        hasFaceIDUsageDescription: Bool, now: Date, uptime: TimeInterval, session: String
+    ) {
+        self.platform = platform
+        self.biometry = biometry
+        self.enrolledSet = enrolledSet
+        self.biometryLockedOut = biometryLockedOut
+        self.passcodeSet = passcodeSet
+        self.isLocked = isLocked
+        self.unlockedSinceBoot = unlockedSinceBoot
+        self.hasStrongBox = hasStrongBox
+        self.hasFaceIDUsageDescription = hasFaceIDUsageDescription
+        self.now = now
+        self.uptime = uptime
+        self.session = session
+    }
+
+    /// Whether biometrics are enrolled.
+    public var biometryEnrolled: Bool { biometry != nil && enrolledSet != nil }
+}
+
+/// What a prompt asks of the user.
+public struct AuthenticationRequest: Sendable, Equatable {
+    /// Which authentications satisfy the request.
+    public enum Policy: String, Sendable, Equatable {
+        /// Biometrics only: the fallback button ends the prompt with ``AuthenticationResult/fallback``.
+        case biometryOnly
+        /// Biometrics, or the passcode.
+        case biometryOrPasscode
+        /// The passcode only.
+        case passcodeOnly
+    }
+
+    /// Which authentications satisfy the request.
+    public var policy: Policy
+    /// The text to show.
+    public var prompt: Prompt
+    /// The service whose item is being read (for the device's records; never shown as a secret).
+    public var service: String
+    /// The key being read.
+    public var key: String
+
+    /// Creates a request.
+    public init(policy: Policy, prompt: Prompt, service: String, key: String) {
+        self.policy = policy
+        self.prompt = prompt
+        self.service = service
+        self.key = key
+    }
+}
+
+/// How a prompt ended.
+public enum AuthenticationResult: String, Sendable, Equatable, CaseIterable {
+    /// The user authenticated.
+    case success
+    /// The user dismissed the prompt.
+    case canceled
+    /// The user chose the fallback button (biometry-only prompts).
+    case fallback
+    /// The user failed to authenticate.
+    case failed
+    /// Biometrics are locked out.
+    case lockout
+    /// The device can't authenticate now (no sensor, nothing enrolled, no passcode).
+    case unavailable
+}
+
+/// The device under a ``Keychain``: the LocalAuthentication / BiometricPrompt surface.
+///
+/// The core asks the device what it can give before every write (never weaker) and before every read (lock
+/// state, enrolment), and asks it to prompt. It calls ``authenticate(_:)`` one prompt at a time, in the order
+/// the reads asked.
+public protocol Device: AnyObject, Sendable {
+    /// The service a ``Keychain`` uses when its options name none: the app's bundle identifier.
+    var defaultService: String { get }
+    /// The access group items go to when the options name none (iOS: team id + bundle id).
+    var defaultAccessGroup: String { get }
+    /// The device as it is now.
+    func state() -> DeviceState
+    /// Shows a prompt and waits for the user.
+    func authenticate(_ request: AuthenticationRequest) async -> AuthenticationResult
+    /// Whether the app's install marker exists (it is removed when the app is uninstalled; the keychain is not).
+    func hasInstallMarker() -> Bool
+    /// Records the install marker.
+    func setInstallMarker()
+}

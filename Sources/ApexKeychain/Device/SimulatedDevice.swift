@@ -1,0 +1,190 @@
+import Foundation
+import Synchronization
+
+/// A scriptable ``Device`` for tests: an app's own tests and the package's.
+///
+/// Change what the device is like (enrol or change biometrics, remove the passcode, lock it, send the app to
+/// the background, move the clock), say how the next prompts will end, and count the prompts shown.
+/// A prompt the device can't show (biometry-only with nothing enrolled, or locked out) ends at once without
+/// being counted, as on a phone.
+public final class SimulatedDevice: Device {
+    /// The biometric sensor of the simulated device.
+    public typealias Biometry = BiometryType
+
+    private struct State {
+        var platform: Platform
+        var biometry: BiometryType?
+        var enrolledSet: String?
+        var enrolments = 0
+        var lockedOut = false
+        var passcodeSet: Bool
+        var locked: Bool
+        var unlockedSinceBoot: Bool
+        var strongBox: Bool
+        var faceIDUsageDescription: Bool
+        var now: Date
+        var uptime: Double = 0
+        var launch = 1
+        var foreground = 1
+        var installMarker = false
+        var answers: [AuthenticationResult] = []
+        var defaultAnswer: AuthenticationResult
+        var prompts: [AuthenticationRequest] = []
+    }
+
+    private let store: Mutex<State>
+    private let identity = UUID().uuidString
+    /// The app's bundle identifier: the default service.
+    public let defaultService: String
+    /// The app's default access group: `<team id>.<bundle id>`.
+    public let defaultAccessGroup: String
+
+    /// Creates a device.
+    /// - Parameters:
+    ///   - platform: the OS and its version.
+    ///   - biometry: the sensor, or nil for none (Linux machines have none whatever is passed).
+    ///   - biometricsEnrolled: whether something is enrolled on the sensor.
+    ///   - passcodeSet: whether a passcode is set (enrolment needs one: without it nothing is enrolled).
+    ///   - hasStrongBox: whether an Android device has StrongBox.
+    ///   - hasFaceIDUsageDescription: whether the app declares `NSFaceIDUsageDescription`.
+    ///   - locked: whether the device starts locked (it has been unlocked since boot unless `unlockedSinceBoot`).
+    ///   - bundleIdentifier: the default service.
+    ///   - teamIdentifier: the prefix of the default access group.
+    ///   - defaultAnswer: how prompts end when no answer was scripted.
+    public init(
+        platform: Platform = .iOS(major: 18), biometry: Biometry? = .faceID, passcodeSet: Bool = true,
+        biometricsEnrolled: Bool = true, hasStrongBox: Bool = false, hasFaceIDUsageDescription: Bool = true,
+        locked: Bool = false, unlockedSinceBoot: Bool = true, bundleIdentifier: String = "com.example.app",
+        teamIdentifier: String = "ABCDE12345", defaultAnswer: AuthenticationResult = .success,
+        now: Date = Date(timeIntervalSince1970: 1_767_225_600)
+    ) {
+        let sensor = platform == .linux ? nil : biometry
+        let enrolled = sensor != nil && passcodeSet && biometricsEnrolled
+        store = Mutex(
+            State(
+                platform: platform, biometry: sensor, enrolledSet: enrolled ? "enrolment-1" : nil,
+                enrolments: enrolled ? 1 : 0, passcodeSet: passcodeSet, locked: locked,
+                unlockedSinceBoot: unlockedSinceBoot, strongBox: hasStrongBox,
+                faceIDUsageDescription: hasFaceIDUsageDescription, now: now, defaultAnswer: defaultAnswer))
+        defaultService = bundleIdentifier
+        defaultAccessGroup = "\(teamIdentifier).\(bundleIdentifier)"
+    }
+
+    public func state() -> DeviceState {
+        store.withLock { s in
+            DeviceState(
+                platform: s.platform, biometry: s.biometry, enrolledSet: s.enrolledSet, biometryLockedOut: s.lockedOut,
+                passcodeSet: s.passcodeSet, isLocked: s.locked, unlockedSinceBoot: s.unlockedSinceBoot,
+                hasStrongBox: s.strongBox, hasFaceIDUsageDescription: s.faceIDUsageDescription, now: s.now,
+                uptime: s.uptime, session: "\(identity)/\(s.launch)/\(s.foreground)")
+        }
+    }
+
+    public func authenticate(_ request: AuthenticationRequest) async -> AuthenticationResult {
+        store.withLock { s in
+            let biometryUsable = s.biometry != nil && s.enrolledSet != nil && !s.lockedOut
+            switch request.policy {
+            case .biometryOnly:
+                if s.biometry == nil || s.enrolledSet == nil { return .unavailable }
+                if s.lockedOut { return .lockout }
+            case .biometryOrPasscode:
+                if !biometryUsable && !s.passcodeSet { return .unavailable }
+            case .passcodeOnly:
+                if !s.passcodeSet { return .unavailable }
+            }
+            s.prompts.append(request)
+            return s.answers.isEmpty ? s.defaultAnswer : s.answers.removeFirst()
+        }
+    }
+
+    public func hasInstallMarker() -> Bool { store.withLock { $0.installMarker } }
+
+    public func setInstallMarker() { store.withLock { $0.installMarker = true } }
+
+    // MARK: Scripting
+
+    /// Says how the next prompts end, in order; once they are used up, prompts end with the default answer.
+    public func answerNextPrompts(_ answers: AuthenticationResult...) {
+        store.withLock { $0.answers.append(contentsOf: answers) }
+    }
+
+    /// How prompts end when no answer was scripted.
+    public func setDefaultAnswer(_ answer: AuthenticationResult) { store.withLock { $0.defaultAnswer = answer } }
+
+    /// How many prompts have been shown.
+    public var promptCount: Int { store.withLock { $0.prompts.count } }
+
+    /// Every prompt shown, in order.
+    public var prompts: [AuthenticationRequest] { store.withLock { $0.prompts } }
+
+    /// Enrols biometrics anew (a new finger or face): the enrolled set changes. Needs a sensor and a passcode.
+    public func enrollBiometrics() {
+        store.withLock { s in
+            guard s.biometry != nil, s.passcodeSet else { return }
+            s.enrolments += 1
+            s.enrolledSet = "enrolment-\(s.enrolments)"
+        }
+    }
+
+    /// Removes every enrolled biometric.
+    public func removeBiometrics() { store.withLock { $0.enrolledSet = nil } }
+
+    /// Locks or unlocks biometrics after failed attempts.
+    public func setBiometryLockedOut(_ lockedOut: Bool) { store.withLock { $0.lockedOut = lockedOut } }
+
+    /// Sets or removes the passcode. Removing it removes enrolled biometrics too, as on a phone.
+    public func setPasscode(_ set: Bool) {
+        store.withLock { s in
+            s.passcodeSet = set
+            if !set { s.enrolledSet = nil }
+        }
+    }
+
+    /// Sets whether the app declares `NSFaceIDUsageDescription`.
+    public func setFaceIDUsageDescription(_ declared: Bool) { store.withLock { $0.faceIDUsageDescription = declared } }
+
+    /// Locks the device.
+    public func lock() { store.withLock { $0.locked = true } }
+
+    /// Unlocks the device.
+    public func unlock() {
+        store.withLock { s in
+            s.locked = false
+            s.unlockedSinceBoot = true
+        }
+    }
+
+    /// Restarts the device: locked, not unlocked since boot, the app launched anew.
+    public func reboot() {
+        store.withLock { s in
+            s.locked = true
+            s.unlockedSinceBoot = false
+            s.launch += 1
+        }
+    }
+
+    /// Sends the app to the background: every authValidity window closes.
+    public func goToBackground() { store.withLock { $0.foreground += 1 } }
+
+    /// Starts the app anew: every authValidity window closes.
+    public func relaunch() { store.withLock { $0.launch += 1 } }
+
+    /// Uninstalls and installs the app again: its install marker is gone, the keychain stays.
+    public func reinstallApp() {
+        store.withLock { s in
+            s.installMarker = false
+            s.launch += 1
+        }
+    }
+
+    /// Upgrades the OS to another major version (enrolment checks compare within one major version).
+    public func upgradeOS(to platform: Platform) { store.withLock { $0.platform = platform } }
+
+    /// Moves both clocks forward.
+    public func advanceClock(by seconds: TimeInterval) {
+        store.withLock { s in
+            s.uptime += seconds
+            s.now = s.now.addingTimeInterval(seconds)
+        }
+    }
+}

@@ -1,0 +1,277 @@
+import Foundation
+
+/// How a ``Keychain`` finds, writes and reads its items in the database.
+///
+/// A write of an item with access control is staged: the new item is added under a staging account
+/// (`<key>` + U+0000 + `staged`, which no key can equal since keys can't hold U+0000), the old item is removed,
+/// and the new one is moved into place. Whoever next finds a staged item settles it: with the old item still in
+/// place the staged one is an abandoned write and is removed; alone, it is the new item and is moved into place.
+extension Keychain {
+    struct Protection {
+        var accessible: Accessible
+        var accessControl: AccessControl
+        var authValidity: Int
+        var synchronizable: Bool
+        var keyStorage: KeyStorage?
+    }
+
+    struct ReadResult {
+        var value: Data
+        var label: String?
+    }
+
+    static let stagingSuffix = "\u{0}staged"
+
+    static func stagingAccount(_ key: String) -> String { key + stagingSuffix }
+
+    static func key(ofAccount account: String) -> String {
+        account.hasSuffix(stagingSuffix) ? String(account.dropLast(stagingSuffix.count)) : account
+    }
+
+    /// The package's own items of this service, or the one under `account`.
+    func ownQuery(account: String? = nil) -> ItemQuery {
+        ItemQuery(
+            itemClass: .genericPassword, service: service, account: account, accessGroup: accessGroup,
+            creator: apexCreator)
+    }
+
+    func protection(for set: SetOptions) throws(KeychainError) -> Protection {
+        let android = device.state().platform.isAndroid
+        let protection = Protection(
+            accessible: set.accessible ?? options.accessible ?? .whenUnlocked,
+            accessControl: set.accessControl ?? options.accessControl ?? .none,
+            authValidity: set.authValidity ?? options.authValidity ?? 0,
+            synchronizable: set.synchronizable ?? options.synchronizable ?? false,
+            keyStorage: set.android?.keyStorage ?? options.android?.keyStorage)
+        try Validation.protection(
+            accessible: protection.accessible, accessControl: protection.accessControl,
+            authValidity: protection.authValidity, synchronizable: protection.synchronizable)
+        var effective = protection
+        if android { effective.synchronizable = false }
+        return effective
+    }
+
+    // MARK: Writing
+
+    func write(
+        _ key: String, _ value: Data, encoding: ItemMetadata.Encoding, label: String?, _ set: SetOptions
+    ) throws(KeychainError) {
+        try Validation.name(key, "key")
+        if let label { try Validation.storedString(label, "label") }
+        let protection = try protection(for: set)
+        try prepare()
+        let state = device.state()
+        let outcome = ProtectionPolicy.check(
+            accessible: protection.accessible, accessControl: protection.accessControl,
+            authValidity: protection.authValidity, keyStorage: protection.keyStorage, state: state)
+        if let failure = outcome.failure { throw failure }
+        try checkUnlocked(protection.accessible, state, key: key)
+
+        let metadata = ItemMetadata(
+            encoding: encoding, accessControl: protection.accessControl, authValidity: protection.authValidity,
+            hasLabel: label != nil,
+            enrolledSet: protection.accessControl.isBoundToCurrentSet ? state.enrolledSet : nil,
+            osMajor: state.platform.majorVersion, securityLevel: outcome.securityLevel)
+        var item = KeychainItem(
+            attributes: ItemAttributes(
+                itemClass: .genericPassword, service: service, account: key, accessGroup: accessGroup,
+                creator: apexCreator, label: label, generic: metadata.encoded(),
+                protectionDomain: protection.accessible.protectionDomain,
+                accessControl: protection.accessControl.flags, synchronizable: protection.synchronizable,
+                createdAt: state.now, modifiedAt: state.now),
+            value: value)
+
+        try run {
+            try database.exclusively {
+                let current = try settle(key, foreignIsError: true)
+                guard let current else { return try database.add(item) }
+                item.attributes.createdAt = current.createdAt
+                if protection.accessControl == .none {
+                    return try database.replace(current.primaryKey, with: item)
+                }
+                var staged = item
+                staged.attributes.account = Self.stagingAccount(key)
+                try database.add(staged)
+                try database.delete(current.primaryKey)
+                try database.rename(staged.attributes.primaryKey, toAccount: key)
+            }
+        }
+    }
+
+    /// Finds the item under `key` and settles a staged write left behind, returning the item now in place.
+    /// Must run inside `database.exclusively`.
+    func settle(_ key: String, foreignIsError: Bool) throws -> ItemAttributes? {
+        let found = try database.attributes(
+            matching: ItemQuery(itemClass: .genericPassword, service: service, account: key, accessGroup: accessGroup))
+        if foreignIsError, found.contains(where: { !$0.isApexItem }) {
+            throw KeychainError.invalid("key '\(key)' of service '\(service)' is held by another library's item")
+        }
+        let own = found.first(where: \.isApexItem)
+        guard let staged = try database.attributes(matching: ownQuery(account: Self.stagingAccount(key))).first else {
+            return own
+        }
+        if let own {
+            try database.delete(staged.primaryKey)
+            return own
+        }
+        try database.rename(staged.primaryKey, toAccount: key)
+        var moved = staged
+        moved.account = key
+        return moved
+    }
+
+    // MARK: Reading
+
+    /// The package's item under `key`, settling a staged write if that is all there is.
+    func current(_ key: String) throws(KeychainError) -> ItemAttributes? {
+        let own = try run { () throws(DatabaseError) in try database.attributes(matching: ownQuery(account: key)) }
+        if let item = own.first { return item }
+        return try run { try database.exclusively { try settle(key, foreignIsError: false) } }
+    }
+
+    func read(_ key: String, prompt: Prompt?, requireLabel: Bool = false) async throws(KeychainError) -> ReadResult? {
+        try Validation.name(key, "key")
+        try prepare()
+        guard let item = try current(key) else { return nil }
+        let metadata = try metadata(of: item)
+        let label = label(of: item, metadata)
+        if requireLabel, label == nil {
+            throw .invalid("item '\(key)' has no label, so it holds no username")
+        }
+        let state = device.state()
+        try checkUnlocked(item.protectionDomain.accessible ?? .whenUnlocked, state, key: key)
+        try checkStillValid(item, metadata, state, key: key)
+
+        if metadata.accessControl != .none {
+            let request = AuthenticationRequest(
+                policy: Self.policy(metadata.accessControl), prompt: (prompt ?? Prompt()).merged(over: options.prompt),
+                service: service, key: key)
+            let result = await PromptCoordinator.shared.authorize(
+                device: device, request: request, accessControl: metadata.accessControl,
+                authValidity: metadata.authValidity)
+            try Self.check(result, metadata.accessControl, device.state())
+        }
+        do {
+            return ReadResult(value: try database.value(for: item.primaryKey), label: label)
+        } catch where error.status == .itemNotFound {
+            return nil
+        } catch {
+            throw map(error, key: key)
+        }
+    }
+
+    func metadata(of item: ItemAttributes) throws(KeychainError) -> ItemMetadata {
+        guard let metadata = ItemMetadata(item.generic), metadata.accessControl.flags == item.accessControl,
+            item.protectionDomain.accessible != nil
+        else {
+            throw KeychainError(.INTERNAL, "item '\(Self.key(ofAccount: item.account))' of service '\(service)' has damaged metadata")
+        }
+        return metadata
+    }
+
+    func label(of item: ItemAttributes, _ metadata: ItemMetadata) -> String? {
+        metadata.hasLabel ? (item.label ?? "") : nil
+    }
+
+    // MARK: Device rules at read and write time
+
+    func checkUnlocked(_ accessible: Accessible, _ state: DeviceState, key: String) throws(KeychainError) {
+        if !state.unlockedSinceBoot {
+            throw KeychainError(.INTERACTION_NOT_ALLOWED, "item '\(key)' can't be used before the device is first unlocked")
+        }
+        if state.isLocked, accessible.requiresUnlockedDevice {
+            throw KeychainError(.INTERACTION_NOT_ALLOWED, "item '\(key)' is '\(accessible.rawValue)' and the device is locked")
+        }
+    }
+
+    /// A passcode-bound item whose passcode was removed, or a current-set item whose enrolled biometrics
+    /// changed (within one OS major version), is gone for good: it is removed and the read fails.
+    func checkStillValid(_ item: ItemAttributes, _ metadata: ItemMetadata, _ state: DeviceState, key: String) throws(KeychainError) {
+        var reason: String?
+        if (metadata.accessControl != .none || item.protectionDomain == .akpu) && !state.passcodeSet {
+            reason = "the device passcode was removed"
+        } else if metadata.accessControl.isBoundToCurrentSet, metadata.osMajor == state.platform.majorVersion,
+            metadata.enrolledSet != state.enrolledSet
+        {
+            reason = "the enrolled biometrics changed"
+        }
+        guard let reason else { return }
+        try run { () throws(DatabaseError) in try database.delete(item.primaryKey) }
+        throw KeychainError(.KEY_INVALIDATED, "item '\(key)' was invalidated because \(reason); it has been removed")
+    }
+
+    static func policy(_ accessControl: AccessControl) -> AuthenticationRequest.Policy {
+        switch accessControl {
+        case .passcode: .passcodeOnly
+        case .biometryAnyOrPasscode, .biometryCurrentSetOrPasscode: .biometryOrPasscode
+        case .none, .biometryAny, .biometryCurrentSet: .biometryOnly
+        }
+    }
+
+    static func check(_ result: AuthenticationResult, _ accessControl: AccessControl, _ state: DeviceState) throws(KeychainError) {
+        switch result {
+        case .success: return
+        case .canceled: throw KeychainError(.USER_CANCELED, "the user canceled the prompt")
+        case .fallback: throw KeychainError(.USER_FALLBACK, "the user chose the fallback button")
+        case .failed: throw KeychainError(.AUTHENTICATION_FAILED, "the user failed to authenticate")
+        case .lockout: throw KeychainError(.BIOMETRY_LOCKOUT, "biometrics are locked out after too many attempts")
+        case .unavailable:
+            if !accessControl.usesBiometry || (accessControl.acceptsPasscode && !state.passcodeSet) {
+                throw KeychainError(.PASSCODE_NOT_SET, "the item needs a device passcode, and none is set")
+            }
+            if state.biometry == nil { throw KeychainError(.BIOMETRY_NOT_AVAILABLE, "the device has no biometric sensor") }
+            throw KeychainError(.BIOMETRY_NOT_ENROLLED, "no biometrics are enrolled")
+        }
+    }
+
+    // MARK: clearOnReinstall
+
+    /// With `clearOnReinstall`, the first call after a new install removes the package's own items of the
+    /// default access group (not synchronizable ones, not a shared group's, not foreign ones), then records
+    /// the install marker. Before the first unlock it fails and deletes nothing.
+    func prepare() throws(KeychainError) {
+        guard options.clearOnReinstall == true, !installChecked.withLock({ $0 }) else { return }
+        try run {
+            try database.exclusively {
+                if device.hasInstallMarker() { return }
+                guard device.state().unlockedSinceBoot else {
+                    throw KeychainError(.INTERACTION_NOT_ALLOWED, "clearOnReinstall can't run before the device is first unlocked")
+                }
+                try database.delete(
+                    matching: ItemQuery(
+                        itemClass: .genericPassword, accessGroup: device.defaultAccessGroup, creator: apexCreator,
+                        synchronizable: false))
+                device.setInstallMarker()
+            }
+        }
+        installChecked.withLock { $0 = true }
+    }
+
+    // MARK: Errors
+
+    /// Runs database calls, turning their errors into ``KeychainError``s that name this service.
+    @discardableResult
+    func run<T>(_ body: () throws -> T) throws(KeychainError) -> T {
+        do {
+            return try body()
+        } catch let error as KeychainError {
+            throw error
+        } catch let error as DatabaseError {
+            throw map(error, key: nil)
+        } catch {
+            throw KeychainError(.INTERNAL, "service '\(service)': \(error)")
+        }
+    }
+
+    func map(_ error: DatabaseError, key: String?) -> KeychainError {
+        let subject = key.map { "item '\($0)' of service '\(service)'" } ?? "service '\(service)'"
+        switch error.status {
+        case .interactionNotAllowed:
+            return KeychainError(.INTERACTION_NOT_ALLOWED, "\(subject) can't be used now: \(error.message)")
+        case .damaged:
+            return KeychainError(.INTERNAL, "\(subject) is damaged: \(error.message)")
+        case .duplicateItem, .itemNotFound, .io:
+            return KeychainError(.INTERNAL, "\(subject): database error: \(error.message)")
+        }
+    }
+}

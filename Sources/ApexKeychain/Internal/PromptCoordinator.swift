@@ -1,0 +1,53 @@
+/// Shows prompts one at a time, in the order the reads asked, and keeps the authValidity windows.
+///
+/// A window belongs to one device session (a launch, until the app goes to the background), one service and one
+/// access control; it lives in memory only, so the first read after start always prompts.
+actor PromptCoordinator {
+    static let shared = PromptCoordinator()
+
+    private struct WindowKey: Hashable {
+        var session: String
+        var service: String
+        var accessControl: AccessControl
+    }
+
+    private var busy = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+    private var openedAt: [WindowKey: Double] = [:]
+
+    /// Authorises one read: no prompt while a window opened by an earlier prompt is still open for
+    /// `authValidity` seconds; otherwise one prompt, after every prompt asked for before it.
+    func authorize(
+        device: any Device, request: AuthenticationRequest, accessControl: AccessControl, authValidity: Int
+    ) async -> AuthenticationResult {
+        await acquire()
+        defer { release() }
+        let before = device.state()
+        let key = WindowKey(session: before.session, service: request.service, accessControl: accessControl)
+        if authValidity > 0, let opened = openedAt[key], before.uptime - opened < Double(authValidity) {
+            return .success
+        }
+        let result = await device.authenticate(request)
+        if result == .success {
+            openedAt = openedAt.filter { $0.key.session == before.session }
+            openedAt[key] = device.state().uptime
+        }
+        return result
+    }
+
+    private func acquire() async {
+        guard busy else {
+            busy = true
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    private func release() {
+        if waiting.isEmpty {
+            busy = false
+        } else {
+            waiting.removeFirst().resume()
+        }
+    }
+}

@@ -1,0 +1,39 @@
+/// The argument rules of the storage model, shared by every call.
+enum Validation {
+    /// The longest key or service, in UTF-16 code units (the TypeScript API's string length).
+    static let maxNameLength = 256
+    /// The longest authValidity, in seconds.
+    static let maxAuthValidity = 2_147_483_647
+
+    /// A key or a service: non-empty, at most 256 UTF-16 code units, no U+0000.
+    static func name(_ value: String, _ what: String) throws(KeychainError) {
+        if value.isEmpty { throw .invalid("\(what) must not be empty") }
+        if value.utf16.count > maxNameLength {
+            throw .invalid("\(what) is longer than \(maxNameLength) characters")
+        }
+        if value.utf8.contains(0) { throw .invalid("\(what) must not contain U+0000") }
+    }
+
+    /// A stored string (value, label, username, password): no U+0000. Names the field, never the content.
+    static func storedString(_ value: String, _ what: String) throws(KeychainError) {
+        if value.utf8.contains(0) { throw .invalid("\(what) must not contain U+0000") }
+    }
+
+    /// The combinations the storage model forbids.
+    static func protection(
+        accessible: Accessible, accessControl: AccessControl, authValidity: Int, synchronizable: Bool
+    ) throws(KeychainError) {
+        guard (0...maxAuthValidity).contains(authValidity) else {
+            throw .invalid("authValidity must be between 0 and \(maxAuthValidity) seconds")
+        }
+        if accessControl.isBoundToCurrentSet, authValidity > 0 {
+            throw .invalid("accessControl '\(accessControl.rawValue)' can't have authValidity > 0: every read must check the enrolled biometrics")
+        }
+        if synchronizable, accessible.isThisDeviceOnly {
+            throw .invalid("synchronizable items can't be '\(accessible.rawValue)'")
+        }
+        if synchronizable, accessControl != .none {
+            throw .invalid("synchronizable items can't have accessControl '\(accessControl.rawValue)'")
+        }
+    }
+}
