@@ -1,0 +1,64 @@
+import ApexKeychain
+import Foundation
+import Testing
+
+/// The databases the core's rules are proved on. Every rule test takes one of these as its argument, so the
+/// same tests run on each database (the embedded SQLite store joins this list when it exists).
+enum DatabaseKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case inMemory
+
+    var testDescription: String { rawValue }
+
+    func make() throws -> any KeychainDatabase {
+        switch self {
+        case .inMemory: InMemoryKeychainDatabase()
+        }
+    }
+}
+
+/// A keychain's database and simulated device, with both at hand for scripting.
+struct Fixture {
+    let database: any KeychainDatabase
+    let device: SimulatedDevice
+
+    init(_ kind: DatabaseKind = .inMemory, device: SimulatedDevice = SimulatedDevice()) throws {
+        self.database = try kind.make()
+        self.device = device
+    }
+
+    /// A keychain on this fixture's database and device.
+    func keychain(_ options: KeychainOptions = KeychainOptions()) throws -> Keychain {
+        try Keychain(options, database: database, device: device)
+    }
+
+    /// Every item in the database, whoever wrote it.
+    func allItems() throws -> [ItemAttributes] {
+        try database.attributes(matching: ItemQuery())
+    }
+
+    /// Puts another library's item straight into the database, as a dump loader would.
+    func seedForeign(
+        service: String, account: String, value: Data = Data("foreign-secret".utf8), creator: UInt32? = nil,
+        accessGroup: String? = nil, synchronizable: Bool = false
+    ) throws {
+        try database.add(
+            KeychainItem(
+                attributes: ItemAttributes(
+                    service: service, account: account, accessGroup: accessGroup ?? device.defaultAccessGroup,
+                    creator: creator, protectionDomain: .ck, synchronizable: synchronizable),
+                value: value))
+    }
+}
+
+/// Runs `body` and returns the code of the ``KeychainError`` it threw, or nil when it did not throw.
+func errorCode(_ body: () async throws -> Void) async -> KeychainErrorCode? {
+    do {
+        try await body()
+        return nil
+    } catch let error as KeychainError {
+        return error.code
+    } catch {
+        Issue.record("expected a KeychainError, got \(error)")
+        return nil
+    }
+}
