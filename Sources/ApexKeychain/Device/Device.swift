@@ -127,6 +127,8 @@ public enum AuthenticationResult: String, Sendable, Equatable, CaseIterable {
     case lockout
     /// The device can't authenticate now (no sensor, nothing enrolled, no passcode).
     case unavailable
+    /// No prompt can be shown in this context (no terminal, an extension without UI).
+    case notInteractive
 }
 
 /// The device under a ``Keychain``: the LocalAuthentication / BiometricPrompt surface.

@@ -126,6 +126,10 @@ extension Keychain {
     func current(_ key: String) throws(KeychainError) -> ItemAttributes? {
         let own = try run { () throws(DatabaseError) in try database.attributes(matching: ownQuery(account: key)) }
         if let item = own.first { return item }
+        let staged = try run { () throws(DatabaseError) in
+            try database.attributes(matching: ownQuery(account: Self.stagingAccount(key)))
+        }
+        if staged.isEmpty { return nil }
         return try run { try database.exclusively { try settle(key, foreignIsError: false) } }
     }
 
@@ -215,6 +219,7 @@ extension Keychain {
         case .fallback: throw KeychainError(.USER_FALLBACK, "the user chose the fallback button")
         case .failed: throw KeychainError(.AUTHENTICATION_FAILED, "the user failed to authenticate")
         case .lockout: throw KeychainError(.BIOMETRY_LOCKOUT, "biometrics are locked out after too many attempts")
+        case .notInteractive: throw KeychainError(.INTERACTION_NOT_ALLOWED, "the item needs a prompt, and none can be shown here")
         case .unavailable:
             if !accessControl.usesBiometry || (accessControl.acceptsPasscode && !state.passcodeSet) {
                 throw KeychainError(.PASSCODE_NOT_SET, "the item needs a device passcode, and none is set")

@@ -1,0 +1,156 @@
+import ApexKeychain
+import Foundation
+import Testing
+
+/// `clearOnReinstall`: the first call of a keychain opened after the app was installed anew removes the
+/// package's own non-synchronizable items of the default access group, in every service, and nothing else;
+/// then it records the install marker. Before the first unlock it fails and removes nothing.
+@Suite("Clear on reinstall")
+struct ClearOnReinstallTests {
+    static let sharedGroup = "ABCDE12345.shared"
+    static let clearing = KeychainOptions(service: "svc.a", clearOnReinstall: true)
+
+    /// Where an item is, and under which account.
+    struct Place: Hashable, CustomStringConvertible {
+        var service: String
+        var account: String
+        var accessGroup: String
+        var description: String { "\(accessGroup)/\(service)/\(account)" }
+    }
+
+    static func places(_ f: Fixture) throws -> Set<Place> {
+        Set(try f.allItems().map { Place(service: $0.service, account: $0.account, accessGroup: $0.accessGroup) })
+    }
+
+    /// The items the clear must keep: synchronizable, in a shared group, or another library's.
+    static func survivors(_ f: Fixture) -> Set<Place> {
+        let group = f.device.defaultAccessGroup
+        return [
+            Place(service: "svc.a", account: "a-synced", accessGroup: group),
+            Place(service: "svc.a", account: "a-shared", accessGroup: sharedGroup),
+            Place(service: "svc.a", account: "foreign-nil", accessGroup: group),
+            Place(service: "svc.b", account: "foreign-other", accessGroup: group),
+        ]
+    }
+
+    /// Writes with plain keychains the package's items of two services (some to be cleared, some not), and
+    /// seeds foreign items.
+    static func populate(_ f: Fixture) async throws {
+        let a = try f.keychain(KeychainOptions(service: "svc.a"))
+        let b = try f.keychain(KeychainOptions(service: "svc.b"))
+        try await a.setItem("a-plain", "v")
+        try await a.setItem("a-guarded", "v", SetOptions(accessControl: .biometryAny))
+        try await a.setItem("a-device-only", "v", SetOptions(accessible: .afterFirstUnlockThisDeviceOnly))
+        try await a.setItem("a-synced", "v", SetOptions(synchronizable: true))
+        try await b.setItem("b-plain", "v")
+        try await b.setCredentials(Credentials(username: "u", password: "p"))
+        try await f.keychain(KeychainOptions(service: "svc.a", accessGroup: sharedGroup)).setItem("a-shared", "v")
+        try f.seedForeign(service: "svc.a", account: "foreign-nil")
+        try f.seedForeign(service: "svc.b", account: "foreign-other", creator: 0x524E_4B43)
+        try #require(try places(f).count == 9)
+    }
+
+    @Test("after a reinstall the first call removes the package's own non-synchronizable items of the default group in every service, then sets the marker",
+          arguments: DatabaseKind.allCases)
+    func clearsAfterReinstall(kind: DatabaseKind) async throws {
+        let f = try Fixture(kind)
+        try await Self.populate(f)
+        f.device.reinstallApp()
+        #expect(!f.device.hasInstallMarker())
+
+        let keychain = try f.keychain(Self.clearing)
+        #expect(try await keychain.getAllKeys() == ["a-synced"])
+        #expect(try Self.places(f) == Self.survivors(f))
+        #expect(f.device.hasInstallMarker())
+    }
+
+    /// The calls a keychain can begin with, each checked against the state after the clear.
+    enum FirstCall: String, CaseIterable, CustomTestStringConvertible, Sendable {
+        case getItem, hasItem, getItemInfo, setItem, removeItem, getCredentials
+
+        var testDescription: String { rawValue }
+
+        func run(_ keychain: Keychain, _ f: Fixture) async throws {
+            switch self {
+            case .getItem: #expect(try await keychain.getItem("a-plain") == nil)
+            case .hasItem: #expect(try await keychain.hasItem("a-guarded") == false)
+            case .getItemInfo: #expect(try await keychain.getItemInfo("a-device-only") == nil)
+            case .setItem: try await keychain.setItem("written-first", "v")
+            case .removeItem: try await keychain.removeItem("not-there")
+            case .getCredentials:
+                let b = try f.keychain(KeychainOptions(service: "svc.b", clearOnReinstall: true))
+                #expect(try await b.getCredentials() == nil)
+            }
+        }
+    }
+
+    @Test("the clear runs before whichever call comes first", arguments: DatabaseKind.allCases, FirstCall.allCases)
+    func clearsBeforeFirstCall(kind: DatabaseKind, call: FirstCall) async throws {
+        let f = try Fixture(kind)
+        try await Self.populate(f)
+        f.device.reinstallApp()
+        let keychain = try f.keychain(Self.clearing)
+        try await call.run(keychain, f)
+        var expected = Self.survivors(f)
+        if call == .setItem {
+            expected.insert(Place(service: "svc.a", account: "written-first", accessGroup: f.device.defaultAccessGroup))
+        }
+        #expect(try Self.places(f) == expected)
+        #expect(f.device.hasInstallMarker())
+    }
+
+    @Test("with the install marker present nothing is removed", arguments: DatabaseKind.allCases)
+    func markerKeepsItems(kind: DatabaseKind) async throws {
+        let f = try Fixture(kind)
+        // First launch after install: the marker is set (there is nothing to clear yet).
+        #expect(try await f.keychain(Self.clearing).getAllKeys() == [])
+        #expect(f.device.hasInstallMarker())
+        try await Self.populate(f)
+        let before = try Self.places(f)
+
+        f.device.relaunch()
+        let keychain = try f.keychain(Self.clearing)
+        #expect(try await keychain.getAllKeys() == ["a-device-only", "a-guarded", "a-plain", "a-synced"])
+        try await f.keychain(KeychainOptions(service: "svc.b", clearOnReinstall: true)).setItem("b-more", "v")
+        #expect(try Self.places(f).subtracting(before).map(\.account) == ["b-more"])
+        #expect(before.isSubset(of: try Self.places(f)))
+    }
+
+    @Test("a keychain without the option never clears", arguments: DatabaseKind.allCases)
+    func withoutOptionNeverClears(kind: DatabaseKind) async throws {
+        for option in [nil, false] as [Bool?] {
+            let f = try Fixture(kind)
+            try await Self.populate(f)
+            f.device.reinstallApp()
+            let before = try Self.places(f)
+            let keychain = try f.keychain(KeychainOptions(service: "svc.a", clearOnReinstall: option))
+            #expect(try await keychain.getAllKeys() == ["a-device-only", "a-guarded", "a-plain", "a-synced"])
+            #expect(try await keychain.getItem("a-plain") == "v")
+            try await keychain.setItem("a-more", "v")
+            #expect(try Self.places(f) == before.union([
+                Place(service: "svc.a", account: "a-more", accessGroup: f.device.defaultAccessGroup)
+            ]))
+            #expect(!f.device.hasInstallMarker())
+        }
+    }
+
+    @Test("before the first unlock the first call fails with INTERACTION_NOT_ALLOWED and deletes nothing; after unlock the next call clears",
+          arguments: DatabaseKind.allCases)
+    func waitsForFirstUnlock(kind: DatabaseKind) async throws {
+        let f = try Fixture(kind)
+        try await Self.populate(f)
+        f.device.reinstallApp()
+        f.device.reboot()
+        let before = try Self.places(f)
+
+        let keychain = try f.keychain(Self.clearing)
+        #expect(await errorCode { _ = try await keychain.getAllKeys() } == .INTERACTION_NOT_ALLOWED)
+        #expect(try Self.places(f) == before)
+        #expect(!f.device.hasInstallMarker())
+
+        f.device.unlock()
+        #expect(try await keychain.getAllKeys() == ["a-synced"])
+        #expect(try Self.places(f) == Self.survivors(f))
+        #expect(f.device.hasInstallMarker())
+    }
+}
