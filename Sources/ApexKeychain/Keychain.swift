@@ -108,12 +108,14 @@ public final class Keychain: Sendable {
     /// Every key of this service, sorted by UTF-16 code units (as JavaScript sorts). Never prompts.
     public func getAllKeys() async throws(KeychainError) -> [String] {
         try prepare()
-        let items = try run { () throws(DatabaseError) in try database.attributes(matching: ownQuery()) }
-        var keys = Set<String>()
-        for item in items {
-            keys.insert(Self.key(ofAccount: item.account))
+        let accounts = try run { () throws(DatabaseError) in try database.accounts(matching: ownQuery()) }
+        let sorted = accounts.map(Self.key(ofAccount:)).sorted { $0.utf16.lexicographicallyPrecedes($1.utf16) }
+        var keys: [String] = []
+        keys.reserveCapacity(sorted.count)
+        for key in sorted where keys.last.map({ !ExactText.equal($0, key) }) ?? true {
+            keys.append(key)
         }
-        return keys.sorted { $0.utf16.lexicographicallyPrecedes($1.utf16) }
+        return keys
     }
 
     /// Removes the item under a key; a missing key is not an error. Never prompts.

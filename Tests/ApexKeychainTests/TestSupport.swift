@@ -1,19 +1,32 @@
 import ApexKeychain
+import ApexKeychainStore
 import Foundation
 import Testing
 
 /// The databases the core's rules are proved on. Every rule test takes one of these as its argument, so the
-/// same tests run on each database (the embedded SQLite store joins this list when it exists).
+/// same tests run on each database.
 enum DatabaseKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case inMemory
+    /// The embedded store: a real SQLite file with a key file, in a fresh temporary folder.
+    case sqlite
 
     var testDescription: String { rawValue }
 
     func make() throws -> any KeychainDatabase {
         switch self {
-        case .inMemory: InMemoryKeychainDatabase()
+        case .inMemory:
+            return InMemoryKeychainDatabase()
+        case .sqlite:
+            let folder = Self.root.appendingPathComponent(UUID().uuidString)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let store = folder.appendingPathComponent("store.db")
+            return try SQLiteKeychainDatabase.create(at: store, key: .keyFile(SQLiteKeychainDatabase.defaultKeyFile(for: store)))
         }
     }
+
+    /// One folder per test process, under the system's temporary folder.
+    private static let root = FileManager.default.temporaryDirectory
+        .appendingPathComponent("apex-keychain-tests-\(ProcessInfo.processInfo.processIdentifier)")
 }
 
 /// A keychain's database and simulated device, with both at hand for scripting.

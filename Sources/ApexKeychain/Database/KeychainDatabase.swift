@@ -53,6 +53,9 @@ public protocol KeychainDatabase: AnyObject, Sendable {
     /// The attributes of every item that matches, in no particular order. Never reads a value.
     func attributes(matching query: ItemQuery) throws(DatabaseError) -> [ItemAttributes]
 
+    /// The accounts of every item that matches, in no particular order (a listing that needs nothing else).
+    func accounts(matching query: ItemQuery) throws(DatabaseError) -> [String]
+
     /// The value of the item whose primary key is `key`.
     /// - Throws: `itemNotFound`, `interactionNotAllowed`, or `damaged` when the value can't be opened.
     func value(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Data
@@ -67,4 +70,12 @@ public protocol KeychainDatabase: AnyObject, Sendable {
 
     /// Runs `body` with no other writer of this database in between. Calls inside may still fail one by one.
     func exclusively<T>(_ body: () throws -> T) throws -> T
+}
+
+extension KeychainDatabase {
+    /// The accounts of the matching items, from their attributes. Databases that can answer from an index
+    /// implement it themselves.
+    public func accounts(matching query: ItemQuery) throws(DatabaseError) -> [String] {
+        try attributes(matching: query).map(\.account)
+    }
 }

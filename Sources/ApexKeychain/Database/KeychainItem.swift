@@ -15,6 +15,9 @@ public let apexCreator: UInt32 = 0x4170_784B
 ///
 /// None of these is secret by the keychain's own rules (they are readable without a prompt), except that a
 /// username kept as a label is personal data: reports leave labels out unless asked.
+///
+/// Strings compare by their exact bytes, as the keychain compares them: `"caf\u{E9}"` and `"cafe\u{301}"` are
+/// different services, keys and labels, although Swift's `==` calls them equal.
 public struct ItemAttributes: Sendable, Equatable, Hashable {
     /// The item's class.
     public var itemClass: ItemClass
@@ -94,7 +97,21 @@ public struct ItemAttributes: Sendable, Equatable, Hashable {
             path: path ?? "")
     }
 
-    /// The keychain's uniqueness constraint: two items with equal keys can't both exist.
+    /// Equal when every attribute is equal, strings byte for byte.
+    public static func == (a: ItemAttributes, b: ItemAttributes) -> Bool {
+        a.primaryKey == b.primaryKey && a.creator == b.creator && ExactText.equal(a.label, b.label)
+            && a.generic == b.generic && a.protectionDomain == b.protectionDomain
+            && a.accessControl == b.accessControl && a.createdAt == b.createdAt && a.modifiedAt == b.modifiedAt
+            && ExactText.equal(a.server, b.server) && ExactText.equal(a.securityDomain, b.securityDomain)
+            && ExactText.equal(a.protocolCode, b.protocolCode) && ExactText.equal(a.authenticationType, b.authenticationType)
+            && ExactText.equal(a.path, b.path)
+    }
+
+    /// Hashes the primary key, consistently with ``==``.
+    public func hash(into hasher: inout Hasher) { primaryKey.hash(into: &hasher) }
+
+    /// The keychain's uniqueness constraint: two items with equal keys can't both exist. Strings compare byte
+    /// for byte.
     public struct PrimaryKey: Sendable, Hashable {
         /// The class.
         public var itemClass: ItemClass
@@ -112,6 +129,43 @@ public struct ItemAttributes: Sendable, Equatable, Hashable {
         public var port: Int
         /// `path`.
         public var path: String
+
+        /// Equal when every field is equal, strings byte for byte.
+        public static func == (a: PrimaryKey, b: PrimaryKey) -> Bool {
+            a.itemClass == b.itemClass && a.synchronizable == b.synchronizable && a.port == b.port
+                && ExactText.equal(a.service, b.service) && ExactText.equal(a.account, b.account)
+                && ExactText.equal(a.accessGroup, b.accessGroup) && ExactText.equal(a.server, b.server)
+                && ExactText.equal(a.securityDomain, b.securityDomain) && ExactText.equal(a.protocolCode, b.protocolCode)
+                && ExactText.equal(a.authenticationType, b.authenticationType) && ExactText.equal(a.path, b.path)
+        }
+
+        /// Hashes the fields' bytes, consistently with ``==``.
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(itemClass)
+            hasher.combine(synchronizable)
+            hasher.combine(port)
+            for text in [service, account, accessGroup, server, securityDomain, protocolCode, authenticationType, path] {
+                ExactText.hash(text, into: &hasher)
+            }
+        }
+    }
+}
+
+/// Byte-exact string comparison: the keychain compares attribute bytes, not canonical equivalence.
+enum ExactText {
+    static func equal(_ a: String, _ b: String) -> Bool { a.utf8.elementsEqual(b.utf8) }
+
+    static func equal(_ a: String?, _ b: String?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): true
+        case (let a?, let b?): equal(a, b)
+        default: false
+        }
+    }
+
+    static func hash(_ text: String, into hasher: inout Hasher) {
+        hasher.combine(text.utf8.count)
+        for byte in text.utf8 { hasher.combine(byte) }
     }
 }
 
@@ -160,9 +214,9 @@ public struct ItemQuery: Sendable, Equatable {
     /// Whether `attributes` match this query.
     public func matches(_ attributes: ItemAttributes) -> Bool {
         (itemClass == nil || itemClass == attributes.itemClass)
-            && (service == nil || service == attributes.service)
-            && (account == nil || account == attributes.account)
-            && (accessGroup == nil || accessGroup == attributes.accessGroup)
+            && (service == nil || ExactText.equal(service, attributes.service))
+            && (account == nil || ExactText.equal(account, attributes.account))
+            && (accessGroup == nil || ExactText.equal(accessGroup, attributes.accessGroup))
             && (creator == nil || creator == attributes.creator)
             && (synchronizable == nil || synchronizable == attributes.synchronizable)
     }

@@ -30,34 +30,56 @@ struct ItemMetadata: Equatable, Sendable {
         return Data(text.utf8)
     }
 
-    /// Parses the metadata of a package item; nil when it is missing or damaged.
+    /// Parses the metadata of a package item; nil when it is missing or damaged. Reads the bytes in place:
+    /// every read of an item parses it.
     init?(_ data: Data?) {
-        guard let data, let text = String(data: data, encoding: .utf8) else { return nil }
-        var fields: [Substring: Substring] = [:]
-        for field in text.split(separator: ";") {
-            guard let eq = field.firstIndex(of: "=") else { return nil }
-            fields[field[..<eq]] = field[field.index(after: eq)...]
+        guard let data else { return nil }
+        var version: Int?, encoding: Encoding?, accessControl: AccessControl?, authValidity: Int?
+        var hasLabel: Bool?, osMajor: Int?, enrolled: String?, level: HardwareSecurityLevel?
+        let valid: Bool = data.withUnsafeBytes { raw in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            var start = 0
+            while start < bytes.count {
+                var end = start
+                while end < bytes.count, bytes[end] != UInt8(ascii: ";") { end += 1 }
+                guard let eq = bytes[start..<end].firstIndex(of: UInt8(ascii: "=")) else { return false }
+                let name = bytes[start..<eq]
+                let value = bytes[(eq + 1)..<end]
+                func text() -> String? { String(validating: value, as: UTF8.self) }
+                func number() -> Int? {
+                    guard !value.isEmpty, value.count <= 10 else { return nil }
+                    var n = 0
+                    for byte in value {
+                        guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+                        n = n * 10 + Int(byte - UInt8(ascii: "0"))
+                    }
+                    return n
+                }
+                switch String(decoding: name, as: UTF8.self) {
+                case "apx": version = number()
+                case "enc": encoding = text().flatMap(Encoding.init(rawValue:))
+                case "ac": accessControl = text().flatMap(AccessControl.init(rawValue:))
+                case "av": authValidity = number()
+                case "lbl": hasLabel = value.elementsEqual([UInt8(ascii: "1")]) ? true : value.elementsEqual([UInt8(ascii: "0")]) ? false : nil
+                case "os": osMajor = number()
+                case "bio":
+                    guard let set = Self.bytes(hex: value).flatMap({ String(validating: $0, as: UTF8.self) }) else { return false }
+                    enrolled = set
+                case "sl":
+                    guard let parsed = text().flatMap(HardwareSecurityLevel.init(rawValue:)) else { return false }
+                    level = parsed
+                default: break
+                }
+                start = end + 1
+            }
+            return true
         }
-        guard fields["apx"] == "1",
-            let enc = fields["enc"].flatMap({ Encoding(rawValue: String($0)) }),
-            let ac = fields["ac"].flatMap({ AccessControl(rawValue: String($0)) }),
-            let av = fields["av"].flatMap({ Int($0) }),
-            let lbl = fields["lbl"], lbl == "0" || lbl == "1",
-            let os = fields["os"].flatMap({ Int($0) })
+        guard valid, version == Self.formatVersion, let encoding, let accessControl, let authValidity, let hasLabel,
+            let osMajor
         else { return nil }
-        var enrolled: String?
-        if let hex = fields["bio"] {
-            guard let bytes = Self.bytes(hex: hex), let set = String(data: bytes, encoding: .utf8) else { return nil }
-            enrolled = set
-        }
-        var level: HardwareSecurityLevel?
-        if let sl = fields["sl"] {
-            guard let parsed = HardwareSecurityLevel(rawValue: String(sl)) else { return nil }
-            level = parsed
-        }
         self.init(
-            encoding: enc, accessControl: ac, authValidity: av, hasLabel: lbl == "1", enrolledSet: enrolled,
-            osMajor: os, securityLevel: level)
+            encoding: encoding, accessControl: accessControl, authValidity: authValidity, hasLabel: hasLabel,
+            enrolledSet: enrolled, osMajor: osMajor, securityLevel: level)
     }
 
     init(
@@ -73,15 +95,22 @@ struct ItemMetadata: Equatable, Sendable {
         self.securityLevel = securityLevel
     }
 
-    private static func bytes(hex: Substring) -> Data? {
-        guard hex.utf8.count % 2 == 0 else { return nil }
-        var out = Data(capacity: hex.utf8.count / 2)
+    private static func bytes(hex: Slice<UnsafeBufferPointer<UInt8>>) -> [UInt8]? {
+        guard hex.count % 2 == 0 else { return nil }
+        func nibble(_ c: UInt8) -> UInt8? {
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+            default: nil
+            }
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(hex.count / 2)
         var index = hex.startIndex
         while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
-            out.append(byte)
-            index = next
+            guard let high = nibble(hex[index]), let low = nibble(hex[index + 1]) else { return nil }
+            out.append(high << 4 | low)
+            index += 2
         }
         return out
     }

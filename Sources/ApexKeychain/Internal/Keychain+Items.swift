@@ -25,7 +25,10 @@ extension Keychain {
     static func stagingAccount(_ key: String) -> String { key + stagingSuffix }
 
     static func key(ofAccount account: String) -> String {
-        account.hasSuffix(stagingSuffix) ? String(account.dropLast(stagingSuffix.count)) : account
+        let suffix = stagingSuffix.utf8
+        let bytes = account.utf8
+        guard bytes.count >= suffix.count, bytes.suffix(suffix.count).elementsEqual(suffix) else { return account }
+        return String(decoding: bytes.dropLast(suffix.count), as: UTF8.self)
     }
 
     /// The package's own items of this service, or the one under `account`.

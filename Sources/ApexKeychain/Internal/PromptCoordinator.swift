@@ -9,7 +9,21 @@ actor PromptCoordinator {
         var session: String
         var service: String
         var accessControl: AccessControl
+
+        static func == (a: WindowKey, b: WindowKey) -> Bool {
+            ExactText.equal(a.session, b.session) && ExactText.equal(a.service, b.service)
+                && a.accessControl == b.accessControl
+        }
+
+        func hash(into hasher: inout Hasher) {
+            ExactText.hash(session, into: &hasher)
+            ExactText.hash(service, into: &hasher)
+            hasher.combine(accessControl)
+        }
     }
+
+    /// Past this many windows, those of other sessions (closed for good) are dropped.
+    private static let maxWindows = 4096
 
     private var busy = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
@@ -29,7 +43,9 @@ actor PromptCoordinator {
         }
         let result = await device.authenticate(request)
         if result == .success {
-            openedAt = openedAt.filter { $0.key.session == before.session }
+            if openedAt.count >= Self.maxWindows {
+                openedAt = openedAt.filter { ExactText.equal($0.key.session, before.session) }
+            }
             openedAt[key] = device.state().uptime
         }
         return result

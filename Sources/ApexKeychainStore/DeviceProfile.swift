@@ -1,0 +1,18 @@
+/// The device a store models, recorded in the store when it is created.
+///
+/// `linux` is the default: a real machine with no biometric hardware, whose passcode is the store's passphrase
+/// (when it has one). The others are simulated phones for tests and dry runs; their prompts succeed.
+public enum DeviceProfile: String, Sendable, CaseIterable, Codable {
+    /// An iPhone with Face ID enrolled and a passcode, iOS 18.
+    case ios
+    /// An iPhone with a passcode and no biometric sensor.
+    case iosNoBiometrics = "ios-no-biometrics"
+    /// An iPhone without a passcode (so no biometrics either).
+    case iosNoPasscode = "ios-no-passcode"
+    /// An Android 14 phone (API 34) with an enrolled fingerprint, a PIN and StrongBox.
+    case android
+    /// An Android 10 phone (API 29) with an enrolled fingerprint and a PIN.
+    case android10 = "android-10"
+    /// This machine: no biometrics; a passcode only when the store has a passphrase.
+    case linux
+}

@@ -1,0 +1,253 @@
+import ApexKeychain
+import CSQLite
+import Foundation
+
+/// Transactions, rows and sealing for ``SQLiteKeychainDatabase``.
+extension SQLiteKeychainDatabase {
+    // MARK: Transactions
+
+    /// Runs `body` in a transaction begun `IMMEDIATE` (or inside the one already open on this thread), commits,
+    /// or rolls back and rethrows. SQLite errors become ``DatabaseError``s; other errors pass through unchanged.
+    func transaction<T>(_ body: () throws -> T) throws -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        if transactionDepth > 0 {
+            transactionDepth += 1
+            defer { transactionDepth -= 1 }
+            return try body()
+        }
+        try sql { () throws(SQLiteError) in try begin() }
+        transactionDepth = 1
+        defer { transactionDepth = 0 }
+        do {
+            let result = try body()
+            try sql { () throws(SQLiteError) in try connection.statement("COMMIT").run() }
+            return result
+        } catch {
+            try? connection.statement("ROLLBACK").run()
+            if let sqliteError = error as? SQLiteError { throw databaseError(sqliteError) }
+            throw error
+        }
+    }
+
+    /// A write: a transaction whose errors are all ``DatabaseError``s.
+    func write<T>(_ body: () throws -> T) throws(DatabaseError) -> T {
+        do {
+            return try transaction(body)
+        } catch let error as DatabaseError {
+            throw error
+        } catch let error as SQLiteError {
+            throw databaseError(error)
+        } catch {
+            throw DatabaseError(.io, "\(url.path): \(error)")
+        }
+    }
+
+    /// A read under the connection lock.
+    func locked<T>(_ body: () throws(DatabaseError) -> T) throws(DatabaseError) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    func sql<T>(_ body: () throws(SQLiteError) -> T) throws(DatabaseError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw databaseError(error)
+        }
+    }
+
+    func databaseError(_ error: SQLiteError) -> DatabaseError {
+        if error.isBusy {
+            return DatabaseError(.io, "\(url.path): the store stayed busy (another process is writing); try again")
+        }
+        return DatabaseError(.io, "\(url.path): \(error)")
+    }
+
+    /// `BEGIN IMMEDIATE`, retried while another process holds the write lock beyond the busy timeout.
+    private func begin() throws(SQLiteError) {
+        var attempt = 0
+        while true {
+            do {
+                try connection.statement("BEGIN IMMEDIATE").run()
+                return
+            } catch where error.isBusy && attempt < 20 {
+                attempt += 1
+                usleep(useconds_t(1000 * attempt))
+            }
+        }
+    }
+
+    func runMapped(_ statement: Statement) throws(DatabaseError) {
+        do {
+            try statement.run()
+        } catch where error.code & 0xFF == SQLITE_CONSTRAINT {
+            throw DatabaseError(.duplicateItem, "the item already exists")
+        } catch {
+            throw databaseError(error)
+        }
+    }
+
+    // MARK: Rows
+
+    func insert(_ item: KeychainItem) throws {
+        let a = item.attributes
+        let statement = try connection.statement(
+            "INSERT INTO items(\(StoreSchema.attributeColumns), data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        bindRow(statement, a, sealed: seal(item.value, a))
+        try runMapped(statement)
+    }
+
+    /// Binds parameters 1...19: the attribute columns in ``StoreSchema/attributeColumns`` order, then the data.
+    func bindRow(_ statement: Statement, _ a: ItemAttributes, sealed: Data) {
+        bindPrimaryKey(statement, a.primaryKey, from: 1)
+        statement.bind(12, a.creator.map(Int64.init))
+        statement.bind(13, a.label)
+        statement.bind(14, a.generic)
+        statement.bind(15, a.protectionDomain.rawValue)
+        statement.bind(16, Int64(a.accessControl.rawValue))
+        statement.bind(17, a.createdAt.timeIntervalSince1970)
+        statement.bind(18, a.modifiedAt.timeIntervalSince1970)
+        statement.bind(19, sealed)
+    }
+
+    /// Which fields of a query are set, as a bit mask: the index of its statements in the tables below.
+    static func shape(_ query: ItemQuery) -> Int {
+        (query.itemClass != nil ? 1 : 0) | (query.service != nil ? 2 : 0) | (query.account != nil ? 4 : 0)
+            | (query.accessGroup != nil ? 8 : 0) | (query.creator != nil ? 16 : 0)
+            | (query.synchronizable != nil ? 32 : 0)
+    }
+
+    /// ` WHERE …` for a query shape, in the order ``bind(_:_:)`` binds the fields.
+    static func whereClause(shape: Int) -> String {
+        let columns = ["class", "svce", "acct", "agrp", "crtr", "sync"]
+        let clauses = columns.indices.filter { shape & (1 << $0) != 0 }.map { "\(columns[$0]) = ?" }
+        return clauses.isEmpty ? "" : " WHERE " + clauses.joined(separator: " AND ")
+    }
+
+    /// The statements of every query shape, built once.
+    static let selectSQL = (0..<64).map { "SELECT \(StoreSchema.attributeColumns) FROM items" + whereClause(shape: $0) }
+    static let accountsSQL = (0..<64).map { "SELECT acct FROM items" + whereClause(shape: $0) }
+    static let deleteSQL = (0..<64).map { "DELETE FROM items" + whereClause(shape: $0) }
+
+    func rowID(_ key: ItemAttributes.PrimaryKey) throws -> Int64? {
+        let statement = try connection.statement("SELECT id FROM items WHERE \(StoreSchema.primaryKeyClause)")
+        bindPrimaryKey(statement, key, from: 1)
+        return try statement.firstRow { $0.int64(0) }
+    }
+
+    func bindPrimaryKey(_ statement: Statement, _ key: ItemAttributes.PrimaryKey, from first: Int32) {
+        statement.bind(first, key.itemClass.rawValue)
+        statement.bind(first + 1, key.service)
+        statement.bind(first + 2, key.account)
+        statement.bind(first + 3, key.accessGroup)
+        statement.bind(first + 4, Int64(key.synchronizable ? 1 : 0))
+        statement.bind(first + 5, key.server)
+        statement.bind(first + 6, key.securityDomain)
+        statement.bind(first + 7, key.protocolCode)
+        statement.bind(first + 8, key.authenticationType)
+        statement.bind(first + 9, Int64(key.port))
+        statement.bind(first + 10, key.path)
+    }
+
+    /// Binds the set fields of `query` in the order the WHERE clauses were built.
+    func bind(_ statement: Statement, _ query: ItemQuery) {
+        var index: Int32 = 1
+        func next() -> Int32 {
+            defer { index += 1 }
+            return index
+        }
+        if let itemClass = query.itemClass { statement.bind(next(), itemClass.rawValue) }
+        if let service = query.service { statement.bind(next(), service) }
+        if let account = query.account { statement.bind(next(), account) }
+        if let accessGroup = query.accessGroup { statement.bind(next(), accessGroup) }
+        if let creator = query.creator { statement.bind(next(), Int64(creator)) }
+        if let synchronizable = query.synchronizable { statement.bind(next(), Int64(synchronizable ? 1 : 0)) }
+    }
+
+    func attributes(of row: Statement, from c: Int32) throws(DatabaseError) -> ItemAttributes {
+        guard let itemClass = row.string(c).flatMap(ItemClass.init(rawValue:)),
+            let domain = row.string(c + 14).flatMap(ProtectionDomain.init(rawValue:)),
+            let service = row.string(c + 1), let account = row.string(c + 2), let group = row.string(c + 3)
+        else {
+            throw DatabaseError(.damaged, "\(url.path): a row has an unknown class or protection")
+        }
+        func optional(_ column: Int32) -> String? {
+            guard let text = row.string(column), !text.isEmpty else { return nil }
+            return text
+        }
+        return ItemAttributes(
+            itemClass: itemClass, service: service, account: account, accessGroup: group,
+            creator: row.isNull(c + 11) ? nil : UInt32(truncatingIfNeeded: row.int64(c + 11)),
+            label: row.isNull(c + 12) ? nil : row.string(c + 12) ?? "", generic: row.data(c + 13),
+            protectionDomain: domain, accessControl: AccessControlFlags(rawValue: UInt32(truncatingIfNeeded: row.int64(c + 15))),
+            synchronizable: row.int64(c + 4) != 0, createdAt: Date(timeIntervalSince1970: row.double(c + 16)),
+            modifiedAt: Date(timeIntervalSince1970: row.double(c + 17)), server: optional(c + 5),
+            securityDomain: optional(c + 6), protocolCode: optional(c + 7), authenticationType: optional(c + 8),
+            port: Int(row.int64(c + 9)), path: optional(c + 10))
+    }
+
+    // MARK: Sealing
+
+    func seal(_ value: Data, _ a: ItemAttributes) -> Data {
+        Sodium.seal(
+            value, key: classKey(a.protectionDomain),
+            associatedData: Self.associatedData(
+                a.primaryKey, protectionDomain: a.protectionDomain, accessControl: a.accessControl, creator: a.creator))
+    }
+
+    func open(_ sealed: Data, _ a: ItemAttributes) throws(DatabaseError) -> Data {
+        try open(sealed, key: a.primaryKey, protectionDomain: a.protectionDomain, accessControl: a.accessControl, creator: a.creator)
+    }
+
+    func open(
+        _ sealed: Data, key: ItemAttributes.PrimaryKey, protectionDomain: ProtectionDomain,
+        accessControl: AccessControlFlags, creator: UInt32?
+    ) throws(DatabaseError) -> Data {
+        let associated = Self.associatedData(key, protectionDomain: protectionDomain, accessControl: accessControl, creator: creator)
+        guard let value = Sodium.open(sealed, key: classKey(protectionDomain), associatedData: associated) else {
+            throw DatabaseError(
+                .damaged,
+                "\(url.path): the sealed value does not open: it was moved to another row, its protection was edited, or the file is damaged")
+        }
+        return value
+    }
+
+    private func classKey(_ domain: ProtectionDomain) -> SecretKey {
+        keys[domain]!
+    }
+
+    /// The item's identity and protection, length-prefixed so that no two items share the same bytes.
+    static func associatedData(
+        _ key: ItemAttributes.PrimaryKey, protectionDomain: ProtectionDomain, accessControl: AccessControlFlags,
+        creator: UInt32?
+    ) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(128 + key.service.utf8.count + key.account.utf8.count + key.accessGroup.utf8.count)
+        out.append(contentsOf: "apxk-item-v1".utf8)
+        func field<S: Collection>(_ bytes: S) where S.Element == UInt8 {
+            let count = UInt32(bytes.count)
+            out.append(UInt8(count >> 24))
+            out.append(UInt8(count >> 16 & 0xFF))
+            out.append(UInt8(count >> 8 & 0xFF))
+            out.append(UInt8(count & 0xFF))
+            out.append(contentsOf: bytes)
+        }
+        field(key.itemClass.rawValue.utf8)
+        field(key.service.utf8)
+        field(key.account.utf8)
+        field(key.accessGroup.utf8)
+        field(key.synchronizable ? "1".utf8 : "0".utf8)
+        field(key.server.utf8)
+        field(key.securityDomain.utf8)
+        field(key.protocolCode.utf8)
+        field(key.authenticationType.utf8)
+        field(String(key.port).utf8)
+        field(key.path.utf8)
+        field(protectionDomain.rawValue.utf8)
+        field(String(accessControl.rawValue).utf8)
+        field((creator.map { String($0) } ?? "-").utf8)
+        return out
+    }
+}

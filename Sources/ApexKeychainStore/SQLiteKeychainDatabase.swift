@@ -1,0 +1,187 @@
+import ApexKeychain
+import CSQLite
+import Foundation
+
+/// The embedded ``KeychainDatabase``: one SQLite file, values sealed with XChaCha20-Poly1305.
+///
+/// ### Structure
+/// - Attributes that are not secret (class, service, account, access group, creator, label, generic metadata,
+///   protection, dates) are columns, readable without a prompt, as on a device.
+/// - Each value is sealed with a key derived from the store's master key for its accessible class, and the
+///   item's identity and protection (class, primary key, accessible, access control, creator) are bound as
+///   associated data: a value moved to another row, or a row whose protection was edited in the file, does not
+///   open, and the read fails with `damaged` instead of yielding data.
+/// - The master key is random, and stored wrapped by a key from the key file or from a passphrase (Argon2id).
+/// - WAL journal, `synchronous=FULL`; every write is a transaction begun `IMMEDIATE` (one writer at a time, a
+///   busy timeout for the others), so a process killed mid-write leaves the old item or the new one.
+///
+/// Thread-safe: one connection, used under a lock.
+public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable {
+    /// The store file.
+    public let url: URL
+    /// The device the store models.
+    public let deviceProfile: DeviceProfile
+    /// Whether the master key is wrapped by a passphrase (which is then the modelled device's passcode).
+    public let usesPassphrase: Bool
+
+    let connection: Connection
+    let lock = NSRecursiveLock()
+    var transactionDepth = 0
+    let keys: [ProtectionDomain: SecretKey]
+
+    init(url: URL, connection: Connection, deviceProfile: DeviceProfile, usesPassphrase: Bool, master: SecretKey) {
+        self.url = url
+        self.connection = connection
+        self.deviceProfile = deviceProfile
+        self.usesPassphrase = usesPassphrase
+        var keys: [ProtectionDomain: SecretKey] = [:]
+        for (index, domain) in ProtectionDomain.allCases.enumerated() {
+            keys[domain] = Sodium.deriveKey(from: master, id: UInt64(index + 1))
+        }
+        self.keys = keys
+    }
+
+    // MARK: KeychainDatabase
+
+    public func add(_ item: KeychainItem) throws(DatabaseError) {
+        try write {
+            try insert(item)
+        }
+    }
+
+    public func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(DatabaseError) {
+        try write {
+            guard let id = try rowID(key) else { throw DatabaseError(.itemNotFound, "no such item") }
+            let a = item.attributes
+            let update = try connection.statement(
+                "UPDATE items SET (\(StoreSchema.attributeColumns), data) = (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) WHERE id = ?")
+            bindRow(update, a, sealed: seal(item.value, a))
+            update.bind(20, id)
+            try runMapped(update)
+        }
+    }
+
+    public func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(DatabaseError) {
+        try write {
+            let select = try connection.statement(
+                "SELECT id, \(StoreSchema.attributeColumns), data FROM items WHERE \(StoreSchema.primaryKeyClause)")
+            bindPrimaryKey(select, key, from: 1)
+            let found = try select.firstRow { row throws(SQLiteError) in
+                (row.int64(0), Result { () throws(DatabaseError) in try attributes(of: row, from: 1) }, row.data(19) ?? Data())
+            }
+            guard let (id, decoded, sealedValue) = found else { throw DatabaseError(.itemNotFound, "no such item") }
+            var moved = try decoded.get()
+            var value = try open(sealedValue, moved)
+            defer { Sodium.wipe(&value) }
+            moved.account = account
+            let update = try connection.statement("UPDATE items SET acct = ?, data = ? WHERE id = ?")
+            update.bind(1, account)
+            update.bind(2, seal(value, moved))
+            update.bind(3, id)
+            try runMapped(update)
+        }
+    }
+
+    public func attributes(matching query: ItemQuery) throws(DatabaseError) -> [ItemAttributes] {
+        try locked { () throws(DatabaseError) in
+            let statement = try sql { () throws(SQLiteError) in
+                try connection.statement(Self.selectSQL[Self.shape(query)])
+            }
+            bind(statement, query)
+            do {
+                return try statement.allRows { row in try attributes(of: row, from: 0) }
+            } catch let error as SQLiteError {
+                throw databaseError(error)
+            } catch {
+                throw error as? DatabaseError ?? DatabaseError(.io, "\(url.path): \(error)")
+            }
+        }
+    }
+
+    /// The accounts of the matching items, answered from the primary-key index without reading the rows.
+    public func accounts(matching query: ItemQuery) throws(DatabaseError) -> [String] {
+        try locked { () throws(DatabaseError) in
+            let statement = try sql { () throws(SQLiteError) in
+                try connection.statement(Self.accountsSQL[Self.shape(query)])
+            }
+            bind(statement, query)
+            do {
+                return try statement.allRows { row in row.string(0) ?? "" }
+            } catch {
+                throw (error as? SQLiteError).map(databaseError) ?? DatabaseError(.io, "\(url.path): \(error)")
+            }
+        }
+    }
+
+    public func value(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Data {
+        try locked { () throws(DatabaseError) in
+            let select = try sql { () throws(SQLiteError) in
+                try connection.statement("SELECT pdmn, accc, crtr, data FROM items WHERE \(StoreSchema.primaryKeyClause)")
+            }
+            bindPrimaryKey(select, key, from: 1)
+            let found = try sql { () throws(SQLiteError) in
+                try select.firstRow { row in
+                    (row.string(0), row.int64(1), row.isNull(2) ? nil : row.int64(2), row.data(3) ?? Data())
+                }
+            }
+            guard let (pdmn, accc, crtr, sealedValue) = found else { throw DatabaseError(.itemNotFound, "no such item") }
+            guard let domain = pdmn.flatMap(ProtectionDomain.init(rawValue:)) else {
+                throw DatabaseError(.damaged, "\(url.path): a row has an unknown protection")
+            }
+            return try open(
+                sealedValue, key: key, protectionDomain: domain,
+                accessControl: AccessControlFlags(rawValue: UInt32(truncatingIfNeeded: accc)),
+                creator: crtr.map { UInt32(truncatingIfNeeded: $0) })
+        }
+    }
+
+    public func delete(matching query: ItemQuery) throws(DatabaseError) -> Int {
+        try write {
+            let statement = try connection.statement(Self.deleteSQL[Self.shape(query)])
+            bind(statement, query)
+            try statement.run()
+            return connection.changes
+        }
+    }
+
+    public func delete(_ key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Bool {
+        try write {
+            let statement = try connection.statement("DELETE FROM items WHERE \(StoreSchema.primaryKeyClause)")
+            bindPrimaryKey(statement, key, from: 1)
+            try statement.run()
+            return connection.changes > 0
+        }
+    }
+
+    /// Runs `body` in one transaction: on this store a whole sequence of calls is atomic, and no other writer,
+    /// in this process or another, comes in between. Errors thrown by `body` pass through unchanged.
+    public func exclusively<T>(_ body: () throws -> T) throws -> T {
+        try transaction(body)
+    }
+
+    // MARK: Meta
+
+    /// Whether the app install marker of the modelled device is recorded in the store.
+    public var installMarker: Bool {
+        get { (try? locked { () throws(DatabaseError) in try metaValue("install_marker") != nil }) ?? false }
+    }
+
+    /// Records the install marker.
+    public func setInstallMarker() throws(DatabaseError) {
+        try write { try setMeta("install_marker", Data("1".utf8)) }
+    }
+
+    func metaValue(_ name: String) throws(DatabaseError) -> Data? {
+        let statement = try sql { () throws(SQLiteError) in try connection.statement("SELECT value FROM meta WHERE name = ?") }
+        statement.bind(1, name)
+        return try sql { () throws(SQLiteError) in try statement.firstRow { $0.data(0) } } ?? nil
+    }
+
+    func setMeta(_ name: String, _ value: Data) throws {
+        let statement = try connection.statement("INSERT OR REPLACE INTO meta(name, value) VALUES (?, ?)")
+        statement.bind(1, name)
+        statement.bind(2, value)
+        try statement.run()
+    }
+}
+

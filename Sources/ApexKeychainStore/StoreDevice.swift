@@ -1,0 +1,127 @@
+import ApexKeychain
+import Foundation
+import Synchronization
+
+extension SQLiteKeychainDatabase {
+    /// The device this store models: a ``SimulatedDevice`` for the phone profiles (whose prompts succeed), or a
+    /// ``TerminalDevice`` for `linux`.
+    /// - Parameter passcode: how the `linux` device asks for the passcode (the store's passphrase); by default it
+    ///   asks on the terminal.
+    public func makeDevice(passcode: PasscodeSource = .terminal) -> any Device {
+        switch deviceProfile {
+        case .ios: SimulatedDevice(platform: .iOS(major: 18), biometry: .faceID)
+        case .iosNoBiometrics: SimulatedDevice(platform: .iOS(major: 18), biometry: nil)
+        case .iosNoPasscode: SimulatedDevice(platform: .iOS(major: 18), biometry: .faceID, passcodeSet: false)
+        case .android: SimulatedDevice(platform: .android(apiLevel: 34), biometry: .fingerprint, hasStrongBox: true)
+        case .android10: SimulatedDevice(platform: .android(apiLevel: 29), biometry: .fingerprint)
+        case .linux: TerminalDevice(store: self, passcode: passcode)
+        }
+    }
+
+    /// Whether `passphrase` opens this store (the `linux` device's passcode check).
+    public func verifyPassphrase(_ passphrase: Data) -> Bool {
+        guard usesPassphrase, !passphrase.isEmpty,
+            let salt = try? locked({ () throws(DatabaseError) in try metaValue("pwhash_salt") }),
+            let ops = (try? locked({ () throws(DatabaseError) in try metaValue("pwhash_ops") })).flatMap({ $0 })
+                .flatMap({ String(data: $0, encoding: .utf8) }).flatMap(UInt64.init),
+            let mem = (try? locked({ () throws(DatabaseError) in try metaValue("pwhash_mem") })).flatMap({ $0 })
+                .flatMap({ String(data: $0, encoding: .utf8) }).flatMap(Int.init),
+            let wrapped = try? locked({ () throws(DatabaseError) in try metaValue("wrapped_master") })
+        else { return false }
+        var bytes = Array(passphrase)
+        defer { Sodium.wipe(&bytes) }
+        guard let key = Sodium.keyFromPassphrase(bytes, salt: Array(salt), parameters: .init(opsLimit: ops, memLimit: mem)),
+            var master = Sodium.open(wrapped, key: key, associatedData: Array("apxk-master-v1".utf8))
+        else { return false }
+        Sodium.wipe(&master)
+        return true
+    }
+}
+
+/// Where the `linux` device gets the passcode when an item asks for it.
+public enum PasscodeSource: Sendable {
+    /// Ask on the controlling terminal (`/dev/tty`), without echo. No terminal: the read fails with
+    /// `INTERACTION_NOT_ALLOWED`.
+    case terminal
+    /// Use these bytes (read from a file the user named); never prompts.
+    case given(Data)
+    /// Never prompt: reads that need the passcode fail with `INTERACTION_NOT_ALLOWED`.
+    case none
+}
+
+/// This machine as a ``Device``: no biometric hardware; a passcode exists when the store has a passphrase, and
+/// a read that needs it asks for the passphrase.
+public final class TerminalDevice: Device {
+    private let store: SQLiteKeychainDatabase
+    private let passcode: PasscodeSource
+    private let session = UUID().uuidString
+
+    /// The default service of the `linux` device.
+    public let defaultService = "apex-keychain"
+    /// The default access group of the `linux` device.
+    public let defaultAccessGroup = "local"
+
+    /// Creates the device of `store`.
+    public init(store: SQLiteKeychainDatabase, passcode: PasscodeSource) {
+        self.store = store
+        self.passcode = passcode
+    }
+
+    public func state() -> DeviceState {
+        DeviceState(
+            platform: .linux, biometry: nil, enrolledSet: nil, biometryLockedOut: false,
+            passcodeSet: store.usesPassphrase, isLocked: false, unlockedSinceBoot: true, hasStrongBox: false,
+            hasFaceIDUsageDescription: false, now: Date(), uptime: ProcessInfo.processInfo.systemUptime,
+            session: session)
+    }
+
+    public func authenticate(_ request: AuthenticationRequest) async -> AuthenticationResult {
+        guard request.policy != .biometryOnly else { return .unavailable }
+        guard store.usesPassphrase else { return .unavailable }
+        switch passcode {
+        case .none:
+            return .notInteractive
+        case .given(let data):
+            return store.verifyPassphrase(data) ? .success : .failed
+        case .terminal:
+            let title = request.prompt.title ?? "Passcode for '\(request.key)' in service '\(request.service)'"
+            guard var answer = TerminalInput.readSecret(prompt: "\(title): ") else { return .notInteractive }
+            defer { answer.resetBytes(in: 0..<answer.count) }
+            if answer.isEmpty { return .canceled }
+            return store.verifyPassphrase(answer) ? .success : .failed
+        }
+    }
+
+    public func hasInstallMarker() -> Bool { store.installMarker }
+
+    public func setInstallMarker() { try? store.setInstallMarker() }
+}
+
+/// Reading a secret from the controlling terminal (`/dev/tty`) with echo off. The terminal rather than stdin,
+/// so that stdin stays free for values.
+public enum TerminalInput {
+    /// Writes `prompt` to the terminal and reads one line without echo.
+    /// - Returns: the line without its newline, or nil when there is no terminal.
+    public static func readSecret(prompt: String) -> Data? {
+        let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var original = termios()
+        guard tcgetattr(fd, &original) == 0 else { return nil }
+        var silent = original
+        silent.c_lflag &= ~tcflag_t(ECHO)
+        _ = prompt.withCString { write(fd, $0, strlen($0)) }
+        tcsetattr(fd, TCSAFLUSH, &silent)
+        defer {
+            tcsetattr(fd, TCSAFLUSH, &original)
+            _ = write(fd, "\n", 1)
+        }
+        var bytes = Data()
+        var byte: UInt8 = 0
+        while read(fd, &byte, 1) == 1, byte != UInt8(ascii: "\n") {
+            bytes.append(byte)
+            if bytes.count > 4096 { break }
+        }
+        return bytes
+    }
+}

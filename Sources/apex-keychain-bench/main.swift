@@ -1,0 +1,71 @@
+// apex-keychain-bench: times the public Keychain API on the embedded SQLite store against a raw
+// sqlite3 + libsodium floor doing the same SQL and crypto. See --help.
+import Foundation
+
+/// The whole run, off the main actor: the Keychain calls are nonisolated, so none of them hops executors.
+enum Bench {
+    static func run(_ config: Config) async throws {
+        let fm = FileManager.default
+        let directory: URL
+        if let path = config.directory {
+            directory = URL(fileURLWithPath: path)
+            try fm.createDirectory(at: directory, withIntermediateDirectories: true)
+            for name in ["api.store", "api.store.key", "floor.sqlite"] where fm.fileExists(atPath: directory.appendingPathComponent(name).path) {
+                throw BenchError("\(directory.appendingPathComponent(name).path) exists; use an empty --dir")
+            }
+        } else {
+            let base = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("apex-keychain-bench.XXXXXX")
+            var template = Array(base.path.utf8CString)
+            guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+                throw BenchError("can't create a temporary directory")
+            }
+            directory = URL(fileURLWithPath: String(cString: made))
+        }
+        defer {
+            if !config.keep {
+                for name in ["api.store", "api.store.key", "floor.sqlite"] {
+                    for suffix in ["", "-wal", "-shm"] {
+                        try? fm.removeItem(at: directory.appendingPathComponent(name + suffix))
+                    }
+                }
+                if config.directory == nil { try? fm.removeItem(at: directory) }
+            }
+        }
+
+        print(Report.header(config, directory: directory))
+        let started = Clock.nanoseconds()
+        let (rows, diagnostics): ([Measurement], [Diagnostics])
+        do {
+            var runner = try Runner(config: config, directory: directory)
+            (rows, diagnostics) = try await runner.run()
+            if runner.api.sink == 42 && runner.floor.sink == 42 { print("") }  // keeps results observable
+        }
+        print("")
+        print(Report.table(rows))
+        print("")
+        print(Report.flatness(rows, sizes: config.sizes))
+        print("")
+        print(Report.diagnostics(diagnostics, rows: rows))
+        print("")
+        print(Report.rounds(rows))
+        print("")
+        print("peak RSS (VmHWM): \(peakRSS())")
+        print("total time: \(format(Clock.seconds(since: started), decimals: 1)) s")
+    }
+}
+
+switch Config.parse(Array(CommandLine.arguments.dropFirst())) {
+case .help:
+    print(Config.help)
+case .failure(let message):
+    FileHandle.standardError.write(Data("apex-keychain-bench: \(message)\n".utf8))
+    exit(2)
+case .run(let config):
+    do {
+        try await Bench.run(config)
+    } catch {
+        FileHandle.standardError.write(Data("apex-keychain-bench: \(error)\n".utf8))
+        exit(1)
+    }
+}
+exit(0)

@@ -1,0 +1,47 @@
+import ApexKeychain
+import ApexKeychainStore
+
+/// How the libraries' errors become ``CLIError``s: the exit code of each kind, and a message that names the
+/// store and the cause.
+enum ErrorMapping {
+    /// A store that can't be created or opened.
+    ///
+    /// The message starts with the store path; when the error concerns another file (the key file), that file
+    /// is named too.
+    static func store(_ error: StoreError, store: String) -> CLIError {
+        let exitCode: ExitCode =
+            switch error.kind {
+            case .notFound: .noInput
+            case .notAStore, .newerVersion: .dataError
+            case .cannotCreate: .cannotCreate
+            case .keyFile, .wrongKey: .permissionDenied
+            case .io: .ioError
+            }
+        let subject = error.path == store ? store : "\(store): \(error.path)"
+        return CLIError(exitCode, "\(subject): \(error.message)")
+    }
+
+    /// A keychain call that failed: `STORE: CODE: message`.
+    static func keychain(_ error: KeychainError, store: String) -> CLIError {
+        CLIError(exitCode(of: error.code), "\(store): \(error.code.rawValue): \(error.message)")
+    }
+
+    /// A database call made directly (not through a ``Keychain``), as ``Keychain`` would report it.
+    static func database(_ error: DatabaseError, store: String) -> CLIError {
+        let code: KeychainErrorCode = error.status == .interactionNotAllowed ? .INTERACTION_NOT_ALLOWED : .INTERNAL
+        return keychain(KeychainError(code, "database error: \(error.message)"), store: store)
+    }
+
+    /// The exit code of a keychain error code.
+    static func exitCode(of code: KeychainErrorCode) -> ExitCode {
+        switch code {
+        case .INVALID_ARGUMENT: .usage
+        case .INTERACTION_NOT_ALLOWED: .temporaryFailure
+        case .INTERNAL: .ioError
+        case .USER_CANCELED, .USER_FALLBACK, .KEY_INVALIDATED, .BIOMETRY_NOT_ENROLLED, .BIOMETRY_NOT_AVAILABLE,
+            .BIOMETRY_LOCKOUT, .PASSCODE_NOT_SET, .AUTHENTICATION_FAILED, .UNSUPPORTED, .MISSING_USAGE_DESCRIPTION,
+            .MISSING_ENTITLEMENT, .HARDWARE_UNAVAILABLE:
+            .failure
+        }
+    }
+}

@@ -1,0 +1,167 @@
+import ApexKeychain
+import ApexKeychainStore
+import Foundation
+
+/// The `<key>` argument of the item commands.
+let keyArgument = ArgumentDefinition(
+    name: "key", help: "The item's key. Put '--' before a key that starts with '-'.")
+
+/// The options every item command shares: which store, how to unlock it, and which service.
+///
+/// A store is unlocked by `--passphrase-file`, else by `--key-file`, else by its default key file
+/// (`STORE.key`); a passphrase store without `--passphrase-file` asks for the passphrase on the terminal.
+struct StoreOptions: Sendable {
+    /// `--store <store>`, required by every store command.
+    static let store = OptionDefinition.value("store", help: "The store file.", isRequired: true)
+    /// `--service <service>`.
+    static let service = OptionDefinition.value(
+        "service",
+        help: "The service whose items the command reads or writes. (default: the device's default service: "
+            + "'apex-keychain' for linux, 'com.example.app' for the phone profiles)")
+    /// `--key-file <key-file>`.
+    static let keyFile = OptionDefinition.value(
+        "key-file", help: "The key file that unlocks the store. (default: the store's path followed by '.key')")
+    /// `--passphrase-file <passphrase-file>`.
+    static let passphraseFile = OptionDefinition.value(
+        "passphrase-file",
+        help: "A file holding the store's passphrase (one trailing newline is not part of it). It also answers "
+            + "the device's passcode prompts. Without it, a passphrase store asks on the terminal.")
+
+    /// The options in the order the help shows them.
+    static var definitions: [OptionDefinition] { [store, service, keyFile, passphraseFile] }
+
+    /// The store file.
+    var storeURL: URL
+    /// The service named with `--service`; nil for the device's default.
+    var service: String?
+    /// The key file named with `--key-file`.
+    var keyFile: String?
+    /// The passphrase file named with `--passphrase-file`.
+    var passphraseFile: String?
+
+    /// Reads the shared options.
+    /// - Throws: a usage error for an empty path, or for both `--key-file` and `--passphrase-file`.
+    init(_ values: ParsedValues) throws(CLIError) {
+        storeURL = try Self.storeURL(values)
+        service = values.value("service")
+        keyFile = values.value("key-file")
+        passphraseFile = values.value("passphrase-file")
+        if keyFile != nil, passphraseFile != nil {
+            throw .usage("'--key-file' and '--passphrase-file' can't be used together")
+        }
+        if keyFile == "" { throw .usage("'--key-file' must not be empty") }
+        if passphraseFile == "" { throw .usage("'--passphrase-file' must not be empty") }
+    }
+
+    /// The store named by `--store`, as an absolute file URL.
+    static func storeURL(_ values: ParsedValues) throws(CLIError) -> URL {
+        guard let path = values.value("store"), !path.isEmpty else { throw .usage("'--store' must not be empty") }
+        return URL(fileURLWithPath: path)
+    }
+
+    /// The store's path as messages show it (absolute).
+    var storePath: String { storeURL.path }
+
+    /// Opens the store and the keychain of the service.
+    /// - Throws: the store's errors (65, 66, 74, 77), 75 when a passphrase is needed and there is no terminal,
+    ///   64 for a bad service.
+    func open() throws(CLIError) -> OpenedStore {
+        let path = storePath
+        let database: SQLiteKeychainDatabase
+        let passcode: PasscodeSource
+        if let passphraseFile {
+            let passphrase = try Passphrase.read(file: passphraseFile, store: path)
+            database = try Self.open(storeURL, .passphrase(passphrase))
+            passcode = .given(passphrase)
+        } else if let keyFile {
+            database = try Self.open(storeURL, .keyFile(URL(fileURLWithPath: keyFile)))
+            passcode = .none
+        } else {
+            let defaultKeyFile = SQLiteKeychainDatabase.defaultKeyFile(for: storeURL)
+            do throws(StoreError) {
+                database = try SQLiteKeychainDatabase(opening: storeURL, key: .keyFile(defaultKeyFile))
+                passcode = .none
+            } catch where error.kind == .wrongKey && !FileManager.default.fileExists(atPath: defaultKeyFile.path) {
+                // With no key file, a key file can only be refused because the store has a passphrase.
+                let passphrase = try Passphrase.ask(store: path)
+                database = try Self.open(storeURL, .passphrase(passphrase))
+                passcode = .terminal
+            } catch {
+                throw ErrorMapping.store(error, store: path)
+            }
+        }
+        let device = database.makeDevice(passcode: passcode)
+        do throws(KeychainError) {
+            let keychain = try Keychain(KeychainOptions(service: service), database: database, device: device)
+            return OpenedStore(path: path, database: database, device: device, keychain: keychain)
+        } catch {
+            throw ErrorMapping.keychain(error, store: path)
+        }
+    }
+
+    private static func open(_ url: URL, _ key: StoreKeySource) throws(CLIError) -> SQLiteKeychainDatabase {
+        do throws(StoreError) {
+            return try SQLiteKeychainDatabase(opening: url, key: key)
+        } catch {
+            throw ErrorMapping.store(error, store: url.path)
+        }
+    }
+}
+
+/// An open store, its device and the keychain of one service.
+struct OpenedStore: Sendable {
+    /// The store's path, for messages.
+    let path: String
+    /// The store.
+    let database: SQLiteKeychainDatabase
+    /// The device the store models.
+    let device: any Device
+    /// The keychain of the service the command names.
+    let keychain: Keychain
+
+    /// Runs keychain calls, reporting their errors as the store's.
+    func perform<T>(_ body: (Keychain) async throws(KeychainError) -> T) async throws(CLIError) -> T {
+        do throws(KeychainError) {
+            return try await body(keychain)
+        } catch {
+            throw ErrorMapping.keychain(error, store: path)
+        }
+    }
+
+    /// The error of a missing item: exit 1, naming the key, the service and the store.
+    func missingItem(_ key: String) -> CLIError {
+        CLIError(.failure, "no item '\(key)' in service '\(keychain.service)' of \(path)")
+    }
+}
+
+/// Where a store's passphrase comes from: a file, or the terminal.
+enum Passphrase {
+    /// The passphrase in a file: its contents without one trailing newline.
+    /// - Throws: 66 when the file can't be read, 77 when the passphrase is empty.
+    static func read(file: String, store: String) throws(CLIError) -> Data {
+        var contents: Data
+        do throws(CLIError) {
+            contents = try Console.readFile(file, role: "passphrase file")
+        } catch {
+            throw CLIError(error.exitCode, "\(store): \(error.message)")
+        }
+        if contents.last == UInt8(ascii: "\n") { contents.removeLast() }
+        guard !contents.isEmpty else {
+            throw CLIError(.permissionDenied, "\(store): the passphrase file \(file) holds an empty passphrase")
+        }
+        return contents
+    }
+
+    /// Asks for the passphrase of a store on the terminal.
+    /// - Throws: 75 when there is no terminal, 77 for an empty answer.
+    static func ask(store: String) throws(CLIError) -> Data {
+        guard let answer = TerminalInput.readSecret(prompt: "Passphrase for \(store): ") else {
+            throw CLIError(
+                .temporaryFailure,
+                "\(store): the store is locked with a passphrase and there is no terminal to ask for it; "
+                    + "pass --passphrase-file FILE")
+        }
+        guard !answer.isEmpty else { throw CLIError(.permissionDenied, "\(store): the passphrase is empty") }
+        return answer
+    }
+}

@@ -1,0 +1,138 @@
+import ApexKeychain
+import ApexKeychainStore
+import Foundation
+
+/// `apex-keychain store list`: the keys of a service, or of every service.
+struct StoreListCommand: RunnableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "list",
+            abstract: "List the keys of a service.",
+            discussion: """
+                Prints the keys of the service, one per line, sorted. With --all-services, prints the keys of \
+                every service as 'SERVICE<TAB>KEY' lines, sorted by service, then key. Never prompts.
+                """,
+            options: StoreOptions.definitions + [
+                .flag("all-services", help: "List the keys of every service in the store.")
+            ])
+    }
+
+    /// Which store, how to unlock it, which service.
+    let store: StoreOptions
+    /// Whether to list every service's keys.
+    let allServices: Bool
+
+    init(_ values: ParsedValues) throws(CLIError) {
+        store = try StoreOptions(values)
+        allServices = values.flag("all-services")
+        if allServices, store.service != nil {
+            throw .usage("'--all-services' and '--service' can't be used together")
+        }
+    }
+
+    func run() async throws(CLIError) {
+        let opened = try store.open()
+        guard allServices else {
+            let keys = try await opened.perform { keychain throws(KeychainError) in try await keychain.getAllKeys() }
+            try Console.write(keys.map { $0 + "\n" }.joined())
+            return
+        }
+        // The services come from the store's own items; each service's keys come from its keychain, which
+        // leaves other libraries' items out and settles a write left staged by a crash.
+        let items: [ItemAttributes]
+        do throws(DatabaseError) {
+            items = try opened.database.attributes(matching: ItemQuery(itemClass: .genericPassword, creator: apexCreator))
+        } catch {
+            throw ErrorMapping.database(error, store: opened.path)
+        }
+        let services = Set(items.map(\.service)).sorted { $0.utf16.lexicographicallyPrecedes($1.utf16) }
+        var lines = ""
+        for service in services {
+            let keys = try await opened.perform { keychain throws(KeychainError) in
+                try await Keychain(
+                    KeychainOptions(service: service), database: opened.database, device: opened.device
+                ).getAllKeys()
+            }
+            for key in keys { lines += "\(service)\t\(key)\n" }
+        }
+        try Console.write(lines)
+    }
+}
+
+/// `apex-keychain store get`: the one command that prints a secret, to stdout only.
+struct StoreGetCommand: RunnableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "get",
+            abstract: "Write an item's value to stdout.",
+            discussion: """
+                Writes the value exactly as it was stored, with no newline added. For credentials (a key \
+                'credentials' or 'credentials:<server>' written with --username), writes the password. This is \
+                the only command that prints a secret. Prompts for the passcode when the item's access control \
+                asks for it.
+                """,
+            arguments: [keyArgument],
+            options: StoreOptions.definitions)
+    }
+
+    /// Which store, how to unlock it, which service.
+    let store: StoreOptions
+    /// The item's key.
+    let key: String
+
+    init(_ values: ParsedValues) throws(CLIError) {
+        store = try StoreOptions(values)
+        key = values.argument("key") ?? ""
+    }
+
+    func run() async throws(CLIError) {
+        let opened = try store.open()
+        let key = key
+        // A credentials item's value is its password, so reading the bytes prints the password; unlike
+        // getCredentials, it also prints an item under a credentials key that was stored with --bytes.
+        let value = try await opened.perform { keychain throws(KeychainError) in try await keychain.getBytes(key) }
+        guard let value else { throw opened.missingItem(key) }
+        try Console.write(value)
+    }
+}
+
+/// `apex-keychain store info`: an item's attributes, without its value.
+struct StoreInfoCommand: RunnableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "info",
+            abstract: "Show an item's attributes, without its value.",
+            discussion: """
+                Shows what can be known of the item without reading its value, so it never prompts: key, label \
+                (the username of credentials; '(none)' when there is no label, '""' when it is empty), \
+                accessible, accessControl, synchronizable, created and modified (ISO 8601, UTC) and, on the \
+                Android profiles, securityLevel. --format json prints the same as a JSON object with sorted \
+                keys; its dates are milliseconds since 1970, and a missing label is left out.
+                """,
+            arguments: [keyArgument],
+            options: StoreOptions.definitions + [
+                .value("format", help: "The output format.", allowedValues: ["text", "json"], defaultValue: "text")
+            ])
+    }
+
+    /// Which store, how to unlock it, which service.
+    let store: StoreOptions
+    /// The item's key.
+    let key: String
+    /// Whether to print JSON rather than text.
+    let json: Bool
+
+    init(_ values: ParsedValues) throws(CLIError) {
+        store = try StoreOptions(values)
+        key = values.argument("key") ?? ""
+        json = values.value("format") == "json"
+    }
+
+    func run() async throws(CLIError) {
+        let opened = try store.open()
+        let key = key
+        let info = try await opened.perform { keychain throws(KeychainError) in try await keychain.getItemInfo(key) }
+        guard let info else { throw opened.missingItem(key) }
+        try Console.write(json ? try ItemInfoFormat.json(info) : ItemInfoFormat.text(info))
+    }
+}

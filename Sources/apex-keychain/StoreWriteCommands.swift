@@ -1,0 +1,188 @@
+import ApexKeychain
+import ApexKeychainStore
+import Foundation
+
+/// `apex-keychain store set`: stores the value read from stdin under a key.
+struct StoreSetCommand: RunnableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "set",
+            abstract: "Store the value read from stdin under a key.",
+            discussion: """
+                The value is all of stdin, byte for byte: nothing is trimmed, so a trailing newline is part of \
+                the value. Use printf '%s' rather than echo, which adds one:
+
+                  printf '%s' "$TOKEN" | apex-keychain store set --store app.db api-token
+
+                The value never comes from the command line. Valid UTF-8 without U+0000 is stored as a string, \
+                anything else as bytes. With --username the item holds credentials: the key is 'credentials' or \
+                'credentials:<server>', stdin is the password and the username is the label.
+
+                The item replaces any item under the key, with all its attributes. A protection the store's \
+                device can't give is refused (exit 1), never weakened.
+                """,
+            arguments: [keyArgument],
+            extraArgumentsHint: "the value is read from stdin, never from the command line",
+            options: StoreOptions.definitions + [
+                .value(
+                    "accessible", help: "When the item can be read.",
+                    allowedValues: Accessible.allCases.map(\.rawValue), defaultValue: Accessible.whenUnlocked.rawValue),
+                .value(
+                    "access-control", help: "Who must be present to read the item.",
+                    allowedValues: AccessControl.allCases.map(\.rawValue), defaultValue: AccessControl.none.rawValue),
+                .value(
+                    "auth-validity", valueName: "seconds",
+                    help: "How long one successful prompt keeps the items of this service and access control "
+                        + "open.",
+                    defaultValue: "0"),
+                .flag("synchronizable", help: "Let the item sync through iCloud Keychain (iOS profiles)."),
+                .value("label", help: "The item's label. Labels are not secret: 'info' shows them."),
+                .value(
+                    "username",
+                    help: "Store credentials with this username; the key must be 'credentials' or "
+                        + "'credentials:<server>'."),
+                .value(
+                    "key-storage", help: "Android profiles: where the item's key lives.",
+                    allowedValues: KeyStorage.allCases.map(\.rawValue)),
+                .flag("bytes", help: "Store stdin as bytes even when it is valid UTF-8."),
+            ])
+    }
+
+    /// Which store, how to unlock it, which service.
+    let store: StoreOptions
+    /// The item's key.
+    let key: String
+    /// The protection asked for; nil fields take the keychain's defaults.
+    let accessible: Accessible?
+    let accessControl: AccessControl?
+    let authValidity: Int?
+    let synchronizable: Bool
+    let keyStorage: KeyStorage?
+    /// The item's label (not with `--username`).
+    let label: String?
+    /// Credentials: the username, with stdin as the password.
+    let username: String?
+    /// Whether to store stdin as bytes even when it is valid UTF-8.
+    let forceBytes: Bool
+
+    init(_ values: ParsedValues) throws(CLIError) {
+        store = try StoreOptions(values)
+        key = values.argument("key") ?? ""
+        accessible = try values.enumeration("accessible", Accessible.self)
+        accessControl = try values.enumeration("access-control", AccessControl.self)
+        authValidity = try values.integer("auth-validity", valueName: "seconds")
+        synchronizable = values.flag("synchronizable")
+        label = values.value("label")
+        username = values.value("username")
+        keyStorage = try values.enumeration("key-storage", KeyStorage.self)
+        forceBytes = values.flag("bytes")
+        if username != nil {
+            if CredentialsKey(key) == nil {
+                throw .usage("'--username' stores credentials: the key must be 'credentials' or 'credentials:<server>'")
+            }
+            if label != nil { throw .usage("'--label' can't be used with '--username': the username is the label") }
+            if forceBytes { throw .usage("'--bytes' can't be used with '--username': a password is a string") }
+        }
+    }
+
+    func run() async throws(CLIError) {
+        let opened = try store.open()
+        let profile = opened.database.deviceProfile
+        if keyStorage != nil, profile != .android, profile != .android10 {
+            throw .usage("'--key-storage' applies to the Android device profiles; \(opened.path) models '\(profile.rawValue)'")
+        }
+        var value = try Console.readStandardInput()
+        defer { value.resetBytes(in: 0..<value.count) }
+        let android = keyStorage.map { AndroidOptions(keyStorage: $0) }
+        let options = SetOptions(
+            accessible: accessible, accessControl: accessControl, authValidity: authValidity,
+            synchronizable: synchronizable ? true : nil, android: android, label: label)
+        let key = key
+        if let username, let credentials = CredentialsKey(key) {
+            guard let password = String(validating: value, as: UTF8.self) else {
+                throw .usage("the password read from stdin is not valid UTF-8")
+            }
+            let credentialsOptions = CredentialsOptions(
+                server: credentials.server, accessible: options.accessible, accessControl: options.accessControl,
+                authValidity: options.authValidity, synchronizable: options.synchronizable, android: android)
+            try await opened.perform { keychain throws(KeychainError) in
+                try await keychain.setCredentials(
+                    Credentials(username: username, password: password), credentialsOptions)
+            }
+        } else if !forceBytes, let string = String(validating: value, as: UTF8.self), !string.utf8.contains(0) {
+            try await opened.perform { keychain throws(KeychainError) in try await keychain.setItem(key, string, options) }
+        } else {
+            let bytes = value
+            try await opened.perform { keychain throws(KeychainError) in try await keychain.setBytes(key, bytes, options) }
+        }
+    }
+}
+
+/// `apex-keychain store remove`: removes one item.
+struct StoreRemoveCommand: RunnableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "remove",
+            abstract: "Remove an item.",
+            discussion: "Removes the item under the key; a missing item is not an error. Prints nothing.",
+            arguments: [keyArgument],
+            options: StoreOptions.definitions)
+    }
+
+    /// Which store, how to unlock it, which service.
+    let store: StoreOptions
+    /// The item's key.
+    let key: String
+
+    init(_ values: ParsedValues) throws(CLIError) {
+        store = try StoreOptions(values)
+        key = values.argument("key") ?? ""
+    }
+
+    func run() async throws(CLIError) {
+        let key = key
+        try await store.open().perform { keychain throws(KeychainError) in try await keychain.removeItem(key) }
+    }
+}
+
+/// `apex-keychain store clear`: removes every item of a service.
+struct StoreClearCommand: RunnableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "clear",
+            abstract: "Remove every item of a service.",
+            discussion: """
+                Removes every item of the service that this package wrote (never another library's). Prints \
+                nothing.
+                """,
+            options: StoreOptions.definitions)
+    }
+
+    /// Which store, how to unlock it, which service.
+    let store: StoreOptions
+
+    init(_ values: ParsedValues) throws(CLIError) {
+        store = try StoreOptions(values)
+    }
+
+    func run() async throws(CLIError) {
+        try await store.open().perform { keychain throws(KeychainError) in try await keychain.clear() }
+    }
+}
+
+/// A key that names credentials: `credentials` or `credentials:<server>` (with a non-empty server).
+struct CredentialsKey: Sendable, Equatable {
+    /// The server, or nil for plain `credentials`.
+    var server: String?
+
+    /// The credentials a key names, or nil when it names none.
+    init?(_ key: String) {
+        if key == "credentials" {
+            server = nil
+        } else if key.hasPrefix("credentials:"), key.count > "credentials:".count {
+            server = String(key.dropFirst("credentials:".count))
+        } else {
+            return nil
+        }
+    }
+}

@@ -1,0 +1,3 @@
+import Foundation
+
+exit(await CommandLineTool.main(Array(CommandLine.arguments.dropFirst())).rawValue)

@@ -1,0 +1,265 @@
+import ApexKeychain
+import ApexKeychainStore
+import CSQLite
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// MARK: - A directory per test
+
+/// A fresh directory for one test, removed with everything in it when the test's suite instance goes away.
+final class ScratchDirectory: Sendable {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("apxk-store-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
+
+    /// The names of the files in the directory, hidden ones included, sorted.
+    func names() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: url.path).sorted()
+    }
+}
+
+/// One store in a scratch directory, with its default key file: created, reopened and looked at from outside.
+struct TestStore: Sendable {
+    let directory: ScratchDirectory
+    let url: URL
+    let keyFile: URL
+
+    init(_ directory: ScratchDirectory, name: String = "store.db") {
+        self.directory = directory
+        url = directory.file(name)
+        keyFile = SQLiteKeychainDatabase.defaultKeyFile(for: url)
+    }
+
+    /// Creates the store with a new key file beside it.
+    func create(device: DeviceProfile = .ios) throws(StoreError) -> SQLiteKeychainDatabase {
+        try SQLiteKeychainDatabase.create(at: url, key: .keyFile(keyFile), device: device)
+    }
+
+    /// Opens the store with its key file.
+    func open() throws(StoreError) -> SQLiteKeychainDatabase {
+        try SQLiteKeychainDatabase(opening: url, key: .keyFile(keyFile))
+    }
+
+    /// A plain SQLite connection to the store file, to look at or edit it from outside.
+    func raw() throws -> RawDatabase { try RawDatabase(url) }
+
+    /// `PRAGMA integrity_check` of the file, read from outside.
+    func integrityCheck() throws -> String {
+        try raw().text("PRAGMA integrity_check") ?? "(no answer)"
+    }
+}
+
+/// A keychain of `service` on `database`, with the store's own device (phone profiles: prompts succeed).
+func keychain(_ database: SQLiteKeychainDatabase, service: String = "s") throws -> Keychain {
+    try Keychain(KeychainOptions(service: service), database: database, device: database.makeDevice(passcode: .none))
+}
+
+/// The ``StoreError`` that `body` threw, or nil (with an issue recorded) when it did not throw.
+func storeError<T>(
+    _ body: () throws(StoreError) -> T, sourceLocation: SourceLocation = #_sourceLocation
+) -> StoreError? {
+    do {
+        _ = try body()
+        Issue.record("expected a StoreError, but the call succeeded", sourceLocation: sourceLocation)
+        return nil
+    } catch {
+        return error
+    }
+}
+
+/// The whole numbers written in `text`, in order.
+func numbers(in text: String) -> [Int] {
+    text.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+}
+
+/// Whether `needle` occurs in `haystack`.
+func contains(_ haystack: Data, _ needle: Data) -> Bool {
+    guard !needle.isEmpty else { return true }
+    return haystack.range(of: needle) != nil
+}
+
+// MARK: - SQLite from outside
+
+struct RawSQLiteError: Error, CustomStringConvertible {
+    let code: Int32
+    let message: String
+    var description: String { "SQLite error \(code): \(message)" }
+}
+
+/// A plain SQLite connection (the C API, as another program would use it), for reading and editing a store file
+/// behind the package's back. Not thread-safe; one test uses it at a time.
+final class RawDatabase {
+    private let handle: OpaquePointer
+
+    init(_ url: URL, create: Bool = false) throws {
+        var db: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)
+        let rc = sqlite3_open_v2(url.path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            if let db { sqlite3_close_v2(db) }
+            throw RawSQLiteError(code: rc, message: message)
+        }
+        handle = db
+        sqlite3_busy_timeout(db, 10_000)
+    }
+
+    deinit { sqlite3_close_v2(handle) }
+
+    /// Runs one or more statements that return no rows.
+    func execute(_ sql: String) throws {
+        var error: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &error)
+        guard rc == SQLITE_OK else {
+            let message = error.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
+            sqlite3_free(error)
+            throw RawSQLiteError(code: rc, message: "\(message) (in: \(sql))")
+        }
+    }
+
+    /// Every row of a query, each column as text (nil for NULL).
+    func rows(_ sql: String) throws -> [[String?]] {
+        var raw: OpaquePointer?
+        let rc = sqlite3_prepare_v2(handle, sql, -1, &raw, nil)
+        guard rc == SQLITE_OK, let statement = raw else {
+            throw RawSQLiteError(code: rc, message: "\(String(cString: sqlite3_errmsg(handle))) (in: \(sql))")
+        }
+        defer { sqlite3_finalize(statement) }
+        var result: [[String?]] = []
+        while true {
+            let step = sqlite3_step(statement)
+            if step == SQLITE_DONE { break }
+            guard step == SQLITE_ROW else {
+                throw RawSQLiteError(code: step, message: "\(String(cString: sqlite3_errmsg(handle))) (in: \(sql))")
+            }
+            var row: [String?] = []
+            for column in 0..<sqlite3_column_count(statement) {
+                if let text = sqlite3_column_text(statement, column) {
+                    row.append(String(cString: text))
+                } else {
+                    row.append(nil)
+                }
+            }
+            result.append(row)
+        }
+        return result
+    }
+
+    /// The first column of the first row, as text.
+    func text(_ sql: String) throws -> String? {
+        try rows(sql).first?.first ?? nil
+    }
+
+    /// The first column of the first row, as an integer.
+    func integer(_ sql: String) throws -> Int? {
+        try text(sql).flatMap { Int($0) }
+    }
+
+    /// How many rows the last statement changed.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+}
+
+// MARK: - The store-writer child process
+
+/// The `store-writer` test-support executable, built beside this test binary.
+enum StoreWriter {
+    static var executable: URL {
+        if let path = ProcessInfo.processInfo.environment["APXK_STORE_WRITER"] { return URL(fileURLWithPath: path) }
+        let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            ?? ProcessInfo.processInfo.arguments[0]
+        return URL(fileURLWithPath: me).deletingLastPathComponent().appendingPathComponent("store-writer")
+    }
+
+    /// The value the writer stores in write `index` of run `seed`.
+    static func value(_ index: Int, seed: Int) -> String { "v\(index)-\(seed)" }
+
+    /// The access control the writer uses in write `index` with `keys` keys (its default `alternate` mode): each
+    /// key alternates between none (an in-place replace) and biometryAny (a staged write) from round to round.
+    static func accessControl(_ index: Int, keys: Int) -> AccessControl {
+        (index / keys + index % keys) % 2 == 0 ? .none : .biometryAny
+    }
+}
+
+/// A running `store-writer`: its stdout read line by line, killed or waited for.
+final class WriterProcess {
+    let process = Process()
+    private let output = Pipe()
+    private let errors = Pipe()
+    private var buffer = Data()
+    private(set) var lines: [String] = []
+
+    init(store: TestStore, seed: Int, count: Int, keys: Int? = nil, prefix: String? = nil, service: String? = nil) throws {
+        var arguments = [
+            "--store", store.url.path, "--key-file", store.keyFile.path, "--seed", String(seed), "--count", String(count),
+        ]
+        if let keys { arguments += ["--keys", String(keys)] }
+        if let prefix { arguments += ["--prefix", prefix] }
+        if let service { arguments += ["--service", service] }
+        process.executableURL = StoreWriter.executable
+        process.arguments = arguments
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    deinit {
+        if process.isRunning { kill() }
+    }
+
+    /// Blocks until the child prints a whole line, and returns it; nil when its stdout closed.
+    func nextLine() -> String? {
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+                buffer = Data(buffer[buffer.index(after: newline)...])
+                lines.append(line)
+                return line
+            }
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { return nil }
+            buffer.append(chunk)
+        }
+    }
+
+    /// Reads lines until one equals `wanted`; false when stdout closed first.
+    func waitFor(_ wanted: String) -> Bool {
+        while let line = nextLine() {
+            if line == wanted { return true }
+        }
+        return false
+    }
+
+    /// Kills the child with SIGKILL and waits for it.
+    func kill() {
+        _ = Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// Waits for the child to end and reads the rest of its stdout.
+    func finish() {
+        process.waitUntilExit()
+        while nextLine() != nil {}
+    }
+
+    /// What the child wrote to stderr (read once it has ended).
+    var errorOutput: String {
+        String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    }
+
+    /// The indices of the `ok <i>` lines read so far.
+    var acknowledged: [Int] {
+        lines.compactMap { line in line.hasPrefix("ok ") ? Int(line.dropFirst(3)) : nil }
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import Testing
+
+/// What one run of `apex-keychain` gave: its exit code and everything it wrote.
+struct CLIResult: Sendable {
+    /// The exit code (or the signal number, if it was killed).
+    var status: Int32
+    /// Everything written to stdout, byte for byte.
+    var stdout: Data
+    /// Everything written to stderr, byte for byte.
+    var stderr: Data
+
+    /// stdout as UTF-8 text.
+    var out: String { String(decoding: stdout, as: UTF8.self) }
+    /// stderr as UTF-8 text.
+    var err: String { String(decoding: stderr, as: UTF8.self) }
+}
+
+/// The built `apex-keychain` binary: it sits in the products directory, which holds the running test bundle.
+enum CLIBinary {
+    static let url: URL? = locate()
+
+    /// Walks up from the test bundle and the test executable until a folder holds `apex-keychain`.
+    private static func locate() -> URL? {
+        var starts = [Bundle.main.bundleURL, URL(fileURLWithPath: CommandLine.arguments[0])]
+        starts += Bundle.allBundles.map(\.bundleURL)
+        for start in starts {
+            var folder = start.resolvingSymlinksInPath()
+            for _ in 0..<6 {
+                let candidate = folder.appendingPathComponent("apex-keychain")
+                var isDirectory: ObjCBool = false
+                if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), !isDirectory.boolValue,
+                    FileManager.default.isExecutableFile(atPath: candidate.path)
+                {
+                    return candidate
+                }
+                folder = folder.deletingLastPathComponent()
+            }
+        }
+        return nil
+    }
+}
+
+/// A temporary folder for one test, removed when the test ends, and the runner of the tool inside it.
+final class Sandbox: Sendable {
+    /// The folder.
+    let url: URL
+
+    init() throws {
+        url = URL(fileURLWithPath: NSTemporaryDirectory())
+            .appendingPathComponent("apxk-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: url)
+    }
+
+    /// The absolute path of a file in the folder.
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+
+    /// Writes a file in the folder and returns its path.
+    @discardableResult
+    func write(_ name: String, _ contents: Data) throws -> String {
+        try contents.write(to: url.appendingPathComponent(name))
+        return path(name)
+    }
+
+    /// Writes a text file in the folder and returns its path.
+    @discardableResult
+    func write(_ name: String, _ text: String) throws -> String { try write(name, Data(text.utf8)) }
+
+    /// Runs `apex-keychain` with `arguments`, `stdin` as its standard input, in this folder.
+    /// - Parameter launcher: a program and its arguments to run the tool through (`setsid -w`).
+    func run(_ arguments: [String], stdin: Data = Data(), launcher: [String] = []) async throws -> CLIResult {
+        let binary = try #require(CLIBinary.url, "apex-keychain was not found beside the test bundle")
+        let io = url.appendingPathComponent(".io-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: io, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: io) }
+        let inURL = io.appendingPathComponent("stdin")
+        let outURL = io.appendingPathComponent("stdout")
+        let errURL = io.appendingPathComponent("stderr")
+        try stdin.write(to: inURL)
+        try Data().write(to: outURL)
+        try Data().write(to: errURL)
+        let input = try FileHandle(forReadingFrom: inURL)
+        let output = try FileHandle(forWritingTo: outURL)
+        let error = try FileHandle(forWritingTo: errURL)
+        defer {
+            try? input.close()
+            try? output.close()
+            try? error.close()
+        }
+
+        let process = Process()
+        if let program = launcher.first {
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = Array(launcher.dropFirst()) + [binary.path] + arguments
+        } else {
+            process.executableURL = binary
+            process.arguments = arguments
+        }
+        process.currentDirectoryURL = url
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = error
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do {
+                try process.run()
+            } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+            }
+        }
+        return CLIResult(status: status, stdout: try Data(contentsOf: outURL), stderr: try Data(contentsOf: errURL))
+    }
+
+    /// Runs `store init` for a key-file store in this folder and returns the store's path.
+    func initStore(_ name: String = "store.db", device: String? = nil) async throws -> String {
+        let store = path(name)
+        let result = try await run(["store", "init", "--store", store] + (device.map { ["--device", $0] } ?? []))
+        try #require(result.status == 0, "store init failed: \(result.err)")
+        return store
+    }
+
+    /// Runs `store set`, requiring success.
+    func set(_ store: String, _ key: String, _ value: Data, _ options: [String] = []) async throws {
+        let result = try await run(["store", "set", "--store", store] + options + ["--", key], stdin: value)
+        try #require(result.status == 0, "store set failed: \(result.err)")
+    }
+
+    /// Runs `store set` with a string value, requiring success.
+    func set(_ store: String, _ key: String, _ value: String, _ options: [String] = []) async throws {
+        try await set(store, key, Data(value.utf8), options)
+    }
+}
+
+/// A value distinctive enough that finding it in any output proves a leak.
+let canary = "CANARY-7f3e9b1d-do-not-print"
+
+/// Whether `text` is an ISO 8601 UTC time with milliseconds (`2026-01-01T00:00:00.000Z`).
+func isISO8601(_ text: Substring) -> Bool {
+    text.wholeMatch(of: /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z/) != nil
+}
