@@ -124,6 +124,7 @@ public enum ProtectionDomain: String, Sendable, Codable, CaseIterable {
 
 /// The keychain's access-control flags (`SecAccessControlCreateFlags`), with the platform's bit values.
 public struct AccessControlFlags: OptionSet, Sendable, Hashable, Codable {
+    /// The platform's bit values.
     public let rawValue: UInt32
     /// Creates flags from the platform's bit values.
     public init(rawValue: UInt32) { self.rawValue = rawValue }

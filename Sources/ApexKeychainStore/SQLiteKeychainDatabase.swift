@@ -43,12 +43,14 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
 
     // MARK: KeychainDatabase
 
+    /// Adds an item; `duplicateItem` when its primary key is taken.
     public func add(_ item: KeychainItem) throws(DatabaseError) {
         try write {
             try insert(item)
         }
     }
 
+    /// Replaces the attributes and value of the item under `key`.
     public func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(DatabaseError) {
         try write {
             guard let id = try rowID(key) else { throw DatabaseError(.itemNotFound, "no such item") }
@@ -61,6 +63,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
         }
     }
 
+    /// Moves the item under `key` to another account.
     public func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(DatabaseError) {
         try write {
             let select = try connection.statement(
@@ -82,6 +85,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
         }
     }
 
+    /// The attributes of every matching item; never reads a value.
     public func attributes(matching query: ItemQuery) throws(DatabaseError) -> [ItemAttributes] {
         try locked { () throws(DatabaseError) in
             let statement = try sql { () throws(SQLiteError) in
@@ -113,6 +117,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
         }
     }
 
+    /// The value of the item under `key`.
     public func value(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Data {
         try locked { () throws(DatabaseError) in
             let select = try sql { () throws(SQLiteError) in
@@ -135,6 +140,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
         }
     }
 
+    /// Deletes every matching item and returns how many there were.
     public func delete(matching query: ItemQuery) throws(DatabaseError) -> Int {
         try write {
             let statement = try connection.statement(Self.deleteSQL[Self.shape(query)])
@@ -144,6 +150,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
         }
     }
 
+    /// Deletes the item under `key`; returns whether there was one.
     public func delete(_ key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Bool {
         try write {
             let statement = try connection.statement("DELETE FROM items WHERE \(StoreSchema.primaryKeyClause)")

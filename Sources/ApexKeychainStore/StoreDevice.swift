@@ -67,6 +67,7 @@ public final class TerminalDevice: Device {
         self.passcode = passcode
     }
 
+    /// The device as it is now.
     public func state() -> DeviceState {
         DeviceState(
             platform: .linux, biometry: nil, enrolledSet: nil, biometryLockedOut: false,
@@ -75,6 +76,7 @@ public final class TerminalDevice: Device {
             session: session)
     }
 
+    /// Shows a prompt and returns how it ended.
     public func authenticate(_ request: AuthenticationRequest) async -> AuthenticationResult {
         guard request.policy != .biometryOnly else { return .unavailable }
         guard store.usesPassphrase else { return .unavailable }
@@ -92,8 +94,10 @@ public final class TerminalDevice: Device {
         }
     }
 
+    /// Whether the app's install marker exists.
     public func hasInstallMarker() -> Bool { store.installMarker }
 
+    /// Records the app's install marker.
     public func setInstallMarker() { try? store.setInstallMarker() }
 }
 

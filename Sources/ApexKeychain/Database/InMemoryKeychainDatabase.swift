@@ -38,6 +38,7 @@ public final class InMemoryKeychainDatabase: KeychainDatabase {
         state.withLock { $0.faults[$0.writes + n] = status }
     }
 
+    /// Adds an item; `duplicateItem` when its primary key is taken.
     public func add(_ item: KeychainItem) throws(DatabaseError) {
         try write { state throws(DatabaseError) in
             let key = item.attributes.primaryKey
@@ -46,6 +47,7 @@ public final class InMemoryKeychainDatabase: KeychainDatabase {
         }
     }
 
+    /// Replaces the attributes and value of the item under `key`.
     public func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(DatabaseError) {
         try write { state throws(DatabaseError) in
             guard state.items[key] != nil else { throw DatabaseError(.itemNotFound, "no such item") }
@@ -58,6 +60,7 @@ public final class InMemoryKeychainDatabase: KeychainDatabase {
         }
     }
 
+    /// Moves the item under `key` to another account.
     public func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(DatabaseError) {
         try write { state throws(DatabaseError) in
             guard var item = state.items[key] else { throw DatabaseError(.itemNotFound, "no such item") }
@@ -71,10 +74,12 @@ public final class InMemoryKeychainDatabase: KeychainDatabase {
         }
     }
 
+    /// The attributes of every matching item; never reads a value.
     public func attributes(matching query: ItemQuery) throws(DatabaseError) -> [ItemAttributes] {
         state.withLock { state in state.items.values.lazy.map(\.attributes).filter(query.matches) }
     }
 
+    /// The value of the item under `key`.
     public func value(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Data {
         guard let item = state.withLock({ $0.items[key] }) else {
             throw DatabaseError(.itemNotFound, "no such item")
@@ -82,6 +87,7 @@ public final class InMemoryKeychainDatabase: KeychainDatabase {
         return item.value
     }
 
+    /// Deletes every matching item and returns how many there were.
     public func delete(matching query: ItemQuery) throws(DatabaseError) -> Int {
         try write { state throws(DatabaseError) in
             let keys = state.items.filter { query.matches($0.value.attributes) }.map(\.key)
@@ -90,10 +96,12 @@ public final class InMemoryKeychainDatabase: KeychainDatabase {
         }
     }
 
+    /// Deletes the item under `key`; returns whether there was one.
     public func delete(_ key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Bool {
         try write { state throws(DatabaseError) in state.items.removeValue(forKey: key) != nil }
     }
 
+    /// Runs `body` with no other writer in between (not atomic: each call may fail on its own).
     public func exclusively<T>(_ body: () throws -> T) throws -> T {
         writer.lock()
         defer { writer.unlock() }

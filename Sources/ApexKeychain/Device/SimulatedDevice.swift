@@ -70,6 +70,7 @@ public final class SimulatedDevice: Device {
         defaultAccessGroup = "\(teamIdentifier).\(bundleIdentifier)"
     }
 
+    /// The device as it is now.
     public func state() -> DeviceState {
         store.withLock { s in
             DeviceState(
@@ -80,6 +81,7 @@ public final class SimulatedDevice: Device {
         }
     }
 
+    /// Shows a prompt and returns how it ended.
     public func authenticate(_ request: AuthenticationRequest) async -> AuthenticationResult {
         store.withLock { s in
             let biometryUsable = s.biometry != nil && s.enrolledSet != nil && !s.lockedOut
@@ -97,8 +99,10 @@ public final class SimulatedDevice: Device {
         }
     }
 
+    /// Whether the app's install marker exists.
     public func hasInstallMarker() -> Bool { store.withLock { $0.installMarker } }
 
+    /// Records the app's install marker.
     public func setInstallMarker() { store.withLock { $0.installMarker = true } }
 
     // MARK: Scripting
