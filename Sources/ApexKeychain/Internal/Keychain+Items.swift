@@ -153,7 +153,7 @@ extension Keychain {
             let request = AuthenticationRequest(
                 policy: Self.policy(metadata.accessControl), prompt: (prompt ?? Prompt()).merged(over: options.prompt),
                 service: service, key: key)
-            let result = await PromptCoordinator.shared.authorize(
+            let result = await PromptCoordinator.of(device).authorize(
                 device: device, request: request, accessControl: metadata.accessControl,
                 authValidity: metadata.authValidity)
             try Self.check(result, metadata.accessControl, device.state())

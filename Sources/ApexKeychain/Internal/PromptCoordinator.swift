@@ -1,9 +1,29 @@
-/// Shows prompts one at a time, in the order the reads asked, and keeps the authValidity windows.
+import Synchronization
+
+/// Shows one device's prompts one at a time, in the order the reads asked, and keeps its authValidity windows.
 ///
-/// A window belongs to one device session (a launch, until the app goes to the background), one service and one
-/// access control; it lives in memory only, so the first read after start always prompts.
+/// Every keychain on a device shares the device's coordinator. A window belongs to one device session (a launch,
+/// until the app goes to the background), one service and one access control; it lives in memory only, so the
+/// first read after start always prompts.
 actor PromptCoordinator {
-    static let shared = PromptCoordinator()
+    private struct Entry: Sendable {
+        weak var device: (any Device)?
+        let coordinator: PromptCoordinator
+    }
+
+    private static let coordinators = Mutex<[ObjectIdentifier: Entry]>([:])
+
+    /// The coordinator of `device` (one per device object while it lives).
+    static func of(_ device: any Device) -> PromptCoordinator {
+        coordinators.withLock { coordinators in
+            let id = ObjectIdentifier(device)
+            if let entry = coordinators[id], entry.device === device { return entry.coordinator }
+            coordinators = coordinators.filter { $0.value.device != nil }
+            let coordinator = PromptCoordinator()
+            coordinators[id] = Entry(device: device, coordinator: coordinator)
+            return coordinator
+        }
+    }
 
     private struct WindowKey: Hashable {
         var session: String
