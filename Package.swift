@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "ApexKeychain", targets: ["ApexKeychain"]),
         .library(name: "ApexKeychainStore", targets: ["ApexKeychainStore"]),
+        .library(name: "ApexDumps", targets: ["ApexDumps"]),
         .executable(name: "apex-keychain", targets: ["apex-keychain"]),
         .executable(name: "apex-keychain-demo", targets: ["apex-keychain-demo"]),
         .executable(name: "apex-keychain-bench", targets: ["apex-keychain-bench"]),
@@ -26,6 +27,9 @@ let package = Package(
         .target(
             name: "ApexKeychainStore", dependencies: ["ApexKeychain", "CSQLite", "CSodium"],
             path: "Sources/ApexKeychainStore"),
+        .target(
+            name: "ApexDumps", dependencies: ["ApexKeychain", "CSQLite", "CLibXML2"],
+            path: "Sources/ApexDumps"),
         .executableTarget(
             name: "apex-keychain", dependencies: ["ApexKeychain", "ApexKeychainStore"],
             path: "Sources/apex-keychain"),
@@ -36,6 +40,10 @@ let package = Package(
         .executableTarget(
             name: "store-writer", dependencies: ["ApexKeychain", "ApexKeychainStore"],
             path: "Tests/Support/store-writer"),
+        // Writes the generated sample dumps of samples/ and the test fixtures (made-up secrets only).
+        .executableTarget(
+            name: "dump-samples", dependencies: ["ApexDumps", "CSQLite", "CSodium"],
+            path: "Sources/dump-samples"),
         .executableTarget(
             name: "apex-keychain-demo", dependencies: ["ApexKeychain"],
             path: "Sources/apex-keychain-demo"),
@@ -46,6 +54,9 @@ let package = Package(
         .testTarget(
             name: "ApexKeychainStoreTests", dependencies: ["ApexKeychain", "ApexKeychainStore", "CSQLite", "store-writer"],
             path: "Tests/ApexKeychainStoreTests"),
+        .testTarget(
+            name: "ApexDumpsTests", dependencies: ["ApexDumps", "ApexKeychain", "CSQLite", "dump-samples"],
+            path: "Tests/ApexDumpsTests", resources: [.copy("Fixtures")]),
         .testTarget(
             name: "CLITests", dependencies: ["apex-keychain"],
             path: "Tests/CLITests"),

@@ -1,4 +1,4 @@
-import ApexKeychain
+@testable import ApexKeychain
 import Foundation
 import Synchronization
 import Testing
@@ -51,10 +51,23 @@ private final class PromptRecordingDevice: Device {
     func setInstallMarker() { inner.setInstallMarker() }
 }
 
-/// Waits until `condition` holds, recording an issue after five seconds.
+/// Waits until `condition` holds, recording an issue after a minute (a loaded machine can be slow; a healthy
+/// run takes milliseconds).
 private func waitUntil(_ what: String, _ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(5)
+    let deadline = ContinuousClock.now + .seconds(60)
     while !condition() {
+        if ContinuousClock.now > deadline {
+            Issue.record("timed out waiting until \(what)")
+            return
+        }
+        try await Task.sleep(for: .milliseconds(1))
+    }
+}
+
+/// As ``waitUntil(_:_:)``, for a condition that must await.
+private func waitUntilAsync(_ what: String, _ condition: () async -> Bool) async throws {
+    let deadline = ContinuousClock.now + .seconds(60)
+    while await !condition() {
         if ContinuousClock.now > deadline {
             Issue.record("timed out waiting until \(what)")
             return
@@ -174,15 +187,15 @@ struct PromptTests {
         for key in keys { try await kc.setItem(key, key, SetOptions(accessControl: .biometryAny)) }
         var reads: [Task<String?, any Error>] = []
         for (index, key) in keys.enumerated() {
-            let asked = device.snapshot.stateCalls
             reads.append(Task { try await kc.getItem(key) })
             if index == 0 {
                 // The first read holds the prompt; every later one must queue behind it.
                 try await waitUntil("the first prompt is on screen") { device.snapshot.started == 1 }
             } else {
-                // The read has looked at the device (its last step before asking for a prompt); let it queue.
-                try await waitUntil("read \(key) reaches the device") { device.snapshot.stateCalls > asked }
-                try await Task.sleep(for: .milliseconds(20))
+                // Let the read queue behind the prompt on screen before the next one is asked.
+                try await waitUntilAsync("read \(key) queues for the prompt") {
+                    await PromptCoordinator.of(device).waitingCount == index
+                }
             }
         }
         device.release()

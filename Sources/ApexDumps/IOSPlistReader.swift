@@ -1,0 +1,392 @@
+import ApexKeychain
+import Foundation
+
+/// Reads iOS keychain dumps written as property lists (XML or binary): `SecItemCopyMatching`-style attribute
+/// dictionaries, as on-device dumpers and decrypted forensic exports write them.
+///
+/// ### Structure
+/// The top level is either an array of item dictionaries (locations `item 1`, `item 2`, …) or a dictionary of
+/// such arrays keyed by class, `genp`, `inet`, `cert`, `keys`, `idnt` (locations `genp item 1`, …; other
+/// top-level keys, such as a backup's `keybag-uuid`, are not items and are left out).
+///
+/// Item keys are the keychain's attribute names. `svce`, `acct` and `gena` may be strings or data; `crtr` an
+/// integer, a decimal string or four characters (`ApxK`); `sync` 0/1 or a boolean; `cdat`/`mdat` dates,
+/// `CFAbsoluteTime` numbers, or ISO 8601 or NSDate-description (`2018-07-21 18:11:15 +0000`) text; `accc` serialized DER data or the text form of a
+/// `SecAccessControlRef` (see ``AccessControlDecoder``). Text attributes given as UTF-8 data are read as text;
+/// `labl`, `srvr`, `path`, `atyp` and `sdmn` data that is not UTF-8 is kept in `extra` as `hex:…`. Every other
+/// key is kept in ``KeychainRecord/extra`` as text (data as `hex:…`).
+///
+/// An item's class is its `class`; else the dictionary key it sits under; else, in the array form, `inet` when
+/// it has an internet-password attribute (`srvr`, `ptcl`, `port`, `path`, `atyp`, `sdmn`) and `genp` when it
+/// has `svce` or `gena`. Any other item without a class is an error.
+///
+/// Two kinds of plist that are not attribute dumps are refused with ``DumpError/Kind/unsupported``:
+/// - an encrypted iTunes/Finder `keychain-backup.plist`, whose items hold only `v_Data` (a blob sealed to the
+///   backup keybag, attributes included) and `v_PersistentRef`;
+/// - an iphone-dataprotection device-keys plist (`key835`, `KeyBagKeys`, …), which holds keys, not items.
+public enum IOSPlistReader {
+    /// Whether the first bytes of a file look like a property list: the `bplist00` magic, or XML that declares
+    /// a `plist` in its first kilobyte.
+    ///
+    /// - Parameter prefix: the file's first bytes (a kilobyte is enough).
+    public static func looksLike(_ prefix: Data) -> Bool {
+        if prefix.starts(with: Array("bplist00".utf8)) { return true }
+        var head = Array(prefix.prefix(1024))
+        if head.starts(with: [0xEF, 0xBB, 0xBF]) { head.removeFirst(3) }
+        let text = String(decoding: head, as: UTF8.self).drop { $0.isWhitespace }
+        guard text.hasPrefix("<?xml") || text.hasPrefix("<!DOCTYPE plist") || text.hasPrefix("<plist") else {
+            return false
+        }
+        return text.contains("<plist") || text.contains("DOCTYPE plist")
+    }
+
+    /// Reads the keychain items of a plist dump.
+    ///
+    /// - Parameters:
+    ///   - data: the file's bytes.
+    ///   - path: the file's path, for errors and nothing else.
+    /// - Returns: the items in file order (class by class in the order `genp`, `inet`, `cert`, `keys`, `idnt`
+    ///   for the dictionary form).
+    /// - Throws: ``DumpError`` with kind `.malformed` when the file is not an XML or binary plist, is truncated,
+    ///   nests deeper than ``DumpLimits/maxDepth``, or holds an item or attribute of the wrong type (the message
+    ///   names the item and the attribute, never a value); `.unsupported` for an encrypted backup or a
+    ///   device-keys plist (see the type's documentation).
+    public static func read(_ data: Data, path: String) throws(DumpError) -> [KeychainRecord] {
+        let root = try parse(data, path: path)
+        let items = try items(in: root, path: path)
+        try refuseEncryptedBackup(items, root: root, path: path)
+        var records: [KeychainRecord] = []
+        records.reserveCapacity(items.count)
+        for item in items {
+            records.append(try PlistItem(item, path: path).record())
+        }
+        return records
+    }
+
+    /// One item as found: where it is, the class of the array it sits in, its attributes and its depth.
+    struct FoundItem {
+        var location: String
+        var classKey: String?
+        var attributes: [String: Any]
+        var depth: Int
+    }
+
+    private static func parse(_ data: Data, path: String) throws(DumpError) -> Any {
+        guard !data.isEmpty else { throw DumpError(.malformed, path: path, "the file is empty") }
+        guard data.count <= DumpLimits.maxFileBytes else {
+            throw DumpError(.malformed, path: path, "the file is larger than \(DumpLimits.maxFileBytes) bytes")
+        }
+        var format = PropertyListSerialization.PropertyListFormat.xml
+        let root: Any
+        do {
+            root = try PropertyListSerialization.propertyList(from: data, options: [], format: &format)
+        } catch {
+            let kind =
+                data.starts(with: Array("bplist".utf8))
+                ? "a binary property list that is malformed or truncated"
+                : looksLike(data) ? "an XML property list that is malformed, truncated or nested too deeply"
+                : "not a property list (XML or binary)"
+            throw DumpError(.malformed, path: path, "the file is \(kind)")
+        }
+        guard format == .xml || format == .binary else {
+            throw DumpError(.malformed, path: path, "the file is not an XML or binary property list")
+        }
+        return root
+    }
+
+    private static func items(in root: Any, path: String) throws(DumpError) -> [FoundItem] {
+        var found: [(location: String, classKey: String?, value: Any, depth: Int)] = []
+        switch IOSAttributes.FoundValue(root) {
+        case .array(let elements):
+            for (index, element) in elements.enumerated() {
+                found.append(("item \(index + 1)", nil, element, 2))
+            }
+        case .dictionary(let top):
+            let classKeys = IOSAttributes.classOrder.filter { top[AnyHashable($0)] != nil }
+            guard !classKeys.isEmpty else { throw noItems(top, path: path) }
+            for key in classKeys {
+                let value = IOSAttributes.FoundValue(top[AnyHashable(key)]!)
+                guard case .array(let elements) = value else {
+                    throw DumpError(.malformed, path: path, "\(key) is \(value.kindName), expected an array of items")
+                }
+                for (index, element) in elements.enumerated() {
+                    found.append(("\(key) item \(index + 1)", key, element, 3))
+                }
+            }
+        case let other:
+            throw DumpError(
+                .malformed, path: path,
+                "the top level is \(other.kindName), expected an array of items or a dictionary of item arrays by class")
+        }
+        var items: [FoundItem] = []
+        items.reserveCapacity(found.count)
+        for entry in found {
+            let value = IOSAttributes.FoundValue(entry.value)
+            guard case .dictionary(let dictionary) = value else {
+                throw DumpError(.malformed, path: path, "\(entry.location) is \(value.kindName), expected a dictionary")
+            }
+            guard let attributes = dictionary as? [String: Any] else {
+                throw DumpError(.malformed, path: path, "\(entry.location) has a key that is not a string")
+            }
+            items.append(FoundItem(location: entry.location, classKey: entry.classKey, attributes: attributes, depth: entry.depth))
+        }
+        return items
+    }
+
+    /// The error for a top-level dictionary without class arrays.
+    private static func noItems(_ top: [AnyHashable: Any], path: String) -> DumpError {
+        let deviceKeys = ["key835", "key89A", "key89B", "KeyBagKeys", "EMF", "DKey", "keybags"]
+        if deviceKeys.filter({ top[AnyHashable($0)] != nil }).count >= 2 {
+            return DumpError(
+                .unsupported, path: path,
+                "this is a device-keys plist (device keys and a keybag, as iphone-dataprotection writes), not a keychain dump: it holds no items")
+        }
+        return DumpError(
+            .malformed, path: path,
+            "no keychain items: the top-level dictionary has none of the class arrays genp, inet, cert, keys, idnt")
+    }
+
+    /// Refuses a file whose every item is a backup's sealed pair `{v_Data, v_PersistentRef}`.
+    private static func refuseEncryptedBackup(_ items: [FoundItem], root: Any, path: String) throws(DumpError) {
+        guard !items.isEmpty, items.allSatisfy({ isBackupPair($0.attributes) }) else { return }
+        let hasKeybagUUID: Bool = {
+            if case .dictionary(let top) = IOSAttributes.FoundValue(root) { return top[AnyHashable("keybag-uuid")] != nil }
+            return false
+        }()
+        let headers = items.compactMap { sealedBlob($0.attributes) }
+        guard hasKeybagUUID || headers.count == items.count else { return }
+        let versions = Set(headers.map(\.version)).sorted().map(String.init).joined(separator: ", ")
+        let detail = versions.isEmpty ? "" : " (blob version \(versions))"
+        throw DumpError(
+            .unsupported, path: path,
+            "this is an encrypted keychain backup (keychain-backup.plist): its \(items.count) items hold only v_Data sealed to the backup keybag\(detail) and v_PersistentRef; their attributes and secrets can't be read without decrypting the backup")
+    }
+
+    /// Whether an item has nothing but `v_Data`, `v_PersistentRef` (and perhaps `class`).
+    static func isBackupPair(_ attributes: [String: Any]) -> Bool {
+        attributes["v_Data"] != nil && attributes.keys.allSatisfy { ["v_Data", "v_PersistentRef", "class"].contains($0) }
+    }
+
+    /// The header of a backup item's `v_Data` when the item is a backup pair whose data starts like a sealed
+    /// keychain blob of versions 0–3 (`uint32 version | uint32 keyclass | uint32 wrapped length`, little-endian).
+    static func sealedBlob(_ attributes: [String: Any]) -> (version: UInt32, keyClass: UInt32)? {
+        guard isBackupPair(attributes), let data = attributes["v_Data"] as? Data, data.count >= 12 + 16 else { return nil }
+        let bytes = [UInt8](data.prefix(12))
+        func word(_ offset: Int) -> UInt32 {
+            (0..<4).reduce(0) { $0 | UInt32(bytes[offset + $1]) << (8 * UInt32($1)) }
+        }
+        let version = word(0) & 0x7FFF_FFFF
+        let keyClass = word(4) & 0x1F
+        guard version <= 3, (6...12).contains(keyClass) else { return nil }
+        // Version 0 has a fixed 40-byte wrapped key and no length word; the check below is then a little strict.
+        let wrappedLength = version == 0 ? 40 : Int(word(8))
+        guard wrappedLength > 0, wrappedLength <= 1024, 12 + wrappedLength + 16 <= data.count else { return nil }
+        return (version, keyClass)
+    }
+}
+
+/// One plist item turned into a record; errors name the item and the attribute.
+private struct PlistItem {
+    typealias Found = IOSAttributes.FoundValue
+
+    let item: IOSPlistReader.FoundItem
+    let path: String
+
+    init(_ item: IOSPlistReader.FoundItem, path: String) {
+        self.item = item
+        self.path = path
+    }
+
+    private static let internetKeys: Set<String> = ["srvr", "ptcl", "port", "path", "atyp", "sdmn"]
+
+    func record() throws(DumpError) -> KeychainRecord {
+        var record = KeychainRecord(location: item.location, itemClass: "")
+        var itemClass: String?
+        for key in item.attributes.keys.sorted() {
+            let raw = item.attributes[key]!
+            let value = Found(raw)
+            switch key {
+            case "class": itemClass = IOSAttributes.itemClass(try text(value, key))
+            case "svce": record.service = try bytes(value, key)
+            case "acct": record.account = try bytes(value, key)
+            case "gena": record.generic = try bytes(value, key)
+            case "v_Data": record.value = try secret(value)
+            case "pdmn": record.protection = IOSAttributes.protectionCode(try text(value, key))
+            case "agrp": record.accessGroup = try text(value, key)
+            case "labl": record.label = try blobText(value, key, extra: &record.extra)
+            case "crtr": record.creator = try creator(value)
+            case "sync": record.synchronizable = try synchronizable(value)
+            case "cdat": record.createdAt = try date(value, key)
+            case "mdat": record.modifiedAt = try date(value, key)
+            case "srvr": record.server = try blobText(value, key, extra: &record.extra)
+            case "ptcl": record.protocolCode = try protocolCode(value)
+            case "port": record.port = try port(value)
+            case "path": record.path = try blobText(value, key, extra: &record.extra)
+            case "atyp": record.authenticationType = try blobText(value, key, extra: &record.extra)
+            case "sdmn": record.securityDomain = try blobText(value, key, extra: &record.extra)
+            case "accc": record.accessControl = try accessControl(value)
+            default:
+                guard let text = IOSAttributes.extraText(raw, depth: item.depth) else {
+                    throw error("\(key) nests deeper than \(DumpLimits.maxDepth) levels")
+                }
+                record.extra[key] = text
+            }
+        }
+        if let found = itemClass ?? item.classKey {
+            record.itemClass = found
+        } else {
+            record.itemClass = try inferredClass()
+        }
+        if IOSPlistReader.isBackupPair(item.attributes), let header = IOSPlistReader.sealedBlob(item.attributes) {
+            record.value = .damaged(
+                "v_Data is a sealed keychain blob (version \(header.version), key class \(header.keyClass)), not the secret")
+        }
+        return record
+    }
+
+    private func error(_ message: String) -> DumpError {
+        DumpError(.malformed, path: path, "\(item.location): \(message)")
+    }
+
+    private func inferredClass() throws(DumpError) -> String {
+        let keys = item.attributes.keys
+        if keys.contains(where: Self.internetKeys.contains) { return "inet" }
+        if keys.contains("svce") || keys.contains("gena") { return "genp" }
+        throw error("has no class, and no attribute that tells a generic password from an internet password")
+    }
+
+    /// `svce` / `acct` / `gena`: text or bytes as found.
+    private func bytes(_ value: Found, _ key: String) throws(DumpError) -> DumpBytes {
+        switch value {
+        case .string(let text): return .string(text)
+        case .data(let data): return .data(data)
+        default: throw error("\(key) is \(value.kindName), expected a string or data")
+        }
+    }
+
+    /// A text attribute; UTF-8 data is read as text (old decrypted exports wrote every value as data).
+    private func text(_ value: Found, _ key: String) throws(DumpError) -> String {
+        switch value {
+        case .string(let text): return text
+        case .data(let data):
+            guard let text = String(validating: data, as: UTF8.self) else { throw error("\(key) is data that is not UTF-8 text") }
+            return text
+        default: throw error("\(key) is \(value.kindName), expected a string")
+        }
+    }
+
+    /// A Blob-kind attribute that the record holds as text: data that is not UTF-8 goes to `extra` as `hex:…`.
+    private func blobText(_ value: Found, _ key: String, extra: inout [String: String]) throws(DumpError) -> String? {
+        switch value {
+        case .string(let text): return text
+        case .data(let data):
+            if let text = String(validating: data, as: UTF8.self) { return text }
+            extra[key] = "hex:" + IOSAttributes.hex(data)
+            return nil
+        default: throw error("\(key) is \(value.kindName), expected a string or data")
+        }
+    }
+
+    /// `v_Data`: data as found; a string is taken as its UTF-8 bytes.
+    private func secret(_ value: Found) throws(DumpError) -> DumpValue {
+        switch value {
+        case .data(let data): return .data(data)
+        case .string(let text): return .data(Data(text.utf8))
+        default: throw error("v_Data is \(value.kindName), expected data")
+        }
+    }
+
+    private func creator(_ value: Found) throws(DumpError) -> UInt32 {
+        switch value {
+        case .string(let text):
+            guard let code = IOSAttributes.fourCharCode(text: text) else {
+                throw error("crtr is text that is neither a decimal number nor four characters")
+            }
+            return code
+        case .integer, .unsignedInteger, .real:
+            guard let number = value.integer, let code = IOSAttributes.fourCharCode(integer: number) else {
+                throw error("crtr is a number that is not a 32-bit four-character code")
+            }
+            return code
+        default:
+            throw error("crtr is \(value.kindName), expected an integer or a four-character code")
+        }
+    }
+
+    private func synchronizable(_ value: Found) throws(DumpError) -> Bool {
+        switch value {
+        case .boolean(let flag): return flag
+        case .integer(0): return false
+        case .integer(1): return true
+        case .integer, .unsignedInteger, .real: throw error("sync is a number other than 0 or 1")
+        default: throw error("sync is \(value.kindName), expected 0, 1 or a boolean")
+        }
+    }
+
+    /// A date, `CFAbsoluteTime` seconds, or ISO 8601 / NSDate-description text.
+    private func date(_ value: Found, _ key: String) throws(DumpError) -> Date {
+        switch value {
+        case .date(let date): return date
+        case .integer(let seconds):
+            guard let date = IOSAttributes.date(absoluteTime: Double(seconds)) else { throw error("\(key) is out of range") }
+            return date
+        case .real(let seconds):
+            guard let date = IOSAttributes.date(absoluteTime: seconds) else { throw error("\(key) is out of range") }
+            return date
+        case .string(let text):
+            guard let date = IOSAttributes.date(iso8601: text) ?? IOSAttributes.date(objectionText: text) else {
+                throw error("\(key) is text that is not a date")
+            }
+            return date
+        default:
+            throw error("\(key) is \(value.kindName), expected a date")
+        }
+    }
+
+    /// `ptcl`: text as found (`htps`); a number is shown as its four characters when they are printable.
+    private func protocolCode(_ value: Found) throws(DumpError) -> String {
+        switch value {
+        case .integer(let number):
+            if let code = IOSAttributes.fourCharCode(integer: number), number > 0xFFFF,
+                let characters = IOSAttributes.fourCharString(code)
+            {
+                return characters
+            }
+            return String(number)
+        case .string, .data:
+            return try text(value, "ptcl")
+        default:
+            throw error("ptcl is \(value.kindName), expected a string or an integer")
+        }
+    }
+
+    private func port(_ value: Found) throws(DumpError) -> Int {
+        let number: Int64?
+        switch value {
+        case .integer, .real: number = value.integer
+        case .string(let text): number = text.utf8.count <= 5 ? Int64(text) : nil
+        default: throw error("port is \(value.kindName), expected an integer")
+        }
+        guard let number, (0...65_535).contains(number) else { throw error("port is not a port number (0 to 65535)") }
+        return Int(number)
+    }
+
+    /// `accc`: serialized DER data, or the text form of a `SecAccessControlRef`.
+    private func accessControl(_ value: Found) throws(DumpError) -> AccessControlDescription {
+        switch value {
+        case .data(let data):
+            do {
+                return try AccessControlDecoder.decode(der: data)
+            } catch {
+                throw self.error("accc: \(error.message)")
+            }
+        case .string(let text):
+            guard let description = AccessControlDecoder.decode(text: text) else {
+                throw error("accc is text that is not an access-control description")
+            }
+            return description
+        default:
+            throw error("accc is \(value.kindName), expected data or text")
+        }
+    }
+}

@@ -1,0 +1,651 @@
+import CSQLite
+import Foundation
+
+/// Reads a decrypted keychain export: a SQLite database with `genp` (generic password) and `inet` (internet
+/// password) tables whose columns carry the keychain's attribute names and hold cleartext values.
+///
+/// Columns are found with `PRAGMA table_info`. The value is the `v_Data` column, or `data` when there is no
+/// `v_Data`. Every value is read by its storage class (`sqlite3_column_type`), as securityd does, not by the
+/// declared column type: `svce`, `acct` and `gena` come back as ``DumpBytes/string(_:)`` for TEXT and
+/// ``DumpBytes/data(_:)`` for BLOB; `cdat`/`mdat` may be REAL or INTEGER seconds since 2001-01-01 UTC
+/// (CFAbsoluteTime) or TEXT dates; `crtr` may be INTEGER or TEXT (a number or a four-character code); `accc` is
+/// left undecoded in `extra["accc"]` (`hex:…` for a BLOB). Every other column goes to ``KeychainRecord/extra``
+/// as text (`hex:…` for BLOBs). Only the `genp` and `inet` tables are read.
+///
+/// A device `keychain-2.db` has the same tables, but its attribute columns hold SHA-1 hashes and its `data`
+/// column holds encrypted, versioned blobs; it is recognised and refused as ``DumpError/Kind/unsupported``.
+///
+/// The file given is evidence and is never modified: it is copied, with its `-wal` and `-shm` files when they
+/// exist, into a fresh private temporary folder, the copy is opened with `SQLITE_OPEN_READONLY` (so rows that are
+/// still only in the write-ahead log are read), and the folder is removed afterwards. Rows are streamed.
+public enum KeychainSQLiteReader {
+    /// Whether `prefix` (the first bytes of a file) is a SQLite 3 database. Whether it is a keychain export is
+    /// only known once it is read.
+    public static func looksLike(_ prefix: Data) -> Bool {
+        prefix.starts(with: sqliteMagic)
+    }
+
+    /// Reads the items of a keychain export.
+    ///
+    /// - Parameter path: The database file. Its `-wal` and `-shm` companions, if any, are read too.
+    /// - Returns: The records of `genp`, then `inet`, each in row order; `location` is `genp row <rowid>`.
+    /// - Throws: ``DumpError``: ``DumpError/Kind/unreadable`` when the file can't be opened or copied;
+    ///   ``DumpError/Kind/malformed`` when it is empty, too large, not SQLite, damaged, or a SQLite database
+    ///   without `genp`/`inet` tables ("not a keychain database"); ``DumpError/Kind/unsupported`` for an
+    ///   encrypted device keychain.
+    public static func read(path: String) throws(DumpError) -> [KeychainRecord] {
+        let folder = try makePrivateFolder(for: path)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let copy = folder + "/keychain.db"
+        try copyDatabase(from: path, to: copy)
+        return try readCopy(copy, path: path)
+    }
+
+    // MARK: - Copying
+
+    private static let sqliteMagic = Data("SQLite format 3\0".utf8)
+
+    private static func makePrivateFolder(for path: String) throws(DumpError) -> String {
+        let base = FileManager.default.temporaryDirectory.path
+        var template = Array((base + "/apex-dumps-sqlite.XXXXXX").utf8CString)
+        guard let created = mkdtemp(&template) else {
+            throw DumpError(.unreadable, path: path, "cannot create a temporary folder for a copy (errno \(errno))")
+        }
+        return String(cString: created)
+    }
+
+    /// Copies the database and its `-wal` / `-shm` files. The copies are owner-only and writable, so that SQLite
+    /// can rebuild its shared-memory index next to them; the originals are only read.
+    private static func copyDatabase(from path: String, to copy: String) throws(DumpError) {
+        guard let main = try openSource(path, path: path, required: true) else {
+            throw DumpError(.unreadable, path: path, "the file does not exist")
+        }
+        defer { close(main.descriptor) }
+        guard main.size > 0 else { throw DumpError(.malformed, path: path, "empty file, not a SQLite database") }
+        var magic = [UInt8](repeating: 0, count: sqliteMagic.count)
+        let got = pread(main.descriptor, &magic, magic.count, 0)
+        guard got == magic.count, Data(magic) == sqliteMagic else {
+            throw DumpError(.malformed, path: path, "not a SQLite database (no SQLite header)")
+        }
+        let wal = try openSource(path + "-wal", path: path, required: false)
+        defer { if let wal { close(wal.descriptor) } }
+        let total = main.size + (wal?.size ?? 0)
+        guard total <= DumpLimits.maxFileBytes else {
+            throw DumpError(
+                .malformed, path: path,
+                "\(total) bytes\(wal == nil ? "" : " (with its -wal file)") is larger than the \(DumpLimits.maxFileBytes >> 20) MiB limit for a dump")
+        }
+        // A file that grows while it is copied is cut off at the limit rather than followed.
+        var budget = DumpLimits.maxFileBytes
+        try copyContents(of: main.descriptor, to: copy, budget: &budget, path: path)
+        if let wal { try copyContents(of: wal.descriptor, to: copy + "-wal", budget: &budget, path: path) }
+        // The -shm index is only a cache that SQLite checks (and, as the only user of the copy, rebuilds from the
+        // WAL); copy it when it can be read.
+        if let shm = try? openSource(path + "-shm", path: path, required: false) {
+            defer { close(shm.descriptor) }
+            var shmBudget = DumpLimits.maxFileBytes
+            try copyContents(of: shm.descriptor, to: copy + "-shm", budget: &shmBudget, path: path)
+        }
+    }
+
+    /// Opens `file` for reading without blocking (a FIFO must not hang the reader) and checks it is a regular
+    /// file. A missing optional file is nil.
+    private static func openSource(_ file: String, path: String, required: Bool) throws(DumpError)
+        -> (descriptor: Int32, size: Int)?
+    {
+        let descriptor = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let code = errno
+            if !required && code == ENOENT { return nil }
+            let what = file == path ? "the file" : "its \(file.hasSuffix("-wal") ? "-wal" : "-shm") file"
+            throw DumpError(
+                .unreadable, path: path,
+                code == ENOENT ? "\(what) does not exist" : "cannot open \(what): \(String(cString: strerror(code)))")
+        }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            close(descriptor)
+            throw DumpError(.unreadable, path: path, "\(file == path ? "the path" : file) is not a regular file")
+        }
+        return (descriptor, Int(info.st_size))
+    }
+
+    /// Streams `source` into a new owner-only file, at most `budget` bytes (the budget is spent).
+    private static func copyContents(of source: Int32, to destination: String, budget: inout Int, path: String)
+        throws(DumpError)
+    {
+        let output = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard output >= 0 else {
+            throw DumpError(.unreadable, path: path, "cannot create a temporary copy (errno \(errno))")
+        }
+        defer { close(output) }
+        let chunk = 1 << 20
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunk, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset: off_t = 0
+        while true {
+            let count = pread(source, buffer, chunk, offset)
+            if count < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                throw DumpError(.unreadable, path: path, "read failed: \(String(cString: strerror(errno)))")
+            }
+            if count == 0 { return }
+            guard count <= budget else {
+                throw DumpError(
+                    .malformed, path: path, "the file grew past the \(DumpLimits.maxFileBytes >> 20) MiB limit for a dump while it was copied")
+            }
+            budget -= count
+            var written = 0
+            while written < count {
+                let result = write(output, buffer + written, count - written)
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    throw DumpError(.unreadable, path: path, "cannot write a temporary copy: \(String(cString: strerror(errno)))")
+                }
+                written += result
+            }
+            offset += off_t(count)
+        }
+    }
+
+    // MARK: - Reading the copy
+
+    private static func readCopy(_ copy: String, path: String) throws(DumpError) -> [KeychainRecord] {
+        do {
+            let database = try ReadOnlyDatabase(path: copy)
+            // Untrusted schema: functions in it (generated columns, defaults) may only be side-effect free.
+            try database.execute("PRAGMA trusted_schema = OFF")
+            try database.execute("PRAGMA cell_size_check = ON")
+
+            let schema = try readSchema(database, path: path)
+            guard !schema.itemTables.isEmpty else {
+                throw DumpError(.malformed, path: path, "not a keychain database: it has no genp or inet table")
+            }
+            var records: [KeychainRecord] = []
+            for table in schema.itemTables {
+                try readTable(table, database: database, hasVersionTable: schema.hasVersionTable, path: path, into: &records)
+            }
+            if records.isEmpty && schema.hasVersionTable
+                && schema.itemTables.allSatisfy({ !$0.columns.contains { $0.caseInsensitiveCompare("v_Data") == .orderedSame } })
+            {
+                throw deviceKeychainError(path)
+            }
+            return records
+        } catch let failure as SQLiteFailure {
+            throw failure.dumpError(path)
+        } catch let error as DumpError {
+            throw error
+        } catch {
+            throw DumpError(.malformed, path: path, "cannot read the database")
+        }
+    }
+
+    private static func deviceKeychainError(_ path: String) -> DumpError {
+        DumpError(
+            .unsupported, path: path,
+            "an encrypted device keychain (keychain-2.db): securityd stores its attributes as SHA-1 hashes and its values encrypted with keys that never leave the device, so it can't be read offline; a decrypted export of the items is needed instead")
+    }
+
+    private struct ItemTable {
+        var name: String
+        var columns: [String]
+    }
+
+    private struct Schema {
+        var itemTables: [ItemTable]
+        var hasVersionTable: Bool
+    }
+
+    private static func readSchema(_ database: ReadOnlyDatabase, path: String) throws -> Schema {
+        var found: [String: (type: String, sql: String)] = [:]
+        let statement = try database.prepare("SELECT type, name, sql FROM sqlite_master WHERE type IN ('table', 'view')")
+        while try statement.step() {
+            guard let name = statement.text(1)?.lowercased(), ["genp", "inet", "tversion"].contains(name) else { continue }
+            found[name] = (statement.text(0) ?? "", statement.text(2) ?? "")
+        }
+        var tables: [ItemTable] = []
+        for name in ["genp", "inet"] {
+            guard let entry = found[name] else { continue }
+            let isVirtual = entry.sql.uppercased().filter { !$0.isWhitespace }.hasPrefix("CREATEVIRTUAL")
+            guard entry.type == "table", !isVirtual else {
+                throw DumpError(.malformed, path: path, "not a keychain database: \(name) is a view or a virtual table, not a table")
+            }
+            let info = try database.prepare("PRAGMA table_info(\(name))")
+            var columns: [String] = []
+            while try info.step() {
+                if let column = info.text(1) { columns.append(column) }
+            }
+            tables.append(ItemTable(name: name, columns: columns))
+        }
+        return Schema(itemTables: tables, hasVersionTable: found["tversion"]?.type == "table")
+    }
+
+    /// What a column holds for the record.
+    private enum Role {
+        case service, account, generic, value, protection, accessGroup, label, creator, synchronizable
+        case createdAt, modifiedAt, server, protocolCode, port, path, authenticationType, securityDomain
+        case accessControl, extra
+    }
+
+    private static func roles(for columns: [String]) -> (roles: [Role], valueIndex: Int?) {
+        let valueColumn =
+            columns.firstIndex { $0.caseInsensitiveCompare("v_Data") == .orderedSame }
+            ?? columns.firstIndex { $0.caseInsensitiveCompare("data") == .orderedSame }
+        let roles = columns.enumerated().map { index, column -> Role in
+            if index == valueColumn { return .value }
+            switch column.lowercased() {
+            case "svce": return .service
+            case "acct": return .account
+            case "gena": return .generic
+            case "pdmn": return .protection
+            case "agrp": return .accessGroup
+            case "labl": return .label
+            case "crtr": return .creator
+            case "sync": return .synchronizable
+            case "cdat": return .createdAt
+            case "mdat": return .modifiedAt
+            case "srvr": return .server
+            case "ptcl": return .protocolCode
+            case "port": return .port
+            case "path": return .path
+            case "atyp": return .authenticationType
+            case "sdmn": return .securityDomain
+            case "accc": return .accessControl
+            default: return .extra
+            }
+        }
+        return (roles, valueColumn)
+    }
+
+    private static func readTable(
+        _ table: ItemTable, database: ReadOnlyDatabase, hasVersionTable: Bool, path: String,
+        into records: inout [KeychainRecord]
+    ) throws {
+        guard !table.columns.isEmpty else { return }
+        let (roles, valueIndex) = roles(for: table.columns)
+        // A device keychain's value column is `data`; an export with `v_Data` is never one.
+        let valueIsDeviceColumn = valueIndex.map { table.columns[$0].caseInsensitiveCompare("data") == .orderedSame } ?? false
+        let accountIndex = table.columns.firstIndex { $0.lowercased() == "acct" }
+
+        let list = table.columns.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }.joined(separator: ", ")
+        let (statement, offset) = try selectRows(list, from: table.name, database: database)
+        var ordinal = 0
+        while try statement.step() {
+            ordinal += 1
+            let rowNumber = offset == 1 ? statement.int64(0) : Int64(ordinal)
+            if valueIsDeviceColumn, let valueIndex,
+                looksEncrypted(
+                    statement, value: Int32(valueIndex) + offset, account: accountIndex.map { Int32($0) + offset },
+                    hasVersionTable: hasVersionTable)
+            {
+                throw deviceKeychainError(path)
+            }
+            var record = KeychainRecord(location: "\(table.name) row \(rowNumber)", itemClass: table.name)
+            for (index, role) in roles.enumerated() {
+                apply(statement.value(Int32(index) + offset), as: role, column: table.columns[index], to: &record)
+            }
+            records.append(record)
+        }
+    }
+
+    /// A statement over every row, and the index of its first attribute column: `rowid` comes first when the
+    /// table has one; a WITHOUT ROWID table is read in key order and its rows are numbered.
+    private static func selectRows(_ list: String, from table: String, database: ReadOnlyDatabase) throws(SQLiteFailure)
+        -> (Statement, Int32)
+    {
+        if let statement = try? database.prepare("SELECT rowid, \(list) FROM \(table) ORDER BY rowid") {
+            return (statement, 1)
+        }
+        return (try database.prepare("SELECT \(list) FROM \(table)"), 0)
+    }
+
+    /// A device keychain row: `data` is a BLOB that starts with a little-endian version word (0–8, bit 31 for
+    /// "fixed IV"), and either `acct` holds a 20-byte SHA-1 or the database has securityd's `tversion` table.
+    private static func looksEncrypted(_ statement: Statement, value: Int32, account: Int32?, hasVersionTable: Bool) -> Bool {
+        guard case .blob(let data) = statement.value(value), data.count >= 48 else { return false }
+        let version = data.prefix(4).enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << (8 * UInt32($1.offset)) }
+        guard version & 0x7FFF_FFFF <= 8 else { return false }
+        if hasVersionTable { return true }
+        if let account, case .blob(let hash) = statement.value(account), hash.count == 20 { return true }
+        return false
+    }
+
+    // MARK: - Values
+
+    private static func apply(_ value: SQLValue, as role: Role, column: String, to record: inout KeychainRecord) {
+        if case .null = value { return }
+        switch role {
+        case .service: record.service = bytes(value)
+        case .account: record.account = bytes(value)
+        case .generic: record.generic = bytes(value)
+        case .value:
+            switch value {
+            case .blob(let data): record.value = .data(data)
+            case .text(let data): record.value = .data(data)
+            case .integer, .real:
+                record.value = .damaged("the value is stored as a number, so its exact bytes are unknown")
+            case .null: record.value = .absent
+            }
+        case .protection: record.protection = text(value, column: column, into: &record)
+        case .accessGroup: record.accessGroup = text(value, column: column, into: &record)
+        case .label: record.label = text(value, column: column, into: &record)
+        case .server: record.server = text(value, column: column, into: &record)
+        case .protocolCode: record.protocolCode = text(value, column: column, into: &record)
+        case .path: record.path = text(value, column: column, into: &record)
+        case .authenticationType: record.authenticationType = text(value, column: column, into: &record)
+        case .securityDomain: record.securityDomain = text(value, column: column, into: &record)
+        case .creator:
+            if let code = fourCharacterCode(value) {
+                record.creator = code
+            } else {
+                record.extra[column] = value.description
+            }
+        case .synchronizable:
+            if let flag = boolean(value) {
+                record.synchronizable = flag
+            } else {
+                record.extra[column] = value.description
+            }
+        case .port:
+            if let port = integer(value) {
+                record.port = port
+            } else {
+                record.extra[column] = value.description
+            }
+        case .createdAt, .modifiedAt:
+            guard let date = date(value) else {
+                record.extra[column] = value.description
+                return
+            }
+            if case .createdAt = role { record.createdAt = date } else { record.modifiedAt = date }
+        case .accessControl, .extra:
+            record.extra[column] = value.description
+        }
+    }
+
+    /// `svce` / `acct` / `gena`: TEXT as text (bytes when it is not valid UTF-8), BLOB as bytes, numbers as text.
+    private static func bytes(_ value: SQLValue) -> DumpBytes? {
+        switch value {
+        case .null: nil
+        case .blob(let data): .data(data)
+        case .text(let data): String(validating: data, as: UTF8.self).map(DumpBytes.string) ?? .data(data)
+        case .integer, .real: .string(value.description)
+        }
+    }
+
+    /// A text attribute: TEXT, a BLOB of valid UTF-8, or a number as decimal text. Bytes that are not UTF-8 go
+    /// to `extra` as `hex:…` instead.
+    private static func text(_ value: SQLValue, column: String, into record: inout KeychainRecord) -> String? {
+        switch value {
+        case .null: return nil
+        case .integer, .real: return value.description
+        case .text(let data), .blob(let data):
+            if let text = String(validating: data, as: UTF8.self) { return text }
+            record.extra[column] = "hex:" + hex(data)
+            return nil
+        }
+    }
+
+    /// `crtr`: an INTEGER (securityd stores a four-character code as a signed 32-bit number), or TEXT holding a
+    /// decimal number or the four characters themselves (`ApxK`, or quoted `'ApxK'`).
+    private static func fourCharacterCode(_ value: SQLValue) -> UInt32? {
+        switch value {
+        case .integer(let number): return code(number)
+        case .real(let number):
+            guard number.rounded() == number, let whole = Int64(exactly: number) else { return nil }
+            return code(whole)
+        case .text(let data):
+            guard var text = String(validating: data, as: UTF8.self)?.trimmingCharacters(in: .whitespaces) else { return nil }
+            if let number = Int64(text) { return code(number) }
+            if text.count == 6, text.hasPrefix("'"), text.hasSuffix("'") { text = String(text.dropFirst().dropLast()) }
+            let scalars = Array(text.unicodeScalars)
+            guard scalars.count == 4, scalars.allSatisfy({ $0.value >= 0x20 && $0.value < 0x7F }) else { return nil }
+            return scalars.reduce(UInt32(0)) { $0 << 8 | $1.value }
+        case .null, .blob: return nil
+        }
+    }
+
+    private static func code(_ number: Int64) -> UInt32? {
+        if let code = UInt32(exactly: number) { return code }
+        if let signed = Int32(exactly: number) { return UInt32(bitPattern: signed) }
+        return nil
+    }
+
+    private static func boolean(_ value: SQLValue) -> Bool? {
+        switch value {
+        case .integer(let number): return number != 0
+        case .real(let number): return number != 0
+        case .text(let data):
+            switch String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespaces).lowercased() {
+            case "1", "true", "yes": return true
+            case "0", "false", "no", "": return false
+            default: return nil
+            }
+        case .null, .blob: return nil
+        }
+    }
+
+    private static func integer(_ value: SQLValue) -> Int? {
+        switch value {
+        case .integer(let number): return Int(exactly: number)
+        case .real(let number): return number.rounded() == number ? Int(exactly: number) : nil
+        case .text(let data): return Int(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespaces))
+        case .null, .blob: return nil
+        }
+    }
+
+    /// `cdat` / `mdat`: a REAL or INTEGER CFAbsoluteTime, or TEXT: a CFAbsoluteTime number, or a date such as
+    /// `2024-05-01T10:20:30Z`, `2024-05-01 10:20:30.250 +0000` or SQLite's `2024-05-01 10:20:30` (UTC).
+    private static func date(_ value: SQLValue) -> Date? {
+        switch value {
+        case .integer(let number): return Date(timeIntervalSinceReferenceDate: Double(number))
+        case .real(let number): return number.isFinite ? Date(timeIntervalSinceReferenceDate: number) : nil
+        case .text(let data):
+            let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespaces)
+            if let seconds = Double(text), seconds.isFinite, text.first.map({ $0.isNumber || $0 == "-" }) == true {
+                return Date(timeIntervalSinceReferenceDate: seconds)
+            }
+            return parseDateText(Array(text.utf8))
+        case .null, .blob: return nil
+        }
+    }
+
+    /// `YYYY-MM-DD[(T| )HH:MM[:SS[.fff]]][ ][Z|±HH[:]MM]`; no zone means UTC.
+    private static func parseDateText(_ bytes: [UInt8]) -> Date? {
+        var index = 0
+        func number(_ digits: Int) -> Int? {
+            guard index + digits <= bytes.count else { return nil }
+            var result = 0
+            for byte in bytes[index..<(index + digits)] {
+                guard (0x30...0x39).contains(byte) else { return nil }
+                result = result * 10 + Int(byte - 0x30)
+            }
+            index += digits
+            return result
+        }
+        func take(_ character: Character) -> Bool {
+            guard index < bytes.count, bytes[index] == character.asciiValue else { return false }
+            index += 1
+            return true
+        }
+        guard let year = number(4), take("-"), let month = number(2), take("-"), let day = number(2),
+            (1...12).contains(month), (1...31).contains(day)
+        else { return nil }
+        var hour = 0, minute = 0, second = 0
+        var fraction = 0.0
+        if take("T") || take(" ") {
+            guard let h = number(2), take(":"), let m = number(2), h < 24, m < 60 else { return nil }
+            hour = h
+            minute = m
+            if take(":") {
+                guard let s = number(2), s <= 60 else { return nil }
+                second = s
+                if take(".") || take(",") {
+                    var scale = 0.1
+                    let start = index
+                    while index < bytes.count, (0x30...0x39).contains(bytes[index]) {
+                        fraction += Double(bytes[index] - 0x30) * scale
+                        scale /= 10
+                        index += 1
+                    }
+                    guard index > start else { return nil }
+                }
+            }
+        }
+        _ = take(" ")
+        var offsetSeconds = 0
+        if take("Z") {
+        } else if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+            let sign = bytes[index] == UInt8(ascii: "-") ? -1 : 1
+            index += 1
+            guard let zoneHours = number(2) else { return nil }
+            _ = take(":")
+            let zoneMinutes = number(2) ?? 0
+            offsetSeconds = sign * (zoneHours * 3600 + zoneMinutes * 60)
+        }
+        guard index == bytes.count else { return nil }
+        let days = daysFromCivil(year: year, month: month, day: day)
+        let seconds = Double(days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds) + fraction
+        return Date(timeIntervalSince1970: seconds)
+    }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date.
+    private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let shiftedYear = month <= 2 ? year - 1 : year
+        let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
+        let yearOfEra = shiftedYear - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    fileprivate static func hex(_ data: Data) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(data.count * 2)
+        for byte in data {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+// MARK: - A minimal read-only SQLite wrapper (private to this reader)
+
+/// One value of a row, by storage class.
+private enum SQLValue: CustomStringConvertible {
+    case null
+    case integer(Int64)
+    case real(Double)
+    /// TEXT, as its UTF-8 bytes (SQLite does not check that they are valid).
+    case text(Data)
+    case blob(Data)
+
+    /// The value for `extra`: text as found, numbers in decimal, bytes as `hex:…`.
+    var description: String {
+        switch self {
+        case .null: ""
+        case .integer(let number): String(number)
+        case .real(let number): String(number)
+        case .text(let data):
+            String(validating: data, as: UTF8.self) ?? "hex:" + KeychainSQLiteReader.hex(data)
+        case .blob(let data): "hex:" + KeychainSQLiteReader.hex(data)
+        }
+    }
+}
+
+/// A failed SQLite call: the primary result code only (SQLite's messages can quote schema text).
+private struct SQLiteFailure: Error {
+    let code: Int32
+
+    var primaryCode: Int32 { code & 0xFF }
+
+    func dumpError(_ path: String) -> DumpError {
+        switch primaryCode {
+        case SQLITE_NOTADB:
+            DumpError(.malformed, path: path, "not a SQLite database, or its header is damaged")
+        case SQLITE_CORRUPT:
+            DumpError(.malformed, path: path, "the SQLite database is damaged (truncated or corrupt)")
+        case SQLITE_CANTOPEN, SQLITE_IOERR, SQLITE_PERM, SQLITE_NOMEM:
+            DumpError(.unreadable, path: path, "cannot read the copy of the database: \(String(cString: sqlite3_errstr(code)))")
+        default:
+            DumpError(.malformed, path: path, "cannot read the database: \(String(cString: sqlite3_errstr(code))) (SQLite error \(code))")
+        }
+    }
+}
+
+private final class ReadOnlyDatabase {
+    let handle: OpaquePointer
+
+    init(path: String) throws(SQLiteFailure) {
+        var handle: OpaquePointer?
+        let rc = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil)
+        guard rc == SQLITE_OK, let handle else {
+            if let handle { sqlite3_close_v2(handle) }
+            throw SQLiteFailure(code: rc)
+        }
+        self.handle = handle
+    }
+
+    deinit { sqlite3_close_v2(handle) }
+
+    func execute(_ sql: String) throws(SQLiteFailure) {
+        let rc = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard rc == SQLITE_OK else { throw SQLiteFailure(code: rc) }
+    }
+
+    func prepare(_ sql: String) throws(SQLiteFailure) -> Statement {
+        var raw: OpaquePointer?
+        let rc = sqlite3_prepare_v2(handle, sql, -1, &raw, nil)
+        guard rc == SQLITE_OK, let raw else {
+            if let raw { sqlite3_finalize(raw) }
+            throw SQLiteFailure(code: rc == SQLITE_OK ? SQLITE_ERROR : rc)
+        }
+        return Statement(raw, database: self)
+    }
+}
+
+private final class Statement {
+    private let raw: OpaquePointer
+    /// Keeps the connection open while the statement lives.
+    private let database: ReadOnlyDatabase
+
+    init(_ raw: OpaquePointer, database: ReadOnlyDatabase) {
+        self.raw = raw
+        self.database = database
+    }
+
+    deinit { sqlite3_finalize(raw) }
+
+    func step() throws(SQLiteFailure) -> Bool {
+        switch sqlite3_step(raw) {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        case let rc: throw SQLiteFailure(code: rc)
+        }
+    }
+
+    func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(raw, column) }
+
+    func text(_ column: Int32) -> String? {
+        guard let text = sqlite3_column_text(raw, column) else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(raw, column))), as: UTF8.self)
+    }
+
+    /// The column's value by its storage class.
+    func value(_ column: Int32) -> SQLValue {
+        switch sqlite3_column_type(raw, column) {
+        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(raw, column))
+        case SQLITE_FLOAT: return .real(sqlite3_column_double(raw, column))
+        case SQLITE_TEXT:
+            guard let text = sqlite3_column_text(raw, column) else { return .text(Data()) }
+            return .text(Data(bytes: text, count: Int(sqlite3_column_bytes(raw, column))))
+        case SQLITE_BLOB:
+            let count = Int(sqlite3_column_bytes(raw, column))
+            guard count > 0, let bytes = sqlite3_column_blob(raw, column) else { return .blob(Data()) }
+            return .blob(Data(bytes: bytes, count: count))
+        default: return .null
+        }
+    }
+}

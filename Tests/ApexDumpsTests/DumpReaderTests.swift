@@ -1,0 +1,324 @@
+import Foundation
+import Testing
+
+@testable import ApexDumps
+
+/// A temporary folder for one test, removed when the test ends.
+final class DumpScratch: Sendable {
+    let path: String
+
+    init() throws {
+        path = NSTemporaryDirectory() + "apex-dumps-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    /// Writes a file (creating its folders) and returns its path.
+    @discardableResult
+    func write(_ relative: String, _ data: Data) throws -> String {
+        let url = URL(fileURLWithPath: path).appendingPathComponent(relative)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try data.write(to: url)
+        return url.path
+    }
+
+    @discardableResult
+    func write(_ relative: String, _ text: String) throws -> String { try write(relative, Data(text.utf8)) }
+
+    func folder(_ relative: String) throws -> String {
+        let full = path + "/" + relative
+        try FileManager.default.createDirectory(atPath: full, withIntermediateDirectories: true)
+        return full
+    }
+}
+
+/// Small valid files of each format, for the detection and folder tests.
+enum DumpTestFiles {
+    static let xmlPlist = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+        <plist version="1.0">
+        <array><dict><key>svce</key><string>auth</string><key>acct</key><string>user</string></dict></array>
+        </plist>
+
+        """
+    static let sharedPreferences = """
+        <?xml version='1.0' encoding='utf-8' standalone='yes' ?>
+        <map>
+            <string name="auth:c">KeystoreAESCBC</string>
+        </map>
+
+        """
+    static let dataStore = DataStoreProto.map([
+        PreferenceEntry(name: "auth:c", value: .string("KeystoreAESGCM")),
+        PreferenceEntry(name: "count", value: .int(3)),
+    ])
+    static let sqliteHeader = Data("SQLite format 3\0".utf8) + Data(repeating: 0, count: 84)
+}
+
+@Suite("Dump reader")
+struct DumpReaderTests {
+    // MARK: Detection
+
+    static let detected: [(String, Data, DumpFormat)] = [
+        ("binary plist", Data("bplist00".utf8) + Data([0xD0, 0x08]), .iosPlist),
+        ("XML plist with a DOCTYPE", Data(DumpTestFiles.xmlPlist.utf8), .iosPlist),
+        ("XML plist without prolog", Data("<plist version=\"1.0\"><array/></plist>".utf8), .iosPlist),
+        (
+            "XML plist with a BOM, a comment and an internal subset",
+            Data([0xEF, 0xBB, 0xBF]) + Data("<!-- dump --><!DOCTYPE plist [ <!ENTITY x \"y\"> ]>\n<plist/>".utf8),
+            .iosPlist
+        ),
+        ("SQLite header", DumpTestFiles.sqliteHeader, .keychainSQLite),
+        ("SharedPreferences", Data(DumpTestFiles.sharedPreferences.utf8), .sharedPreferences),
+        ("an empty SharedPreferences map", Data("<?xml version='1.0' ?><map />".utf8), .sharedPreferences),
+        ("JSON array of objects", Data("[\n  {\n    \"account\": \"a\"\n  }\n]".utf8), .objectionJSON),
+        ("empty JSON array", Data(" [ ] ".utf8), .objectionJSON),
+        ("JSON object", Data("{\"genp\": []}".utf8), .objectionJSON),
+        ("DataStore", DumpTestFiles.dataStore, .dataStore),
+    ]
+
+    @Test(
+        "each format's bytes are detected",
+        arguments: detected.map { DetectionCase(name: $0.0, data: $0.1, format: $0.2) })
+    func detection(_ sample: DetectionCase) {
+        #expect(DumpReader.detect(sample.data) == sample.format)
+    }
+
+    static let undetected: [(String, Data)] = [
+        ("empty", Data()),
+        ("text", Data("hello, world\nthis is not a dump\n".utf8)),
+        ("key=value text", Data("auth:c=KeystoreAESCBC\n".utf8)),
+        ("HTML", Data("<!DOCTYPE html><html><body/></html>".utf8)),
+        ("XML with another root", Data("<?xml version=\"1.0\"?><resources/>".utf8)),
+        ("an unclosed XML comment", Data("<!-- <map>".utf8)),
+        ("RTF", Data("{\\rtf1\\ansi}".utf8)),
+        ("a JSON array of numbers", Data("[1, 2, 3]".utf8)),
+        ("UTF-16 text", Data("hello".utf16.flatMap { [UInt8($0), 0] })),
+        ("a truncated DataStore file", DumpTestFiles.dataStore.dropLast()),
+        ("a lone protobuf varint field", Data([0x08, 0x01])),
+        ("zeros", Data(repeating: 0, count: 64)),
+    ]
+
+    @Test(
+        "text and other bytes are not detected",
+        arguments: undetected.map { DetectionCase(name: $0.0, data: $0.1, format: nil) })
+    func noDetection(_ sample: DetectionCase) {
+        #expect(DumpReader.detect(sample.data) == nil)
+    }
+
+    @Test("random bytes are not detected")
+    func randomBytes() {
+        var generator = DumpTestRandom(seed: 0xD37EC7)
+        for length in 1...300 {
+            let data = Data((0..<length).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
+            guard let format = DumpReader.detect(data) else { continue }
+            // Only a leading byte that happens to be a format's first character can pass, and then only by prefix.
+            Issue.record("\(length) random bytes detected as \(format)")
+        }
+    }
+
+    // MARK: Reading one file
+
+    @Test("a missing file is unreadable, and the error names it")
+    func missingFile() throws {
+        let folder = try DumpScratch()
+        let path = folder.path + "/nothing.plist"
+        #expect(throws: DumpError(.unreadable, path: path, "no such file")) { try DumpReader.read(path: path) }
+    }
+
+    @Test("a folder given as a file is unreadable")
+    func folderAsFile() throws {
+        let folder = try DumpScratch()
+        #expect(throws: DumpError(.unreadable, path: folder.path, "a folder, not a file")) {
+            try DumpReader.read(path: folder.path)
+        }
+    }
+
+    @Test("a FIFO is refused without blocking")
+    func fifo() throws {
+        let folder = try DumpScratch()
+        let path = folder.path + "/pipe.plist"
+        try #require(mkfifo(path, 0o600) == 0)
+        #expect(throws: DumpError(.unreadable, path: path, "not a regular file")) { try DumpReader.read(path: path) }
+    }
+
+    @Test("an empty file is malformed: empty file")
+    func emptyFile() throws {
+        let folder = try DumpScratch()
+        let path = try folder.write("RN_KEYCHAIN.preferences_pb", Data())
+        #expect(throws: DumpError(.malformed, path: path, "empty file")) { try DumpReader.read(path: path) }
+    }
+
+    @Test("a file of unknown format is malformed: unknown format, whatever its name")
+    func unknownFile() throws {
+        let folder = try DumpScratch()
+        let path = try folder.write("keychain.plist", "sample-token-0001 is not a plist\n")
+        #expect {
+            try DumpReader.read(path: path)
+        } throws: { error in
+            guard let error = error as? DumpError else { return false }
+            return error.kind == .malformed && error.path == path && error.message.hasPrefix("unknown format: ")
+                && !error.description.contains("sample-token")
+        }
+    }
+
+    @Test("the format comes from the content, not the name")
+    func contentNotName() throws {
+        let folder = try DumpScratch()
+        let dataStore = try folder.write("misnamed.plist", DumpTestFiles.dataStore)
+        let prefs = try folder.write("misnamed.json", DumpTestFiles.sharedPreferences)
+        let dump = try DumpReader.read(path: dataStore)
+        #expect(dump.format == .dataStore)
+        #expect(dump.path == dataStore)
+        guard case .preferences(let entries) = dump.content else {
+            Issue.record("not preferences")
+            return
+        }
+        #expect(entries.map(\.name) == ["auth:c", "count"])
+        #expect(try DumpReader.read(path: prefs).format == .sharedPreferences)
+    }
+
+    @Test("a reader's error comes through with the path")
+    func readerError() throws {
+        let folder = try DumpScratch()
+        let path = try folder.write("broken.preferences_pb", Data([0x0A, 0x05, 0x0A, 0x01, 0x6B]))
+        // DetectionCase as nothing (it does not parse), so the file is of an unknown format.
+        #expect(throws: DumpError.self) { try DumpReader.read(path: path) }
+        let prefsPath = try folder.write("broken.xml", "<map><string name=\"a\">unclosed</map>")
+        #expect {
+            try DumpReader.read(path: prefsPath)
+        } throws: { error in
+            (error as? DumpError).map { $0.kind == .malformed && $0.path == prefsPath } ?? false
+        }
+    }
+
+    // MARK: Folders
+
+    /// An Android app data folder and a folder of iOS dumps, with the files a search must skip.
+    private func makeLayout(_ folder: DumpScratch) throws {
+        let prefs = DumpTestFiles.sharedPreferences
+        try folder.write("app/shared_prefs/RN_KEYCHAIN.xml", prefs)
+        try folder.write("app/shared_prefs/crypto.KEY_256.xml", prefs)
+        try folder.write("app/shared_prefs/SecureStore.xml", prefs)
+        try folder.write("app/shared_prefs/%40anonymous%2Fapp-1234-SecureStore.xml", prefs)
+        try folder.write("app/shared_prefs/com.example.app_preferences.xml", prefs)
+        try folder.write("app/shared_prefs/RN_KEYCHAIN.xml.bak", prefs)
+        try folder.write("app/files/datastore/RN_KEYCHAIN.preferences_pb", DumpTestFiles.dataStore)
+        try folder.write("app/files/settings.json", "{\"a\": 1}")
+        try folder.write("app/files/datastore/nested/deeper.json", "{}")
+        try folder.write("app/databases/RKStorage.db", DumpTestFiles.sqliteHeader)
+        try folder.write("app/cache/http.json", "[]")
+        try folder.write("app/app_webview/Default/Preferences.plist", DumpTestFiles.xmlPlist)
+        try folder.write("ios/keychain.plist", DumpTestFiles.xmlPlist)
+        try folder.write("ios/export.sqlite", DumpTestFiles.sqliteHeader)
+        try folder.write("ios/export.sqlite-wal", Data([1]))
+        try folder.write("ios/export.sqlite-shm", Data([1]))
+        try folder.write("ios/export.db-journal", Data([1]))
+        try folder.write("ios/keychain-2.db", DumpTestFiles.sqliteHeader)
+        try folder.write("ios/Objection.JSON", "[]")
+        try folder.write("ios/notes.txt", "notes")
+        try folder.write("ios/.hidden.plist", DumpTestFiles.xmlPlist)
+        try folder.write(".git/config.json", "{}")
+        try folder.write("a/b/c/d/e/f/g/h/deep.plist", DumpTestFiles.xmlPlist)
+        try folder.write("a/b/c/d/e/f/g/h/i/too-deep.plist", DumpTestFiles.xmlPlist)
+        try FileManager.default.createSymbolicLink(atPath: folder.path + "/loop", withDestinationPath: folder.path)
+        try FileManager.default.createSymbolicLink(
+            atPath: folder.path + "/ios/linked.plist", withDestinationPath: folder.path + "/ios/keychain.plist")
+    }
+
+    @Test("discover finds the known files of an app data folder and a folder of dumps, sorted")
+    func discover() throws {
+        let folder = try DumpScratch()
+        try makeLayout(folder)
+        let found = try DumpReader.discover(folder.path).map { String($0.dropFirst(folder.path.count + 1)) }
+        #expect(
+            found == [
+                "a/b/c/d/e/f/g/h/deep.plist",
+                "app/files/datastore/RN_KEYCHAIN.preferences_pb",
+                "app/files/datastore/nested/deeper.json",
+                "app/shared_prefs/%40anonymous%2Fapp-1234-SecureStore.xml",
+                "app/shared_prefs/RN_KEYCHAIN.xml",
+                "app/shared_prefs/SecureStore.xml",
+                "app/shared_prefs/crypto.KEY_256.xml",
+                "ios/Objection.JSON",
+                "ios/export.sqlite",
+                "ios/keychain-2.db",
+                "ios/keychain.plist",
+                "ios/linked.plist",
+            ])
+        // Given the app data folder itself, the same rules apply; a trailing slash changes nothing.
+        let app = try DumpReader.discover(folder.path + "/app/")
+        #expect(app.first == folder.path + "/app/files/datastore/RN_KEYCHAIN.preferences_pb")
+        #expect(app.count == 6)
+    }
+
+    @Test("discover refuses a missing folder and a file")
+    func discoverErrors() throws {
+        let folder = try DumpScratch()
+        let missing = folder.path + "/missing"
+        #expect(throws: DumpError(.unreadable, path: missing, "no such file or folder")) {
+            try DumpReader.discover(missing)
+        }
+        let file = try folder.write("a.plist", DumpTestFiles.xmlPlist)
+        #expect(throws: DumpError(.unreadable, path: file, "not a folder")) { try DumpReader.discover(file) }
+    }
+
+    @Test("readAll reads a folder's known files and skips those no reader knows")
+    func readAllFolder() throws {
+        let folder = try DumpScratch()
+        try folder.write("app/shared_prefs/RN_KEYCHAIN.xml", DumpTestFiles.sharedPreferences)
+        try folder.write("app/shared_prefs/crypto.KEY_256.xml", "")
+        try folder.write("app/files/datastore/RN_KEYCHAIN.preferences_pb", DumpTestFiles.dataStore)
+        try folder.write("dumps/readme.json", "this is not JSON")
+        try folder.write("dumps/empty.plist", Data())
+        try folder.write("dumps/other.preferences_pb", "text, not protobuf")
+        let dumps = try DumpReader.readAll(paths: [folder.path])
+        #expect(dumps.map(\.format) == [.dataStore, .sharedPreferences])
+        #expect(
+            dumps.map(\.path) == [
+                folder.path + "/app/files/datastore/RN_KEYCHAIN.preferences_pb",
+                folder.path + "/app/shared_prefs/RN_KEYCHAIN.xml",
+            ])
+        #expect(dumps.map(\.fileName) == ["RN_KEYCHAIN.preferences_pb", "RN_KEYCHAIN.xml"])
+    }
+
+    @Test("readAll: an unknown file named explicitly is an error naming it")
+    func readAllExplicitUnknown() throws {
+        let folder = try DumpScratch()
+        let good = try folder.write("RN_KEYCHAIN.preferences_pb", DumpTestFiles.dataStore)
+        let unknown = try folder.write("readme.json", "this is not JSON")
+        #expect {
+            try DumpReader.readAll(paths: [good, unknown])
+        } throws: { error in
+            guard let error = error as? DumpError else { return false }
+            return error.kind == .malformed && error.path == unknown && error.message.hasPrefix("unknown format")
+        }
+    }
+
+    @Test("readAll: a missing path is unreadable")
+    func readAllMissing() throws {
+        let folder = try DumpScratch()
+        let missing = folder.path + "/gone"
+        #expect(throws: DumpError(.unreadable, path: missing, "no such file")) {
+            try DumpReader.readAll(paths: [missing])
+        }
+    }
+
+    @Test("readAll reads a file once, however often it is named")
+    func readAllOnce() throws {
+        let folder = try DumpScratch()
+        let file = try folder.write("prefs/RN_KEYCHAIN.xml", DumpTestFiles.sharedPreferences)
+        let dumps = try DumpReader.readAll(paths: [file, folder.path, folder.path + "/prefs/../prefs/RN_KEYCHAIN.xml"])
+        #expect(dumps.map(\.path) == [file])
+    }
+}
+
+/// A detection case; only the name shows in the test log.
+struct DetectionCase: Sendable, CustomTestStringConvertible {
+    let name: String
+    let data: Data
+    let format: DumpFormat?
+    var testDescription: String { name }
+}
