@@ -30,6 +30,15 @@ let package = Package(
         .target(
             name: "ApexDumps", dependencies: ["ApexKeychain", "CSQLite", "CLibXML2"],
             path: "Sources/ApexDumps"),
+        .target(
+            name: "ApexMigration", dependencies: ["ApexKeychain", "ApexDumps", "CSodium"],
+            path: "Sources/ApexMigration"),
+        .target(
+            name: "ReactNativeKeychainImporter", dependencies: ["ApexMigration", "ApexDumps", "ApexKeychain", "CSodium"],
+            path: "Importers/ReactNativeKeychain"),
+        .target(
+            name: "ExpoSecureStoreImporter", dependencies: ["ApexMigration", "ApexDumps", "ApexKeychain"],
+            path: "Importers/ExpoSecureStore"),
         .executableTarget(
             name: "apex-keychain", dependencies: ["ApexKeychain", "ApexKeychainStore"],
             path: "Sources/apex-keychain"),
@@ -57,6 +66,13 @@ let package = Package(
         .testTarget(
             name: "ApexDumpsTests", dependencies: ["ApexDumps", "ApexKeychain", "CSQLite", "dump-samples"],
             path: "Tests/ApexDumpsTests", resources: [.copy("Fixtures")]),
+        .testTarget(
+            name: "ImporterTests",
+            dependencies: ["ReactNativeKeychainImporter", "ExpoSecureStoreImporter", "ApexMigration", "ApexDumps", "ApexKeychain"],
+            path: "Tests/ImporterTests", resources: [.copy("Fixtures")]),
+        .testTarget(
+            name: "ApexMigrationTests", dependencies: ["ApexMigration", "ApexDumps", "ApexKeychain", "ApexKeychainStore"],
+            path: "Tests/ApexMigrationTests"),
         .testTarget(
             name: "CLITests", dependencies: ["apex-keychain"],
             path: "Tests/CLITests"),

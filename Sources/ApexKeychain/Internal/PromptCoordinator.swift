@@ -71,6 +71,9 @@ actor PromptCoordinator {
         return result
     }
 
+    /// How many reads wait for the prompt on screen (tests use it to know a read has queued).
+    var waitingCount: Int { waiting.count }
+
     private func acquire() async {
         guard busy else {
             busy = true

@@ -1,0 +1,114 @@
+import ApexDumps
+import ApexMigration
+import Foundation
+
+/// The app the iOS items belong to: its default service (the bundle id), how it was found, and its team.
+struct AppIdentity {
+    /// The app's bundle id: react-native-keychain's default service; nil when neither given nor inferable.
+    var defaultService: String?
+    /// The team prefix of the app's default access group, when a record shows it.
+    var team: String?
+    /// How the default service was found, or why it is unknown (for items in the default service).
+    var note: String
+
+    /// The app as the user names it, or as the records' access groups show it.
+    init(records: [KeychainRecord], bundleID: String?) {
+        let groups = records.compactMap { $0.accessGroup.flatMap(Self.split) }
+        if let bundleID {
+            defaultService = bundleID
+            team = groups.first { $0.bundle == bundleID }?.team
+            note = "the app's default service \(quoted(bundleID)) is the bundle id given by --bundle-id"
+            return
+        }
+        let services = Set(records.filter { $0.itemClass == "genp" }.compactMap { $0.service?.text })
+        var candidates: [(team: String, bundle: String)] = []
+        for group in groups where !candidates.contains(where: { $0.bundle == group.bundle }) {
+            candidates.append(group)
+        }
+        let matching = candidates.filter { services.contains($0.bundle) }
+        let chosen = matching.count == 1 ? matching[0] : (candidates.count == 1 ? candidates[0] : nil)
+        if let chosen {
+            defaultService = chosen.bundle
+            team = chosen.team
+            note = "the app's default service \(quoted(chosen.bundle)) is the bundle id inferred from access group \(quoted(chosen.team + "." + chosen.bundle)); pass --bundle-id to set it"
+        } else if candidates.isEmpty {
+            note = "the app's default service (its bundle id) is unknown: no access group shows it; pass --bundle-id"
+        } else {
+            let listed = candidates.prefix(5).map { quoted($0.team + "." + $0.bundle) }.joined(separator: ", ")
+            note = "the app's default service (its bundle id) is unknown: several access groups could be the app's (\(listed)); pass --bundle-id"
+        }
+    }
+
+    /// `ABCDE12345.com.example.app` → (`ABCDE12345`, `com.example.app`): a ten-character team id of capitals
+    /// and digits, a dot, and the rest.
+    static func split(_ group: String) -> (team: String, bundle: String)? {
+        let scalars = Array(group.unicodeScalars)
+        guard scalars.count > 11, scalars[10] == "." else { return nil }
+        let team = scalars[..<10]
+        guard team.allSatisfy({ ("A"..."Z").contains($0) || ("0"..."9").contains($0) }) else { return nil }
+        var rest = String.UnicodeScalarView()
+        rest.append(contentsOf: scalars[11...])
+        var prefix = String.UnicodeScalarView()
+        prefix.append(contentsOf: team)
+        return (String(prefix), String(rest))
+    }
+
+    /// Whether `group` is the app's default access group (`<team>.<bundle id>`).
+    func isDefaultGroup(_ group: String) -> Bool {
+        guard let defaultService, let parts = Self.split(group) else { return false }
+        return parts.bundle == defaultService && (team == nil || parts.team == team)
+    }
+
+    /// Why an item in `group` is not this app's, or nil: Apple's own groups, and groups of another team once the
+    /// app's team is known.
+    func foreignGroupReason(_ group: String) -> String? {
+        if group == "apple" || group == "ichat" || group.hasPrefix("com.apple.") {
+            return "not the app's item: access group \(quoted(group)) is Apple's"
+        }
+        if let team, let parts = Self.split(group), parts.team != team {
+            return "not the app's item: access group \(quoted(group)) belongs to team \(quoted(parts.team)), not the app's team \(quoted(team))"
+        }
+        return nil
+    }
+}
+
+/// Items other SDKs write into react-native-keychain's services, and the attributes react-native-keychain
+/// never sets.
+enum KnownForeignItems {
+    /// Why a record is recognisably not react-native-keychain's, or nil.
+    static func reason(_ record: KeychainRecord) -> String? {
+        if record.itemClass == "genp", record.account?.text == "_pfo" {
+            return "another SDK's item: Firebase's marker item, which shares the app's default service (react-native-keychain issues #363 and #648)"
+        }
+        if let attribute = markerAttribute(record) {
+            return "not react-native-keychain's item: it has \(attribute), which react-native-keychain never sets"
+        }
+        return nil
+    }
+
+    /// The first attribute react-native-keychain never writes that the record carries.
+    private static func markerAttribute(_ record: KeychainRecord) -> String? {
+        if let generic = record.generic, !generic.bytes.isEmpty { return "a generic attribute (gena)" }
+        if let label = record.label, isSet(label) { return "a label (labl)" }
+        if let creator = record.creator, creator != 0 { return "a creator code (crtr)" }
+        let others = [("desc", "a description (desc)"), ("icmt", "a comment (icmt)"), ("type", "a type code (type)")]
+        for (key, name) in others where record.extra[key].map(isSet) == true { return name }
+        return nil
+    }
+
+    /// Whether a text attribute holds something (dump tools print absent values in several ways).
+    private static func isSet(_ text: String) -> Bool {
+        !["", "0", "(null)", "null", "<null>", "nil", "None"].contains(text.trimmingCharacters(in: .whitespaces))
+    }
+
+    /// Whether the record is expo-secure-store's: its account and generic attribute hold the same key bytes.
+    ///
+    /// expo-secure-store writes the key into both (as data; its services are `S`, `S:no-auth`, `S:auth`), and
+    /// react-native-keychain never writes a generic attribute, so such an item is never react-native-keychain's.
+    static func isExpoSecureStore(_ record: KeychainRecord) -> Bool {
+        guard record.itemClass == "genp", let account = record.account, let generic = record.generic else {
+            return false
+        }
+        return !account.bytes.isEmpty && account.bytes == generic.bytes
+    }
+}

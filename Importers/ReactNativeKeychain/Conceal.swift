@@ -1,0 +1,143 @@
+import ApexDumps
+import ApexMigration
+import CSodium
+import Foundation
+
+/// Bytes that hold a secret: wiped when released.
+final class SecretBytes {
+    private(set) var bytes: [UInt8]
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    init(wiping data: inout Data) {
+        bytes = [UInt8](data)
+        data.withUnsafeMutableBytes { sodium_memzero($0.baseAddress, $0.count) }
+    }
+
+    deinit {
+        bytes.withUnsafeMutableBytes { sodium_memzero($0.baseAddress, $0.count) }
+    }
+}
+
+/// The Conceal keys of the dumps' `crypto.KEY_256.xml` files, or why there is none.
+final class ConcealKeyring {
+    /// The 32-byte keys, in dump order.
+    let keys: [SecretBytes]
+    /// Why there is no key, when there is none.
+    let missingReason: String
+
+    /// Reads every `crypto.KEY_256.xml` among `dumps`.
+    /// - Throws: ``ImportError`` when a `cipher_key` is not a Base64 32-byte key.
+    init(dumps: [Dump]) throws(ImportError) {
+        var keys: [SecretBytes] = []
+        var files = 0
+        for dump in dumps where dump.fileName == ReactNativeKeychainImporter.concealKeyFileName {
+            guard case .preferences(let entries) = dump.content else { continue }
+            files += 1
+            for entry in entries where entry.name == "cipher_key" {
+                guard case .string(let text) = entry.value, var data = Data(base64Encoded: stripWhitespace(text)),
+                    data.count == Conceal.keyLength
+                else {
+                    throw ImportError(path: dump.path, "cipher_key is not a Base64-encoded 32-byte key, so it is not Facebook Conceal's KEY_256 key")
+                }
+                keys.append(SecretBytes(wiping: &data))
+            }
+        }
+        self.keys = keys
+        missingReason = files == 0
+            ? "decrypting FacebookConceal needs shared_prefs/crypto.KEY_256.xml, which was not given"
+            : "the crypto.KEY_256.xml given holds no cipher_key"
+    }
+}
+
+/// Removes the whitespace Android's `Base64.DEFAULT` and XML indentation add.
+func stripWhitespace(_ text: String) -> String {
+    String(String.UnicodeScalarView(text.unicodeScalars.filter { !CharacterSet.whitespacesAndNewlines.contains($0) }))
+}
+
+/// Facebook Conceal's AES-256-GCM format as react-native-keychain used it (Conceal 1.1.3, `KEY_256`):
+/// `0x01` (version) ‖ `0x02` (cipher id) ‖ IV (12) ‖ ciphertext ‖ tag (16); AAD = the two header bytes ‖ entity.
+enum Conceal {
+    static let keyLength = 32
+    static let ivLength = 12
+    static let tagLength = 16
+    static let header: [UInt8] = [0x01, 0x02]
+
+    /// Whether libsodium can run AES-256-GCM on this machine (it needs AES-NI or ARMv8 crypto instructions).
+    static let isAvailable: Bool = sodium_init() >= 0 && crypto_aead_aes256gcm_is_available() == 1
+
+    /// Which value of a service an entry holds.
+    enum Field: String {
+        case user, pass
+    }
+
+    /// The entity spellings: react-native-keychain's own, and the 9.0.0–9.2.2 Kotlin port's (with a space).
+    enum Spelling: CaseIterable {
+        case plain, spaced
+
+        func entity(service: String, field: Field) -> [UInt8] {
+            Array(("RN_KEYCHAIN:" + service + (self == .spaced ? " " : "") + field.rawValue).utf8)
+        }
+    }
+
+    /// Why a blob is not one of Conceal's, or nil; `what` names it (`username entry`).
+    static func formatProblem(_ blob: [UInt8], what: String = "value") -> String? {
+        guard blob.count >= header.count + ivLength + tagLength else {
+            return "the FacebookConceal \(what) is too short to be a Conceal ciphertext"
+        }
+        guard Array(blob.prefix(2)) == header else {
+            return "the FacebookConceal \(what) does not start with Conceal's KEY_256 header (01 02)"
+        }
+        return nil
+    }
+
+    /// The plaintext, when one of the keys and one of the spellings authenticates the blob.
+    static func open(_ blob: [UInt8], keys: [SecretBytes], service: String, field: Field) -> (SecretBytes, Spelling)? {
+        for key in keys {
+            for spelling in Spelling.allCases {
+                if let plain = open(blob, key: key.bytes, aad: header + spelling.entity(service: service, field: field)) {
+                    return (plain, spelling)
+                }
+            }
+        }
+        return nil
+    }
+
+    /// AES-256-GCM decryption of `IV ‖ ciphertext ‖ tag` (after the header), or nil when the tag does not verify.
+    private static func open(_ blob: [UInt8], key: [UInt8], aad: [UInt8]) -> SecretBytes? {
+        precondition(isAvailable && key.count == keyLength && formatProblem(blob) == nil)
+        let start = header.count + ivLength
+        let plainLength = blob.count - start - tagLength
+        let plain = SecretBytes([UInt8](repeating: 0, count: max(plainLength, 1)))
+        var written: UInt64 = 0
+        let status = blob.withUnsafeBufferPointer { blob in
+            aad.withUnsafeBufferPointer { aad in
+                key.withUnsafeBufferPointer { key in
+                    plain.withMutableBytes { out in
+                        crypto_aead_aes256gcm_decrypt(
+                            out, &written, nil, blob.baseAddress! + start, UInt64(blob.count - start),
+                            aad.baseAddress, UInt64(aad.count), blob.baseAddress! + header.count, key.baseAddress!)
+                    }
+                }
+            }
+        }
+        guard status == 0, written == UInt64(plainLength) else { return nil }
+        plain.truncate(to: plainLength)
+        return plain
+    }
+}
+
+extension SecretBytes {
+    /// Runs `body` on the bytes' storage.
+    func withMutableBytes<R>(_ body: (UnsafeMutablePointer<UInt8>) -> R) -> R {
+        bytes.withUnsafeMutableBufferPointer { body($0.baseAddress!) }
+    }
+
+    /// Keeps the first `count` bytes (the buffer of an empty plaintext has one spare byte).
+    func truncate(to count: Int) {
+        let extra = bytes.count - count
+        guard extra > 0 else { return }
+        withMutableBytes { sodium_memzero($0 + count, extra) }
+        bytes.removeLast(extra)
+    }
+}

@@ -1,0 +1,194 @@
+import ApexDumps
+import ApexKeychain
+import ApexMigration
+import Foundation
+
+/// react-native-keychain's iOS items: generic passwords (one per service) and internet passwords (one per
+/// server), each holding a username (account) and a UTF-8 password (data).
+struct IOSImport {
+    private let options: ImportOptions
+    private let rules: ServiceRules
+    private let candidates: [(dump: Dump, record: KeychainRecord)]
+    private let app: AppIdentity
+
+    init(dumps: [Dump], options: ImportOptions) {
+        var candidates: [(dump: Dump, record: KeychainRecord)] = []
+        for dump in dumps {
+            guard case .keychain(let records) = dump.content else { continue }
+            for record in records where record.itemClass == "genp" || record.itemClass == "inet" {
+                if !KnownForeignItems.isExpoSecureStore(record) { candidates.append((dump, record)) }
+            }
+        }
+        self.options = options
+        self.rules = ServiceRules(options: options)
+        self.candidates = candidates
+        self.app = AppIdentity(records: candidates.map(\.record), bundleID: options.bundleID)
+    }
+
+    /// One item per candidate record, in dump and record order.
+    func items() -> [SourceItem] {
+        var perScope: [String: Int] = [:]
+        let scopes = candidates.map { scope($0.record) }
+        for case let scope? in scopes { perScope[scope, default: 0] += 1 }
+        return zip(candidates, scopes).map { candidate, scope in
+            var item = item(candidate.dump, candidate.record)
+            if let scope, let count = perScope[scope], count > 1 {
+                item.notes.append(duplicateNote(candidate.record, count: count))
+            }
+            return item
+        }
+    }
+
+    /// Records react-native-keychain would see as one slot (same class, service or server, group and sync
+    /// scope); nil for records already known not to be its.
+    private func scope(_ record: KeychainRecord) -> String? {
+        guard foreignReason(record) == nil else { return nil }
+        let name = record.itemClass == "inet" ? record.server ?? "" : record.service?.text ?? ""
+        return [record.itemClass, name, record.accessGroup ?? "", record.synchronizable ? "1" : "0"]
+            .joined(separator: "\u{0}")
+    }
+
+    private func duplicateNote(_ record: KeychainRecord, count: Int) -> String {
+        let what = record.itemClass == "inet" ? "server" : "service"
+        return "\(count) items share this \(what) in the dump; react-native-keychain keeps one per \(what) (each save deletes the others), so the others may be another SDK's: check which one the app wrote"
+    }
+
+    private func foreignReason(_ record: KeychainRecord) -> String? {
+        if let group = record.accessGroup, let reason = app.foreignGroupReason(group) { return reason }
+        return KnownForeignItems.reason(record)
+    }
+
+    // MARK: - One item
+
+    private func item(_ dump: Dump, _ record: KeychainRecord) -> SourceItem {
+        let isInternet = record.itemClass == "inet"
+        let source = SourceDescription(
+            itemClass: record.itemClass, service: record.service?.text, account: record.account?.text,
+            server: record.server, accessGroup: record.accessGroup, protection: protectionAsFound(record))
+        var item = SourceItem(
+            library: .reactNativeKeychain, platform: .ios,
+            origin: SourceOrigin(path: dump.path, format: dump.format, location: record.location),
+            source: source, value: .sealed("not read"), target: nil)
+        let (value, valueProblem) = self.value(record)
+        item.value = value
+        if let reason = foreignReason(record) {
+            item.verdict = .skipped(reason)
+            return item
+        }
+        var notes: [String] = []
+        var filter: String?
+        var target: TargetItem?
+        var blocked: String?
+        do throws(Blocked) {
+            if isInternet {
+                let server = record.server ?? ""
+                filter = rules.filterReason(server, what: "server")
+                target = try internetTarget(server: server, record, notes: &notes)
+            } else {
+                let service: String
+                switch record.service {
+                case nil: service = ""
+                case let found?:
+                    guard let text = found.text else {
+                        throw Blocked("the service (svce) is not valid UTF-8, so it can't name a target service")
+                    }
+                    service = text
+                }
+                filter = rules.filterReason(service)
+                target = try genericTarget(service: service, record, notes: &notes)
+            }
+        } catch {
+            blocked = error.reason
+        }
+        item.notes = notes
+        if let filter {
+            item.verdict = .skipped(filter)
+            item.target = valueProblem == nil ? target : nil
+        } else if let reason = blocked ?? valueProblem {
+            item.verdict = .blocked(reason)
+        } else {
+            item.target = target
+        }
+        return item
+    }
+
+    private func genericTarget(service: String, _ record: KeychainRecord, notes: inout [String]) throws(Blocked) -> TargetItem {
+        let targetService = rules.mapped(service)
+        try ServiceRules.checkName(targetService, "service")
+        if service == app.defaultService { notes.append(app.note) }
+        if let note = rules.mapNote(service) { notes.append(note) }
+        return try target(service: targetService, key: "credentials", record, notes: &notes)
+    }
+
+    private func internetTarget(server: String, _ record: KeychainRecord, notes: inout [String]) throws(Blocked) -> TargetItem {
+        guard let defaultService = app.defaultService else {
+            throw Blocked("internet credentials go to the app's default service, and its name (the bundle id) is unknown: pass --bundle-id")
+        }
+        let targetService = rules.mapped(defaultService)
+        try ServiceRules.checkName(targetService, "service")
+        let key = "credentials:" + server
+        try ServiceRules.checkName(key, "key")
+        notes.append(app.note)
+        if let note = rules.mapNote(defaultService) { notes.append(note) }
+        return try target(service: targetService, key: key, record, notes: &notes)
+    }
+
+    private func target(service: String, key: String, _ record: KeychainRecord, notes: inout [String]) throws(Blocked) -> TargetItem {
+        let undecoded = record.extra["accc"].map { !$0.isEmpty } ?? false
+        let mapped = try IOSProtectionMapping.map(
+            pdmn: record.protection, accessControl: record.accessControl, undecodedAccessControl: undecoded,
+            synchronizable: record.synchronizable)
+        notes += mapped.notes
+        var accessGroup: String?
+        if let group = record.accessGroup, !app.isDefaultGroup(group) {
+            accessGroup = group
+            notes.append(app.defaultService == nil
+                ? "kept in access group \(quoted(group)): without the bundle id it can't be told from the app's default group"
+                : "kept in access group \(quoted(group)), which is not the app's default group")
+        }
+        return TargetItem(service: service, key: key, kind: .credentials, options: mapped.options, accessGroup: accessGroup)
+    }
+
+    // MARK: - Value and attributes
+
+    /// The credentials, or the value as found and why it can't be credentials.
+    private func value(_ record: KeychainRecord) -> (SourceValue, String?) {
+        let data: Data
+        switch record.value {
+        case .data(let found): data = found
+        case .absent: return (.sealed("the dump holds no value for this item"), nil)
+        case .damaged(let why): return (.sealed("the dump's value can't be used: \(why)"), nil)
+        }
+        guard let password = String(validating: data, as: UTF8.self) else {
+            return (.value(data), "the password (data) is not valid UTF-8, so it can't be a credentials password")
+        }
+        if password.utf8.contains(0) {
+            return (.value(data), "the password (data) contains U+0000, which a credentials password can't hold")
+        }
+        guard let account = record.account else {
+            return (.value(data), "the item has no account, so it holds no username")
+        }
+        guard let username = account.text else {
+            return (.value(data), "the account (the username) is not valid UTF-8")
+        }
+        if username.isEmpty { return (.value(data), "the account (the username) is empty; the package's credentials need one") }
+        if username.utf8.contains(0) {
+            return (.value(data), "the account (the username) contains U+0000, which a username can't hold")
+        }
+        return (.credentials(username: username, password: password), nil)
+    }
+
+    /// The protection attributes as found.
+    private func protectionAsFound(_ record: KeychainRecord) -> [String: String] {
+        var found: [String: String] = ["synchronizable": record.synchronizable ? "true" : "false"]
+        found["pdmn"] = record.protection
+        if let control = record.accessControl {
+            found["accessControl"] = control.raw
+            found["accessControlFlags"] = IOSProtectionMapping.flagWords(control.flags)
+            found["accessControlProtection"] = control.protection
+        } else if let raw = record.extra["accc"], !raw.isEmpty {
+            found["accessControl"] = raw
+        }
+        return found
+    }
+}

@@ -1,0 +1,59 @@
+import ApexMigration
+
+/// Why an item can't be mapped. The reason names attributes and rules, never a value.
+struct Blocked: Error {
+    let reason: String
+    init(_ reason: String) { self.reason = reason }
+}
+
+/// The user's service choices and the package's naming rules, shared by both platforms.
+struct ServiceRules {
+    let options: ImportOptions
+
+    /// The longest service or key the package accepts, in UTF-16 code units.
+    static let maxNameLength = 256
+
+    /// Why the user's include / exclude lists leave out the source service `asFound`, or nil when it is kept.
+    func filterReason(_ asFound: String, what: String = "service") -> String? {
+        if options.excludeServices.contains(asFound) {
+            return "filtered by the user: \(what) \(quoted(asFound)) is excluded"
+        }
+        if let included = options.includeServices, !included.contains(asFound) {
+            return "filtered by the user: \(what) \(quoted(asFound)) is not among the included services"
+        }
+        return nil
+    }
+
+    /// The target service of the source service `asFound`: the user's mapping, else the same name.
+    func mapped(_ asFound: String) -> String { options.serviceMap[asFound] ?? asFound }
+
+    /// A note when the user's map renamed `asFound`.
+    func mapNote(_ asFound: String) -> String? {
+        guard let target = options.serviceMap[asFound], target != asFound else { return nil }
+        return "service \(quoted(asFound)) is written to \(quoted(target)), as the service map says"
+    }
+
+    /// Checks a target service or key against the package's rules: not empty, at most 256 UTF-16 code units,
+    /// no U+0000.
+    static func checkName(_ name: String, _ what: String) throws(Blocked) {
+        if name.isEmpty { throw Blocked("the target \(what) would be empty; map the service with --service-map") }
+        if name.utf16.count > maxNameLength {
+            throw Blocked("the target \(what) would be longer than \(maxNameLength) characters; map the service with --service-map")
+        }
+        if name.utf8.contains(0) { throw Blocked("the target \(what) would contain U+0000; map the service with --service-map") }
+    }
+}
+
+/// A name for a note: in quotes, control characters escaped, at most 120 characters.
+func quoted(_ name: String) -> String {
+    var text = ""
+    for scalar in name.unicodeScalars.prefix(120) {
+        if scalar.value < 0x20 || scalar.value == 0x7F {
+            text += "\\u{\(String(scalar.value, radix: 16))}"
+        } else {
+            text.unicodeScalars.append(scalar)
+        }
+    }
+    if name.unicodeScalars.count > 120 { text += "…" }
+    return "'\(text)'"
+}

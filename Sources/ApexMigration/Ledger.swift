@@ -1,0 +1,215 @@
+import ApexKeychain
+import CSodium
+import Foundation
+
+/// A migration's records in the target keychain, in the package's own service `apex-keychain.migration`:
+///
+/// - `key:<id>`: a random key for the value fingerprints below (never leaves the keychain);
+/// - `entry:<id>:<target digest>`: for each target item the migration writes, a keyed fingerprint (HMAC-SHA-256)
+///   of the value it wrote and whether the write was read back; it lets a later run tell "the same value is
+///   already there" from "another value is there" without reading an item that would prompt;
+/// - `journal:<id>:<target digest>`: a source item removed to make room for its target (on-device migration),
+///   kept until the target item is verified, so that an interrupted run can put it back;
+/// - `done:<id>`: the completion marker: a later start-up costs this one lookup.
+///
+/// The records are items of the package, protected `afterFirstUnlockThisDeviceOnly`.
+final class Ledger {
+    static let service = "apex-keychain.migration"
+
+    let keychain: Keychain
+    let id: String
+    private var key: Data?
+
+    init(target: MigrationTarget, id: String) throws(KeychainError) {
+        keychain = try target.keychain(service: Self.service)
+        self.id = id
+    }
+
+    private static let protection = SetOptions(accessible: .afterFirstUnlockThisDeviceOnly)
+
+    enum EntryState: String, Codable {
+        case pending
+        case verified
+    }
+
+    struct Entry: Codable, Equatable {
+        var fingerprint: String
+        var state: EntryState
+    }
+
+    // MARK: Completion marker
+
+    func isDone() async throws(KeychainError) -> Bool { try await keychain.hasItem("done:\(id)") }
+
+    func markDone() async throws(KeychainError) {
+        try await keychain.setItem("done:\(id)", "1", Self.protection)
+    }
+
+    // MARK: Entries
+
+    func entry(for target: TargetItem) async throws(KeychainError) -> Entry? {
+        guard let text = try await keychain.getItem(entryKey(target)) else { return nil }
+        return try? JSONDecoder().decode(Entry.self, from: Data(text.utf8))
+    }
+
+    func record(_ entry: Entry, for target: TargetItem) async throws(KeychainError) {
+        let text = String(decoding: (try? JSONEncoder().encode(entry)) ?? Data(), as: UTF8.self)
+        try await keychain.setItem(entryKey(target), text, Self.protection)
+    }
+
+    /// The keyed fingerprint of what a target item holds: kind, value, and for credentials the username.
+    /// - Parameter create: whether to create the fingerprint key when there is none (a plan never does: without
+    ///   a key there is no entry to compare with).
+    func fingerprint(of value: SourceValue, kind: TargetKind, create: Bool) async throws(KeychainError) -> String? {
+        var message = Data(kind.rawValue.utf8)
+        switch value {
+        case .value(let data):
+            message.append(0)
+            message.append(data)
+        case .credentials(let username, let password):
+            message.append(0)
+            message.append(contentsOf: username.utf8)
+            message.append(0)
+            message.append(contentsOf: password.utf8)
+        case .sealed:
+            return nil
+        }
+        defer { message.resetBytes(in: 0..<message.count) }
+        guard let key = try await fingerprintKey(create: create) else { return nil }
+        var mac = [UInt8](repeating: 0, count: Int(crypto_auth_hmacsha256_BYTES))
+        message.withUnsafeBytes { bytes in
+            key.withUnsafeBytes { keyBytes in
+                _ = crypto_auth_hmacsha256(
+                    &mac, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(bytes.count),
+                    keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            }
+        }
+        return Data(mac).base64EncodedString()
+    }
+
+    private func fingerprintKey(create: Bool) async throws(KeychainError) -> Data? {
+        if let key { return key }
+        let name = "key:\(id)"
+        if let existing = try await keychain.getBytes(name), existing.count == Int(crypto_auth_hmacsha256_KEYBYTES) {
+            key = existing
+            return existing
+        }
+        guard create else { return nil }
+        _ = sodium_init()
+        var key = [UInt8](repeating: 0, count: Int(crypto_auth_hmacsha256_KEYBYTES))
+        randombytes_buf(&key, key.count)
+        try await keychain.setBytes(name, Data(key), Self.protection)
+        self.key = Data(key)
+        return Data(key)
+    }
+
+    // MARK: Journal
+
+    /// A removed source item, enough to put it back.
+    struct JournalRecord: Codable {
+        var item: StoredItem
+    }
+
+    func journal(_ record: JournalRecord, for target: TargetItem) async throws(KeychainError) {
+        let data = (try? JSONEncoder().encode(record)) ?? Data()
+        try await keychain.setBytes(journalKey(target), data, Self.protection)
+    }
+
+    func journalRecords() async throws(KeychainError) -> [(key: String, record: JournalRecord)] {
+        let prefix = "journal:\(id):"
+        var records: [(String, JournalRecord)] = []
+        for key in try await keychain.getAllKeys() where key.hasPrefix(prefix) {
+            guard let data = try await keychain.getBytes(key),
+                let record = try? JSONDecoder().decode(JournalRecord.self, from: data)
+            else { continue }
+            records.append((key, record))
+        }
+        return records
+    }
+
+    func removeJournal(key: String) async throws(KeychainError) { try await keychain.removeItem(key) }
+
+    func removeJournal(for target: TargetItem) async throws(KeychainError) {
+        try await keychain.removeItem(journalKey(target))
+    }
+
+    // MARK: Keys
+
+    private func entryKey(_ target: TargetItem) -> String { "entry:\(id):\(Self.digest(target))" }
+
+    private func journalKey(_ target: TargetItem) -> String { "journal:\(id):\(Self.digest(target))" }
+
+    /// A short digest of where a target item lives (service, access group, key), as a record name.
+    static func digest(_ target: TargetItem) -> String {
+        var text = Data(target.service.utf8)
+        text.append(0)
+        text.append(contentsOf: (target.accessGroup ?? "").utf8)
+        text.append(0)
+        text.append(contentsOf: target.key.utf8)
+        var out = [UInt8](repeating: 0, count: 16)
+        text.withUnsafeBytes { bytes in
+            _ = crypto_generichash(
+                &out, out.count, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(bytes.count), nil, 0)
+        }
+        return out.map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+/// A keychain item as a ledger journal keeps it: its attributes and its value.
+struct StoredItem: Codable {
+    var itemClass: String
+    var service: String
+    var account: String
+    var accessGroup: String
+    var creator: UInt32?
+    var label: String?
+    var generic: Data?
+    var protectionDomain: String
+    var accessControl: UInt32
+    var synchronizable: Bool
+    var createdAt: Date
+    var modifiedAt: Date
+    var server: String?
+    var securityDomain: String?
+    var protocolCode: String?
+    var authenticationType: String?
+    var port: Int
+    var path: String?
+    var value: Data
+
+    init(_ item: KeychainItem) {
+        let a = item.attributes
+        itemClass = a.itemClass.rawValue
+        service = a.service
+        account = a.account
+        accessGroup = a.accessGroup
+        creator = a.creator
+        label = a.label
+        generic = a.generic
+        protectionDomain = a.protectionDomain.rawValue
+        accessControl = a.accessControl.rawValue
+        synchronizable = a.synchronizable
+        createdAt = a.createdAt
+        modifiedAt = a.modifiedAt
+        server = a.server
+        securityDomain = a.securityDomain
+        protocolCode = a.protocolCode
+        authenticationType = a.authenticationType
+        port = a.port
+        path = a.path
+        value = item.value
+    }
+
+    var item: KeychainItem? {
+        guard let itemClass = ItemClass(rawValue: itemClass), let domain = ProtectionDomain(rawValue: protectionDomain)
+        else { return nil }
+        return KeychainItem(
+            attributes: ItemAttributes(
+                itemClass: itemClass, service: service, account: account, accessGroup: accessGroup, creator: creator,
+                label: label, generic: generic, protectionDomain: domain,
+                accessControl: AccessControlFlags(rawValue: accessControl), synchronizable: synchronizable,
+                createdAt: createdAt, modifiedAt: modifiedAt, server: server, securityDomain: securityDomain,
+                protocolCode: protocolCode, authenticationType: authenticationType, port: port, path: path),
+            value: value)
+    }
+}

@@ -1,0 +1,196 @@
+import ApexDumps
+import ApexKeychain
+import Foundation
+
+/// Where a migration's items come from.
+public enum MigrationSource: Sendable {
+    /// Dump files, read.
+    case dumps([Dump])
+    /// Other libraries' items in a keychain database (on the device, the very keychain the package uses).
+    case database(any KeychainDatabase, device: any Device)
+}
+
+/// Moves another library's items into the package: plan (pure), then apply and verify, idempotent and
+/// resumable.
+///
+/// An app calls it at start-up:
+/// ```swift
+/// let migration = Migration(importers: [ExpoSecureStoreImporter()], source: .database(db, device: device),
+///                           target: MigrationTarget(database: db, device: device))
+/// switch try await migration.runIfNeeded() { … }
+/// ```
+/// After a completed run, a later ``runIfNeeded(progress:)`` costs one marker lookup.
+public struct Migration: Sendable {
+    /// The importers, in order of precedence: an item claimed by two goes to the first.
+    public let importers: [any Importer]
+    /// Where items come from.
+    public let source: MigrationSource
+    /// Where they go.
+    public let target: MigrationTarget
+    /// What is allowed.
+    public let policy: MigrationPolicy
+
+    /// Creates a migration.
+    public init(importers: [any Importer], source: MigrationSource, target: MigrationTarget, policy: MigrationPolicy = .init()) {
+        self.importers = importers
+        self.source = source
+        self.target = target
+        self.policy = policy
+    }
+
+    /// What ``runIfNeeded(progress:)`` did.
+    public enum Outcome: Sendable {
+        /// An earlier run completed: nothing was read.
+        case alreadyComplete
+        /// It ran; the report says what happened.
+        case ran(MigrationReport)
+    }
+
+    /// The plan: one action per source item, decided against the target as it is. Writes nothing.
+    /// - Throws: ``MigrationError``: `tryLater` when the source can't be read now, `importer`, `source`.
+    public func plan() async throws(MigrationError) -> MigrationPlan {
+        let (plan, _) = try await makePlan()
+        return plan
+    }
+
+    /// Whether an earlier run completed (one marker lookup).
+    public func isComplete() async throws(MigrationError) -> Bool {
+        do {
+            return try await Ledger(target: target, id: policy.migrationID).isDone()
+        } catch {
+            throw Self.targetError(error)
+        }
+    }
+
+    /// Runs unless an earlier run completed.
+    public func runIfNeeded(progress: (@Sendable (Int, Int) -> Void)? = nil) async throws(MigrationError) -> Outcome {
+        if try await isComplete() { return .alreadyComplete }
+        return .ran(try await run(progress: progress))
+    }
+
+    /// Plans, writes every `create` through the core, reads each back, and (when the policy says so) removes
+    /// the verified source items. A second run finds everything `exists`; a run stopped anywhere loses nothing.
+    /// - Throws: ``MigrationError``: `tryLater` (device locked: nothing removed or marked), `conflicts` (with
+    ///   `onConflict: .fail`: nothing written), `importer`, `source`.
+    public func run(progress: (@Sendable (Int, Int) -> Void)? = nil) async throws(MigrationError) -> MigrationReport {
+        let ledger = try openLedger()
+        try await restoreInterruptedRemovals(ledger)
+        let (plan, databaseSource) = try await makePlan(ledger: ledger)
+        let locked = plan.actions.contains { action in
+            action.action == .blocked && (action.reason ?? "").hasPrefix(KeychainErrorCode.INTERACTION_NOT_ALLOWED.rawValue)
+        }
+        if locked { throw .tryLater("the target keychain can't be written now (the device is locked)") }
+        let conflicts = plan.count(.conflict)
+        if conflicts > 0, policy.onConflict == .fail { throw .conflicts(conflicts) }
+        let applier = Applier(target: target, ledger: ledger, policy: policy, source: databaseSource)
+        let outcomes = await applier.apply(plan, progress: progress)
+        var results: [Int: ItemResult] = [:]
+        for (index, outcome) in outcomes { results[index] = outcome.0 }
+        let report = MigrationReport(plan: plan, results: results, device: Self.describe(target.device), includeLabels: false)
+        if report.summary.failed == 0 { try await markDone(ledger) }
+        return report
+    }
+
+    private func openLedger() throws(MigrationError) -> Ledger {
+        do {
+            return try Ledger(target: target, id: policy.migrationID)
+        } catch {
+            throw Self.targetError(error)
+        }
+    }
+
+    private func markDone(_ ledger: Ledger) async throws(MigrationError) {
+        do {
+            try await ledger.markDone()
+        } catch {
+            throw Self.targetError(error)
+        }
+    }
+
+    /// The failures of the last run's writes, by source location, for callers that want the messages.
+    static func targetError(_ error: KeychainError) -> MigrationError {
+        error.code == .INTERACTION_NOT_ALLOWED ? .tryLater(error.message) : .source("target: \(error)")
+    }
+
+    static func describe(_ device: any Device) -> String {
+        device.state().platform.description
+    }
+
+    // MARK: Planning
+
+    func makePlan(ledger: Ledger? = nil) async throws(MigrationError) -> (MigrationPlan, DatabaseSource?) {
+        let dumps: [Dump]
+        var databaseSource: DatabaseSource?
+        switch source {
+        case .dumps(let given):
+            dumps = given
+        case .database(let database, let device):
+            let read = try DatabaseSource(database: database, device: device)
+            databaseSource = read
+            dumps = [read.dump]
+        }
+        let (items, summaries) = try collect(dumps)
+        var planLedger = ledger
+        if planLedger == nil { planLedger = try openLedger() }
+        let planner = Planner(target: target, ledger: planLedger, policy: policy, sourceItems: databaseSource?.items ?? [:])
+        let actions = await planner.plan(items)
+        return (MigrationPlan(actions: actions, dumps: summaries), databaseSource)
+    }
+
+    /// Every importer's items, each source record claimed once (the first importer wins), and the dumps.
+    func collect(_ dumps: [Dump]) throws(MigrationError) -> ([SourceItem], [DumpSummary]) {
+        var items: [SourceItem] = []
+        var claimed = Set<SourceOrigin>()
+        var libraryOfPath: [String: SourceLibrary] = [:]
+        for importer in importers {
+            let found: [SourceItem]
+            do {
+                found = try importer.importItems(from: dumps, options: policy.importOptions)
+            } catch {
+                throw .importer(error)
+            }
+            for item in found where claimed.insert(item.origin).inserted {
+                items.append(item)
+                if libraryOfPath[item.origin.path] == nil { libraryOfPath[item.origin.path] = item.library }
+            }
+        }
+        let summaries = dumps.map {
+            DumpSummary(path: $0.path, format: $0.format, library: libraryOfPath[$0.path], platform: $0.format.platform)
+        }
+        return (items, summaries)
+    }
+
+    // MARK: Recovery
+
+    /// Puts back source items that an interrupted run removed to make room for their target and never
+    /// verified; forgets the journal of those whose target was verified.
+    private func restoreInterruptedRemovals(_ ledger: Ledger) async throws(MigrationError) {
+        guard case .database(let database, _) = source else { return }
+        let records: [(key: String, record: Ledger.JournalRecord)]
+        do {
+            records = try await ledger.journalRecords()
+        } catch {
+            throw Self.targetError(error)
+        }
+        for (key, record) in records {
+            guard let item = record.item.item else { continue }
+            let query = ItemQuery(
+                itemClass: .genericPassword, service: item.attributes.service, account: item.attributes.account,
+                accessGroup: item.attributes.accessGroup, creator: apexCreator)
+            do {
+                if try database.attributes(matching: query).isEmpty {
+                    do {
+                        try database.add(item)
+                    } catch where error.status == .duplicateItem {}
+                }
+            } catch {
+                throw .source("can't restore a source item removed by an interrupted run: \(error)")
+            }
+            do {
+                try await ledger.removeJournal(key: key)
+            } catch {
+                throw Self.targetError(error)
+            }
+        }
+    }
+}

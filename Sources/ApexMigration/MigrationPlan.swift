@@ -1,0 +1,109 @@
+import ApexDumps
+import ApexKeychain
+
+/// What a migration does with one source item. Raw values are the report's `action` strings.
+public enum MigrationAction: String, Sendable, Codable, CaseIterable {
+    /// The target item will be (dry run) or was written.
+    case create
+    /// The target already holds an item with the same value and protection; nothing to do.
+    case exists
+    /// The target key is held by another library's item, by a different item of the package, or is the
+    /// target of another source item too.
+    case conflict
+    /// The protection can't be given on the device (never weaker), or the source uses an option the package
+    /// does not support.
+    case blocked
+    /// The value can't be read off the device; it must be migrated on the device.
+    case sealed
+    /// An older copy that the source library itself would never read.
+    case shadowed
+    /// Left out on purpose.
+    case skipped
+}
+
+/// One source item and what the plan does with it.
+public struct PlannedAction: Sendable, Equatable {
+    /// The item.
+    public var item: SourceItem
+    /// The action.
+    public var action: MigrationAction
+    /// Why, for every action but a plain `create`: a `KeychainErrorCode` name and an explanation.
+    public var reason: String?
+
+    /// Creates a planned action.
+    public init(item: SourceItem, action: MigrationAction, reason: String? = nil) {
+        self.item = item
+        self.action = action
+        self.reason = reason
+    }
+}
+
+/// The plan: one action per source item, in the order the importers found them. Pure: making it wrote nothing.
+public struct MigrationPlan: Sendable {
+    /// The actions.
+    public var actions: [PlannedAction]
+    /// The dumps the items came from.
+    public var dumps: [DumpSummary]
+
+    /// Creates a plan.
+    public init(actions: [PlannedAction], dumps: [DumpSummary]) {
+        self.actions = actions
+        self.dumps = dumps
+    }
+
+    /// How many actions of each kind.
+    public func count(_ action: MigrationAction) -> Int { actions.lazy.filter { $0.action == action }.count }
+}
+
+/// A dump that was read, for the report's `sources`.
+public struct DumpSummary: Sendable, Equatable, Codable {
+    /// The path.
+    public var path: String
+    /// The format.
+    public var format: DumpFormat
+    /// The library whose items it held (nil when no importer claimed any).
+    public var library: SourceLibrary?
+    /// The platform.
+    public var platform: DumpPlatform
+
+    /// Creates a summary.
+    public init(path: String, format: DumpFormat, library: SourceLibrary?, platform: DumpPlatform) {
+        self.path = path
+        self.format = format
+        self.library = library
+        self.platform = platform
+    }
+}
+
+/// What the user allows a migration to do.
+public struct MigrationPolicy: Sendable, Equatable {
+    /// What a conflict does.
+    public enum OnConflict: String, Sendable, Codable {
+        /// Leave the conflicting items and migrate the rest.
+        case skip
+        /// Stop before writing anything.
+        case fail
+    }
+
+    /// What a conflict does; `skip` by default.
+    public var onConflict: OnConflict
+    /// Remove each source item once its target item has been written and read back (keychain-database
+    /// sources only; a dump file is never modified). Off by default.
+    public var removeSource: Bool
+    /// Names this migration's records in the target (its ledger and its completion marker), so that
+    /// independent migrations don't share them.
+    public var migrationID: String
+    /// What the importers are told.
+    public var importOptions: ImportOptions
+
+    /// Creates a policy.
+    public init(
+        onConflict: OnConflict = .skip, removeSource: Bool = false, migrationID: String = "default",
+        importOptions: ImportOptions = ImportOptions()
+    ) {
+        self.onConflict = onConflict
+        self.removeSource = removeSource
+        self.migrationID = migrationID
+        self.importOptions = importOptions
+    }
+}

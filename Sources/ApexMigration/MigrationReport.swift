@@ -1,0 +1,223 @@
+import ApexDumps
+import ApexKeychain
+import Foundation
+
+/// What the JSON report encodes (`formatVersion` 1): the plan, or the plan and what a run did. It never holds a
+/// secret value or anything derived from one; accounts that are usernames, and labels, only when asked.
+public struct MigrationReport: Sendable, Codable, Equatable {
+    /// The report format's version.
+    public var formatVersion: Int
+    /// Whether nothing was written.
+    public var dryRun: Bool
+    /// The device profile the plan was made for.
+    public var device: String
+    /// The dumps read.
+    public var sources: [Source]
+    /// One entry per source item.
+    public var items: [Item]
+    /// Counts.
+    public var summary: Summary
+
+    /// A dump that was read.
+    public struct Source: Sendable, Codable, Equatable {
+        public var path: String
+        public var format: String
+        public var library: String?
+        public var platform: String
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(path, forKey: .path)
+            try c.encode(format, forKey: .format)
+            try c.encode(library, forKey: .library)
+            try c.encode(platform, forKey: .platform)
+        }
+    }
+
+    /// One source item: what was found, where it goes, and what happens.
+    public struct Item: Sendable, Codable, Equatable {
+        public var source: ItemSource
+        public var target: ItemTarget?
+        public var action: String?
+        public var reason: String?
+        public var result: String?
+        public var notes: [String]
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(source, forKey: .source)
+            if let action {
+                try c.encode(target, forKey: .target)
+                try c.encode(action, forKey: .action)
+                try c.encode(reason, forKey: .reason)
+                try c.encodeIfPresent(result, forKey: .result)
+            }
+            try c.encode(notes, forKey: .notes)
+        }
+    }
+
+    /// The source side of an item, as found.
+    public struct ItemSource: Sendable, Codable, Equatable {
+        public var library: String
+        public var platform: String
+        public var path: String
+        public var location: String
+        public var `class`: String?
+        public var service: String?
+        public var account: String?
+        public var server: String?
+        public var accessGroup: String?
+        public var protection: [String: String]
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(library, forKey: .library)
+            try c.encode(platform, forKey: .platform)
+            try c.encode(path, forKey: .path)
+            try c.encode(location, forKey: .location)
+            try c.encode(`class`, forKey: .class)
+            try c.encode(service, forKey: .service)
+            try c.encode(account, forKey: .account)
+            try c.encode(server, forKey: .server)
+            try c.encode(accessGroup, forKey: .accessGroup)
+            try c.encode(protection, forKey: .protection)
+        }
+    }
+
+    /// The target side of an item.
+    public struct ItemTarget: Sendable, Codable, Equatable {
+        public var service: String
+        public var key: String
+        public var kind: String
+        public var accessible: String
+        public var accessControl: String
+        public var synchronizable: Bool
+        public var accessGroup: String?
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(service, forKey: .service)
+            try c.encode(key, forKey: .key)
+            try c.encode(kind, forKey: .kind)
+            try c.encode(accessible, forKey: .accessible)
+            try c.encode(accessControl, forKey: .accessControl)
+            try c.encode(synchronizable, forKey: .synchronizable)
+            try c.encode(accessGroup, forKey: .accessGroup)
+        }
+    }
+
+    /// Counts by action, and what a run did.
+    public struct Summary: Sendable, Codable, Equatable {
+        public var found = 0, create = 0, exists = 0, conflict = 0, blocked = 0, sealed = 0, shadowed = 0, skipped = 0
+        public var written = 0, verified = 0, failed = 0
+
+        mutating func count(_ action: MigrationAction) {
+            switch action {
+            case .create: create += 1
+            case .exists: exists += 1
+            case .conflict: conflict += 1
+            case .blocked: blocked += 1
+            case .sealed: sealed += 1
+            case .shadowed: shadowed += 1
+            case .skipped: skipped += 1
+            }
+        }
+
+        mutating func count(_ result: ItemResult) {
+            if result != .failed { written += 1 }
+            if result == .verified { verified += 1 } else { failed += 1 }
+        }
+    }
+
+    /// The items that make the exit code 1: conflicts, blocked items, failed writes.
+    public var hasProblems: Bool { summary.conflict > 0 || summary.blocked > 0 || summary.failed > 0 }
+}
+
+extension MigrationReport {
+    /// The report of a plan (dry run) or of a run (with its results).
+    /// - Parameters:
+    ///   - includeLabels: show accounts that are usernames; without it they are left out.
+    public init(
+        plan: MigrationPlan, results: [Int: ItemResult]? = nil, device: String, includeLabels: Bool
+    ) {
+        formatVersion = 1
+        dryRun = results == nil
+        self.device = device
+        sources = plan.dumps.map {
+            Source(path: $0.path, format: $0.format.rawValue, library: $0.library?.rawValue, platform: $0.platform.rawValue)
+        }
+        var summary = Summary()
+        summary.found = plan.actions.count
+        var items: [Item] = []
+        items.reserveCapacity(plan.actions.count)
+        for (index, planned) in plan.actions.enumerated() {
+            summary.count(planned.action)
+            let result: ItemResult? = results?[index]
+            if let result {
+                summary.count(result)
+            }
+            let item: SourceItem = planned.item
+            let target: ItemTarget? = item.target.map { ItemTarget($0) }
+            items.append(
+                Item(
+                    source: ItemSource(item, includeLabels: includeLabels), target: target,
+                    action: planned.action.rawValue, reason: planned.reason, result: result?.rawValue,
+                    notes: item.notes))
+        }
+        self.items = items
+        self.summary = summary
+    }
+
+    /// The report of `inspect`: what the dumps hold, without targets or actions.
+    public init(inventory items: [SourceItem], dumps: [DumpSummary], includeLabels: Bool) {
+        formatVersion = 1
+        dryRun = true
+        device = ""
+        sources = dumps.map {
+            Source(path: $0.path, format: $0.format.rawValue, library: $0.library?.rawValue, platform: $0.platform.rawValue)
+        }
+        self.items = items.map {
+            Item(source: ItemSource($0, includeLabels: includeLabels), target: nil, action: nil, reason: nil, result: nil, notes: $0.notes)
+        }
+        var summary = Summary()
+        summary.found = items.count
+        self.summary = summary
+    }
+
+    /// The report as JSON: sorted keys, pretty-printed, a newline at the end.
+    public func json() -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        var data = (try? encoder.encode(self)) ?? Data()
+        data.append(UInt8(ascii: "\n"))
+        return data
+    }
+}
+
+extension MigrationReport.ItemSource {
+    init(_ item: SourceItem, includeLabels: Bool) {
+        let accountIsUsername = item.library == .reactNativeKeychain || item.target?.kind == .credentials
+        library = item.library.rawValue
+        platform = item.platform.rawValue
+        path = item.origin.path
+        location = item.origin.location
+        `class` = item.source.itemClass
+        service = item.source.service
+        account = accountIsUsername && !includeLabels ? nil : item.source.account
+        server = item.source.server
+        accessGroup = item.source.accessGroup
+        protection = item.source.protection
+    }
+}
+
+extension MigrationReport.ItemTarget {
+    init(_ target: TargetItem) {
+        service = target.service
+        key = target.key
+        kind = target.kind.rawValue
+        accessible = (target.options.accessible ?? .whenUnlocked).rawValue
+        accessControl = (target.options.accessControl ?? .none).rawValue
+        synchronizable = target.options.synchronizable ?? false
+        accessGroup = target.accessGroup
+    }
+}

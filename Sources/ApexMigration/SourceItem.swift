@@ -1,0 +1,170 @@
+import ApexDumps
+import ApexKeychain
+import Foundation
+
+/// The libraries items are migrated from. Raw values are the report's `library` strings.
+public enum SourceLibrary: String, Sendable, Codable, CaseIterable {
+    /// react-native-keychain.
+    case reactNativeKeychain = "react-native-keychain"
+    /// expo-secure-store.
+    case expoSecureStore = "expo-secure-store"
+}
+
+/// Where a source item was found: the file, its format, and the place in it.
+public struct SourceOrigin: Sendable, Hashable, Codable {
+    /// The dump file.
+    public var path: String
+    /// Its format.
+    public var format: DumpFormat
+    /// The place in the file: `item 3`, `entries auth:u/auth:p/auth:c`.
+    public var location: String
+
+    /// Creates an origin.
+    public init(path: String, format: DumpFormat, location: String) {
+        self.path = path
+        self.format = format
+        self.location = location
+    }
+}
+
+/// What an item looked like in the source, as found: enough to recognise it, never its value.
+public struct SourceDescription: Sendable, Equatable, Codable {
+    /// `genp` / `inet` (iOS); nil on Android.
+    public var itemClass: String?
+    /// The service as found (iOS `svce`; Android: the entry prefix).
+    public var service: String?
+    /// The account as found: the key, or the username. Personal data: reports show it only when asked.
+    public var account: String?
+    /// The server of an internet password.
+    public var server: String?
+    /// The access group.
+    public var accessGroup: String?
+    /// The protection as found: `pdmn`, `accessControl` (flags), `synchronizable`, `cipher`,
+    /// `requireAuthentication`, `keystoreAlias`, … (names and values as the source spells them).
+    public var protection: [String: String]
+
+    /// Creates a description.
+    public init(
+        itemClass: String? = nil, service: String? = nil, account: String? = nil, server: String? = nil,
+        accessGroup: String? = nil, protection: [String: String] = [:]
+    ) {
+        self.itemClass = itemClass
+        self.service = service
+        self.account = account
+        self.server = server
+        self.accessGroup = accessGroup
+        self.protection = protection
+    }
+}
+
+/// A source item's secret: readable, or sealed on the device. Its descriptions never show the secret.
+public enum SourceValue: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// A value (a string item's UTF-8, or bytes).
+    case value(Data)
+    /// Credentials: a username and a password.
+    case credentials(username: String, password: String)
+    /// The value can't be read off the device; the reason says why (e.g. "Android Keystore key").
+    case sealed(String)
+
+    /// `value (N bytes)`, `credentials`, `sealed: reason`: never the secret.
+    public var description: String {
+        switch self {
+        case .value(let data): "value (\(data.count) bytes)"
+        case .credentials: "credentials"
+        case .sealed(let reason): "sealed: \(reason)"
+        }
+    }
+
+    /// As ``description``.
+    public var debugDescription: String { description }
+}
+
+/// What the package stores for a source item: the item kind. Raw values are the report's `kind` strings.
+public enum TargetKind: String, Sendable, Codable, CaseIterable {
+    /// A string value (`setItem`).
+    case string
+    /// A bytes value (`setBytes`).
+    case bytes
+    /// Credentials (`setCredentials`).
+    case credentials
+}
+
+/// Where and how a source item is to be written through the core.
+public struct TargetItem: Sendable, Equatable, Codable {
+    /// The target keychain's service.
+    public var service: String
+    /// The key (`credentials` / `credentials:<server>` for credentials).
+    public var key: String
+    /// How the value is stored.
+    public var kind: TargetKind
+    /// The protection to write with (never weaker than the source's); `label` stays nil (credentials keep the
+    /// username as their label).
+    public var options: SetOptions
+    /// The access group, when the source item was in a group other than the app's default.
+    public var accessGroup: String?
+
+    /// Creates a target.
+    public init(service: String, key: String, kind: TargetKind, options: SetOptions, accessGroup: String? = nil) {
+        self.service = service
+        self.key = key
+        self.kind = kind
+        self.options = options
+        self.accessGroup = accessGroup
+    }
+}
+
+/// An importer's own verdict on an item, before the plan looks at the target.
+public enum SourceVerdict: Sendable, Equatable {
+    /// Migrate it (the plan decides create / exists / conflict / blocked against the target).
+    case migrate
+    /// The protection has no equivalent in the package (e.g. an and-combination); the reason says why.
+    case blocked(String)
+    /// An older copy the source library itself would never read; the reason names the copy that wins.
+    case shadowed(String)
+    /// Left out on purpose: another SDK's item, or filtered by the user.
+    case skipped(String)
+}
+
+/// One item an importer found: where, what it looked like, its value (or why it is sealed), the mapped target,
+/// its verdict, and notes on every lossy or inferred step.
+///
+/// Its description shows no secret: values are described by size only.
+public struct SourceItem: Sendable, Equatable, CustomStringConvertible {
+    /// The library that wrote it.
+    public var library: SourceLibrary
+    /// The platform.
+    public var platform: DumpPlatform
+    /// Where it was found.
+    public var origin: SourceOrigin
+    /// What it looked like.
+    public var source: SourceDescription
+    /// Its secret.
+    public var value: SourceValue
+    /// Where it goes; nil when it has no place in the package (its verdict then says why).
+    public var target: TargetItem?
+    /// The importer's verdict.
+    public var verdict: SourceVerdict
+    /// Notes for the report: inferred defaults, nearest-stronger mappings, choices the user can change.
+    public var notes: [String]
+
+    /// Creates a source item.
+    public init(
+        library: SourceLibrary, platform: DumpPlatform, origin: SourceOrigin, source: SourceDescription,
+        value: SourceValue, target: TargetItem?, verdict: SourceVerdict = .migrate, notes: [String] = []
+    ) {
+        self.library = library
+        self.platform = platform
+        self.origin = origin
+        self.source = source
+        self.value = value
+        self.target = target
+        self.verdict = verdict
+        self.notes = notes
+    }
+
+    /// `library platform path location → service/key (verdict)`, without the value or the account.
+    public var description: String {
+        let to = target.map { "\($0.service)/\($0.key) [\($0.kind.rawValue)]" } ?? "no target"
+        return "\(library.rawValue) \(platform.rawValue) \(origin.path) \(origin.location) → \(to) (\(verdict)); \(value)"
+    }
+}

@@ -1,0 +1,142 @@
+import ApexDumps
+import ApexKeychain
+import ApexKeychainStore
+import ApexMigration
+import Foundation
+import Testing
+
+/// The on-device case: other libraries' items in the very keychain the package writes to. Source items are
+/// removed only when asked, only after their target was read back, and only the exact items migrated.
+@Suite("On-device migration")
+struct OnDeviceMigrationTests {
+    /// A store holding foreign items "loaded from a dump": the records of a dump, written as other libraries'
+    /// items.
+    static func store(_ records: [(service: String, account: String, value: String)]) throws -> (SQLiteKeychainDatabase, SimulatedDevice) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("apxk-migration-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let url = folder.appendingPathComponent("store.db")
+        let database = try SQLiteKeychainDatabase.create(at: url, key: .keyFile(SQLiteKeychainDatabase.defaultKeyFile(for: url)), device: .ios)
+        let device = SimulatedDevice()
+        for record in records {
+            try database.add(
+                KeychainItem(
+                    attributes: ItemAttributes(
+                        service: record.service, account: record.account, accessGroup: device.defaultAccessGroup,
+                        creator: nil, protectionDomain: .ck),
+                    value: Data(record.value.utf8)))
+        }
+        return (database, device)
+    }
+
+    static func foreign(_ database: any KeychainDatabase) throws -> [ItemAttributes] {
+        try database.attributes(matching: ItemQuery()).filter { !$0.isApexItem }
+    }
+
+    @Test("without removeSource the source items stay, and a source item holding its own target key is a conflict")
+    func sourceStaysByDefault() async throws {
+        let (database, device) = try Self.store([("app", "token", "sample-token-0001"), ("other", "name", "sample-name")])
+        let migration = Migration(
+            importers: [PlainImporter()], source: .database(database, device: device),
+            target: MigrationTarget(database: database, device: device))
+        let report = try await migration.run()
+        #expect(report.items.map(\.action) == ["conflict", "conflict"])
+        #expect(try Self.foreign(database).count == 2)
+    }
+
+    @Test("with removeSource each source item is journalled, removed, replaced by its target and verified")
+    func removeSourceReplacesInPlace() async throws {
+        let (database, device) = try Self.store([("app", "token", "sample-token-0001"), ("other", "name", "sample-name")])
+        let migration = Migration(
+            importers: [PlainImporter()], source: .database(database, device: device),
+            target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
+        let report = try await migration.run()
+        #expect(report.items.map(\.action) == ["create", "create"])
+        #expect(report.summary.verified == 2)
+        #expect(try Self.foreign(database).isEmpty)
+        let app = try Keychain(KeychainOptions(service: "app"), database: database, device: device)
+        #expect(try await app.getItem("token") == "sample-token-0001")
+        let ledgerKeys = try await Keychain(KeychainOptions(service: "apex-keychain.migration"), database: database, device: device).getAllKeys()
+        #expect(!ledgerKeys.contains { $0.hasPrefix("journal:") }, "the journal is dropped once the target is verified")
+    }
+
+    @Test("removeSource never touches another library's item it did not migrate")
+    func removesOnlyMigratedItems() async throws {
+        let (database, device) = try Self.store([("app", "token", "sample-token-0001"), ("app", "skip-this", "sample-keep")])
+        let migration = Migration(
+            importers: [PlainImporter()], source: .database(database, device: device),
+            target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
+        _ = try await migration.run()
+        #expect(try Self.foreign(database).map(\.account) == ["skip-this"])
+    }
+
+    @Test("a source item removed by a run that failed before writing its target is put back by the next run")
+    func interruptedRemovalIsRestored() async throws {
+        let device = SimulatedDevice()
+        let database = FaultyDatabase()
+        let source = KeychainItem(
+            attributes: ItemAttributes(service: "app", account: "token", accessGroup: device.defaultAccessGroup, protectionDomain: .ck),
+            value: Data("sample-token-0001".utf8))
+        try database.add(source)
+        database.failPackageWrites(service: "app")
+        let removing = Migration(
+            importers: [PlainImporter()], source: .database(database, device: device),
+            target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
+        let failed = try await removing.run()
+        #expect(failed.summary.failed == 1)
+        #expect(try Self.foreign(database).isEmpty, "the run removed the source item before its write failed")
+        #expect(try await removing.isComplete() == false)
+
+        database.failPackageWrites(service: nil)
+        let keeping = Migration(
+            importers: [PlainImporter()], source: .database(database, device: device),
+            target: MigrationTarget(database: database, device: device))
+        let next = try await keeping.run()
+        #expect(next.items.map(\.action) == ["conflict"], "the source item is back, holding its key")
+        #expect(try database.value(for: source.attributes.primaryKey) == Data("sample-token-0001".utf8))
+        #expect(try Self.foreign(database).map(\.account) == ["token"])
+    }
+}
+
+/// An in-memory database whose writes of package items in one service fail, as a full disk would.
+final class FaultyDatabase: KeychainDatabase, @unchecked Sendable {
+    private let base = InMemoryKeychainDatabase()
+    private let lock = NSLock()
+    private var failingService: String?
+
+    func failPackageWrites(service: String?) {
+        lock.withLock { failingService = service }
+    }
+
+    private func check(_ item: KeychainItem) throws(DatabaseError) {
+        let failing = lock.withLock { failingService }
+        if item.attributes.isApexItem, item.attributes.service == failing {
+            throw DatabaseError(.io, "injected fault")
+        }
+    }
+
+    func add(_ item: KeychainItem) throws(DatabaseError) {
+        try check(item)
+        try base.add(item)
+    }
+
+    func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(DatabaseError) {
+        try check(item)
+        try base.replace(key, with: item)
+    }
+
+    func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(DatabaseError) {
+        try base.rename(key, toAccount: account)
+    }
+
+    func attributes(matching query: ItemQuery) throws(DatabaseError) -> [ItemAttributes] {
+        try base.attributes(matching: query)
+    }
+
+    func value(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Data { try base.value(for: key) }
+
+    func delete(matching query: ItemQuery) throws(DatabaseError) -> Int { try base.delete(matching: query) }
+
+    func delete(_ key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Bool { try base.delete(key) }
+
+    func exclusively<T>(_ body: () throws -> T) throws -> T { try base.exclusively(body) }
+}

@@ -1,0 +1,161 @@
+import ApexDumps
+import ApexKeychain
+import ApexMigration
+import Foundation
+import Testing
+
+/// Plan, apply and verify: one action per item, decided against the target as it is; a dry run writes nothing;
+/// apply does what the plan said, item for item, and a second run finds everything in place.
+@Suite("Plan and apply")
+struct PlanApplyTests {
+    static let records: [(service: String, account: String, value: String, pdmn: String, flags: AccessControlFlags)] = [
+        ("app", "token", "sample-token-0001", "ck", []),
+        ("app", "refresh", "sample-refresh-0002", "aku", [.biometryAny]),
+        ("vault", "seed", "sample-seed-0003", "akpu", [.devicePasscode]),
+        ("app", "skip-me", "sample-skip", "ck", []),
+        ("app", "sealed-one", "sample-sealed", "ck", []),
+        ("app", "blocked-one", "sample-blocked", "ck", []),
+    ]
+
+    @Test("the plan gives each item one action, and making it writes nothing")
+    func planIsPure() async throws {
+        let target = memoryTarget()
+        let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
+        let plan = try await migration.plan()
+        #expect(plan.actionsByAccount == [
+            "token": .create, "refresh": .create, "seed": .create, "skip-me": .skipped, "sealed-one": .sealed,
+            "blocked-one": .blocked,
+        ])
+        #expect(try target.database.attributes(matching: ItemQuery()).isEmpty)
+    }
+
+    @Test("apply writes every create through the core with its protection, and reads each back")
+    func applyWritesAndVerifies() async throws {
+        let device = SimulatedDevice()
+        let target = memoryTarget(device: device)
+        let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
+        let report = try await migration.run()
+        #expect(report.summary.create == 3)
+        #expect(report.summary.written == 3)
+        #expect(report.summary.verified == 3)
+        #expect(report.summary.failed == 0)
+        let app = try target.keychain(service: "app")
+        #expect(try await app.getItemInfo("refresh")?.accessControl == .biometryAny)
+        #expect(try await app.getItemInfo("refresh")?.accessible == .whenUnlockedThisDeviceOnly)
+        #expect(try await app.getItem("token") == "sample-token-0001")
+        #expect(try await target.keychain(service: "vault").getItemInfo("seed")?.accessControl == .passcode)
+        #expect(device.promptCount >= 2, "verifying the protected items reads them through the device")
+    }
+
+    @Test("what apply does matches the dry run item for item")
+    func applyMatchesPlan() async throws {
+        let target = memoryTarget()
+        let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
+        let plan = try await migration.plan()
+        let report = try await migration.run()
+        #expect(report.items.map(\.action) == plan.actions.map(\.action.rawValue))
+        #expect(report.items.map(\.target?.key) == plan.actions.map(\.item.target?.key))
+    }
+
+    @Test("a second run finds everything in place: all exists, nothing written")
+    func secondRunIsAllExists() async throws {
+        let target = memoryTarget()
+        let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
+        _ = try await migration.run()
+        let writes = (target.database as? InMemoryKeychainDatabase)?.writeCount
+        let second = try await migration.run()
+        #expect(second.summary.exists == 3)
+        #expect(second.summary.create == 0)
+        #expect(second.summary.written == 0)
+        #expect((target.database as? InMemoryKeychainDatabase)?.writeCount == writes.map { $0 + 1 }, "only the completion marker is rewritten")
+    }
+
+    @Test("after a completed run, runIfNeeded reads no source and writes nothing")
+    func completedRunIsOneLookup() async throws {
+        let target = memoryTarget()
+        let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
+        guard case .ran = try await migration.runIfNeeded() else { Issue.record("the first call must run"); return }
+        let writes = (target.database as? InMemoryKeychainDatabase)?.writeCount
+        guard case .alreadyComplete = try await migration.runIfNeeded() else { Issue.record("the second call must not run"); return }
+        #expect((target.database as? InMemoryKeychainDatabase)?.writeCount == writes)
+    }
+
+    @Test("a biometric item on a device without biometrics is blocked, never written weaker")
+    func neverWeaker() async throws {
+        let target = memoryTarget(device: SimulatedDevice(biometry: nil))
+        let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
+        let report = try await migration.run()
+        let refresh = try #require(report.items.first { $0.target?.key == "refresh" })
+        #expect(refresh.action == "blocked")
+        #expect(refresh.reason?.hasPrefix("BIOMETRY_NOT_AVAILABLE") == true)
+        #expect(try await target.keychain(service: "app").hasItem("refresh") == false)
+    }
+
+    @Test("a target key held by another library's item is a conflict, and the item is left as it was")
+    func foreignHolderIsConflict() async throws {
+        let target = memoryTarget()
+        let foreign = KeychainItem(
+            attributes: ItemAttributes(service: "app", account: "token", accessGroup: target.device.defaultAccessGroup),
+            value: Data("someone-else".utf8))
+        try target.database.add(foreign)
+        let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(Array(Self.records.prefix(1)))]), target: target)
+        let report = try await migration.run()
+        #expect(report.items.first?.action == "conflict")
+        #expect(try target.database.value(for: foreign.attributes.primaryKey) == Data("someone-else".utf8))
+    }
+
+    @Test("with onConflict fail, a conflict stops the run before anything is written")
+    func conflictFailWritesNothing() async throws {
+        let target = memoryTarget()
+        try target.database.add(
+            KeychainItem(
+                attributes: ItemAttributes(service: "app", account: "token", accessGroup: target.device.defaultAccessGroup),
+                value: Data("someone-else".utf8)))
+        let migration = Migration(
+            importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target,
+            policy: MigrationPolicy(onConflict: .fail))
+        await #expect(throws: MigrationError.conflicts(1)) { try await migration.run() }
+        #expect(try target.database.attributes(matching: ItemQuery(creator: apexCreator)).isEmpty)
+    }
+
+    @Test("two sources that map to one target key are both conflicts, never last-wins")
+    func twoSourcesOneKey() async throws {
+        let target = memoryTarget()
+        let first = dump([("app", "token", "sample-a", "ck", [])], path: "a.plist")
+        let second = dump([("legacy", "token", "sample-b", "ck", [])], path: "b.plist")
+        let migration = Migration(
+            importers: [PlainImporter()], source: .dumps([first, second]), target: target,
+            policy: MigrationPolicy(importOptions: ImportOptions(serviceMap: ["legacy": "app"])))
+        let report = try await migration.run()
+        #expect(report.items.map(\.action) == ["conflict", "conflict"])
+        #expect(try await target.keychain(service: "app").hasItem("token") == false)
+    }
+
+    @Test("a package item with another value under the target key is a conflict; with the same value it exists")
+    func ownItemComparedByValue() async throws {
+        let target = memoryTarget()
+        let app = try target.keychain(service: "app")
+        try await app.setItem("token", "sample-token-0001", SetOptions(accessible: .afterFirstUnlock))
+        let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(Array(Self.records.prefix(1)))]), target: target)
+        #expect(try await migration.plan().actions.first?.action == .exists)
+        try await app.setItem("token", "another-value", SetOptions(accessible: .afterFirstUnlock))
+        #expect(try await migration.plan().actions.first?.action == .conflict)
+    }
+
+    @Test("a locked device is 'try later': nothing written, nothing marked")
+    func lockedIsTryLater() async throws {
+        let device = SimulatedDevice()
+        let target = memoryTarget(device: device)
+        device.lock()
+        let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
+        await #expect {
+            try await migration.run()
+        } throws: { error in
+            if case MigrationError.tryLater = error { return true }
+            return false
+        }
+        #expect(try target.database.attributes(matching: ItemQuery()).isEmpty)
+        device.unlock()
+        #expect(try await migration.isComplete() == false)
+    }
+}
