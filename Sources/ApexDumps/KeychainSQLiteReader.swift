@@ -8,8 +8,8 @@ import Foundation
 /// `v_Data`. Every value is read by its storage class (`sqlite3_column_type`), as securityd does, not by the
 /// declared column type: `svce`, `acct` and `gena` come back as ``DumpBytes/string(_:)`` for TEXT and
 /// ``DumpBytes/data(_:)`` for BLOB; `cdat`/`mdat` may be REAL or INTEGER seconds since 2001-01-01 UTC
-/// (CFAbsoluteTime) or TEXT dates; `crtr` may be INTEGER or TEXT (a number or a four-character code); `accc` is
-/// left undecoded in `extra["accc"]` (`hex:…` for a BLOB). Every other column goes to ``KeychainRecord/extra``
+/// (CFAbsoluteTime) or TEXT dates; `crtr` may be INTEGER or TEXT (a number or a four-character code); `accc`
+/// (DER, or the text form) is decoded, and kept undecoded in `extra["accc"]` (`hex:…` for a BLOB) when it can't be. Every other column goes to ``KeychainRecord/extra``
 /// as text (`hex:…` for BLOBs). Only the `genp` and `inet` tables are read.
 ///
 /// A device `keychain-2.db` has the same tables, but its attribute columns hold SHA-1 hashes and its `data`
@@ -358,7 +358,25 @@ public enum KeychainSQLiteReader {
                 return
             }
             if case .createdAt = role { record.createdAt = date } else { record.modifiedAt = date }
-        case .accessControl, .extra:
+        case .accessControl:
+            // Decoded when it can be; otherwise kept as found, so that an importer sees an access control it
+            // can't read (and refuses to guess) rather than none.
+            switch value {
+            case .blob(let data):
+                if let decoded = try? AccessControlDecoder.decode(der: data) {
+                    record.accessControl = decoded
+                    return
+                }
+            case .text(let data):
+                if let text = String(validating: data, as: UTF8.self), let decoded = AccessControlDecoder.decode(text: text) {
+                    record.accessControl = decoded
+                    return
+                }
+            default:
+                break
+            }
+            record.extra[column] = value.description
+        case .extra:
             record.extra[column] = value.description
         }
     }

@@ -113,7 +113,7 @@ struct KeychainSQLiteReaderTests {
         CREATE TABLE unrelated(x);
         """
 
-    @Test("export: TEXT and BLOB svce/acct, REAL and TEXT dates, crtr forms, accc undecoded, genp and inet rows, WAL-only row, file untouched")
+    @Test("export: TEXT and BLOB svce/acct, REAL and TEXT dates, crtr forms, accc decoded, genp and inet rows, WAL-only row, file untouched")
     func decryptedExport() throws {
         let folder = try ScratchFolder()
         let path = folder.file("export.db")
@@ -124,7 +124,7 @@ struct KeychainSQLiteReaderTests {
             INSERT INTO genp(rowid, cdat, mdat, labl, crtr, acct, svce, gena, v_Data, agrp, pdmn, sync, accc, tomb, musr, type, UUID)
             VALUES (1, \(absoluteTime(2024, 5, 1, 10, 20, 30) + 0.5), '2024-05-02T11:22:33Z', 'Label', 1097889867,
                     'alice@example.com', 'com.example.login', X'7b2261223a317d', X'68756e74657232', 'ABCDE12345.com.example.app',
-                    'ak', 0, X'310d300b0c0470726f740c02616b', 0, X'', NULL, 'F1E2D3C4');
+                    'ak', 0, X'310c300a0c0470726f740c02616b', 0, X'', NULL, 'F1E2D3C4');
             INSERT INTO genp(rowid, cdat, mdat, crtr, acct, svce, v_Data, agrp, pdmn, sync)
             VALUES (5, 742000000, '2024-06-01 08:00:00.250 +0200', 'ApxK', X'ff00fe', X'6d792d73657276696365', 'text value',
                     'group', 'cku', 1);
@@ -169,8 +169,9 @@ struct KeychainSQLiteReaderTests {
         #expect(first.synchronizable == false)
         #expect(first.createdAt == Date(timeIntervalSinceReferenceDate: absoluteTime(2024, 5, 1, 10, 20, 30) + 0.5))
         #expect(first.modifiedAt == Date(timeIntervalSinceReferenceDate: absoluteTime(2024, 5, 2, 11, 22, 33)))
-        #expect(first.accessControl == nil)
-        #expect(first.extra == ["accc": "hex:310d300b0c0470726f740c02616b", "tomb": "0", "musr": "hex:", "UUID": "F1E2D3C4", "rowid": "1"])
+        #expect(first.extra == ["tomb": "0", "musr": "hex:", "UUID": "F1E2D3C4", "rowid": "1"])
+        #expect(first.accessControl?.protection == "ak", "the DER accc {prot: ak} is decoded")
+        #expect(first.accessControl?.flags == [])
 
         let second = records[1]
         #expect(second.account == .data(Data([0xFF, 0x00, 0xFE])))
