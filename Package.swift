@@ -40,7 +40,11 @@ let package = Package(
             name: "ExpoSecureStoreImporter", dependencies: ["ApexMigration", "ApexDumps", "ApexKeychain"],
             path: "Importers/ExpoSecureStore"),
         .executableTarget(
-            name: "apex-keychain", dependencies: ["ApexKeychain", "ApexKeychainStore"],
+            name: "apex-keychain",
+            dependencies: [
+                "ApexKeychain", "ApexKeychainStore", "ApexMigration", "ApexDumps", "ReactNativeKeychainImporter",
+                "ExpoSecureStoreImporter",
+            ],
             path: "Sources/apex-keychain"),
         .executableTarget(
             name: "apex-keychain-bench", dependencies: ["ApexKeychain", "ApexKeychainStore", "CSQLite", "CSodium"],
@@ -53,6 +57,11 @@ let package = Package(
         .executableTarget(
             name: "dump-samples", dependencies: ["ApexDumps", "CSQLite", "CSodium"],
             path: "Sources/dump-samples"),
+        // The start-up migration as an app calls it (built by the tests, run by StartupMigrationSampleTests).
+        .executableTarget(
+            name: "StartupMigration",
+            dependencies: ["ApexMigration", "ApexDumps", "ApexKeychain", "ExpoSecureStoreImporter"],
+            path: "samples/StartupMigration"),
         .executableTarget(
             name: "apex-keychain-demo", dependencies: ["ApexKeychain"],
             path: "Sources/apex-keychain-demo"),
@@ -71,7 +80,8 @@ let package = Package(
             dependencies: ["ReactNativeKeychainImporter", "ExpoSecureStoreImporter", "ApexMigration", "ApexDumps", "ApexKeychain"],
             path: "Tests/ImporterTests", resources: [.copy("Fixtures")]),
         .testTarget(
-            name: "ApexMigrationTests", dependencies: ["ApexMigration", "ApexDumps", "ApexKeychain", "ApexKeychainStore"],
+            name: "ApexMigrationTests",
+            dependencies: ["ApexMigration", "ApexDumps", "ApexKeychain", "ApexKeychainStore", "StartupMigration"],
             path: "Tests/ApexMigrationTests"),
         .testTarget(
             name: "CLITests", dependencies: ["apex-keychain"],
