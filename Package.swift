@@ -47,7 +47,7 @@ let package = Package(
             ],
             path: "Sources/apex-keychain"),
         .executableTarget(
-            name: "apex-keychain-bench", dependencies: ["ApexKeychain", "ApexKeychainStore", "CSQLite", "CSodium"],
+            name: "apex-keychain-bench", dependencies: ["ApexKeychain", "ApexKeychainStore", "ApexDumps", "CSQLite", "CSodium"],
             path: "Sources/apex-keychain-bench"),
         // Test support: a child process that writes to a store until it is killed (crash-consistency tests).
         .executableTarget(

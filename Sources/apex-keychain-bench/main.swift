@@ -54,6 +54,17 @@ enum Bench {
     }
 }
 
+if CommandLine.arguments.dropFirst().first == "readers" {
+    let quick = CommandLine.arguments.contains("--quick")
+    do {
+        try ReaderBench.run(sizes: quick ? [1000, 10000] : [1000, 10000, 100_000])
+    } catch {
+        FileHandle.standardError.write(Data("apex-keychain-bench: \(error)\n".utf8))
+        exit(1)
+    }
+    exit(0)
+}
+
 switch Config.parse(Array(CommandLine.arguments.dropFirst())) {
 case .help:
     print(Config.help)

@@ -1,0 +1,104 @@
+import ApexDumps
+import CSQLite
+import Foundation
+
+/// `apex-keychain-bench readers`: the dump readers on generated dumps of 1k, 10k and 100k items, each beside a
+/// floor measured in the same run: Foundation's plain plist decode of the same bytes, and a bare `SELECT` of
+/// the same table through sqlite3.
+enum ReaderBench {
+    static func run(sizes: [Int]) throws {
+        let folder = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("apex-reader-bench-\(getpid())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        print("reader           items     reader ms   floor ms   ratio   items/s (reader)")
+        for size in sizes {
+            let plist = try makePlist(size)
+            let reader = try time { _ = try IOSPlistReader.read(plist, path: "bench.plist").count }
+            let floor = try time { _ = try PropertyListSerialization.propertyList(from: plist, format: nil) }
+            line("ios-plist (xml)", size, reader, floor)
+            let binary = try PropertyListSerialization.data(
+                fromPropertyList: try PropertyListSerialization.propertyList(from: plist, format: nil), format: .binary,
+                options: 0)
+            let binaryReader = try time { _ = try IOSPlistReader.read(binary, path: "bench.plist").count }
+            let binaryFloor = try time { _ = try PropertyListSerialization.propertyList(from: binary, format: nil) }
+            line("ios-plist (bin)", size, binaryReader, binaryFloor)
+            let database = folder.appendingPathComponent("export-\(size).sqlite").path
+            try makeSQLite(database, size)
+            let sqliteReader = try time { _ = try KeychainSQLiteReader.read(path: database).count }
+            let sqliteFloor = try time { try bareSelect(database) }
+            line("keychain-sqlite", size, sqliteReader, sqliteFloor)
+        }
+        print("floors: PropertyListSerialization of the same bytes; a bare SELECT of every column of genp (no copy).")
+        print("peak RSS (VmHWM): \(peakRSS())")
+    }
+
+    private static func line(_ name: String, _ size: Int, _ reader: Double, _ floor: Double) {
+        print(
+            pad(name, 16) + " " + pad(String(size), 7, right: false) + "  " + pad(format(reader * 1000, decimals: 1), 10, right: false)
+                + " " + pad(format(floor * 1000, decimals: 1), 10, right: false) + "  "
+                + pad(format(reader / floor, decimals: 2), 6, right: false) + "   "
+                + format(Double(size) / reader, decimals: 0))
+    }
+
+    /// The median of three runs, in seconds.
+    private static func time(_ body: () throws -> Void) throws -> Double {
+        var samples: [Double] = []
+        for _ in 0..<3 {
+            let start = Clock.nanoseconds()
+            try body()
+            samples.append(Clock.seconds(since: start))
+        }
+        return median(samples)
+    }
+
+    private static func makePlist(_ count: Int) throws -> Data {
+        var items: [[String: Any]] = []
+        items.reserveCapacity(count)
+        for index in 0..<count {
+            items.append([
+                "class": "genp", "svce": "com.example.app", "acct": "user\(index)@example.com",
+                "v_Data": Data("sample-token-\(index)".utf8), "pdmn": "ck", "agrp": "ABCDE12345.com.example.app",
+                "cdat": Date(timeIntervalSince1970: 1_700_000_000), "mdat": Date(timeIntervalSince1970: 1_700_000_000),
+                "sync": 0,
+            ])
+        }
+        return try PropertyListSerialization.data(fromPropertyList: items, format: .xml, options: 0)
+    }
+
+    private static func makeSQLite(_ path: String, _ count: Int) throws {
+        var db: OpaquePointer?
+        guard sqlite3_open(path, &db) == SQLITE_OK else { throw BenchError("can't create \(path)") }
+        defer { sqlite3_close(db) }
+        let schema = """
+            CREATE TABLE genp(rowid INTEGER PRIMARY KEY, cdat REAL, mdat REAL, acct BLOB, svce BLOB, v_Data BLOB,
+              agrp TEXT, pdmn TEXT, sync INTEGER);
+            BEGIN;
+            """
+        guard sqlite3_exec(db, schema, nil, nil, nil) == SQLITE_OK else { throw BenchError("schema") }
+        var statement: OpaquePointer?
+        sqlite3_prepare_v2(db, "INSERT INTO genp(cdat, mdat, acct, svce, v_Data, agrp, pdmn, sync) VALUES (7e8, 7e8, ?, 'com.example.app', ?, 'ABCDE12345.com.example.app', 'ck', 0)", -1, &statement, nil)
+        defer { sqlite3_finalize(statement) }
+        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        for index in 0..<count {
+            sqlite3_reset(statement)
+            sqlite3_bind_text(statement, 1, "user\(index)@example.com", -1, transient)
+            sqlite3_bind_text(statement, 2, "sample-token-\(index)", -1, transient)
+            guard sqlite3_step(statement) == SQLITE_DONE else { throw BenchError("insert") }
+        }
+        sqlite3_exec(db, "COMMIT", nil, nil, nil)
+    }
+
+    private static func bareSelect(_ path: String) throws {
+        var db: OpaquePointer?
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { throw BenchError("open") }
+        defer { sqlite3_close(db) }
+        var statement: OpaquePointer?
+        sqlite3_prepare_v2(db, "SELECT * FROM genp", -1, &statement, nil)
+        defer { sqlite3_finalize(statement) }
+        var bytes = 0
+        while sqlite3_step(statement) == SQLITE_ROW {
+            for column in 0..<sqlite3_column_count(statement) { bytes += Int(sqlite3_column_bytes(statement, column)) }
+        }
+        if bytes == -1 { print("") }
+    }
+}
