@@ -37,7 +37,10 @@ extension MigrationReport {
         out += "\n"
         for (index, row) in table.enumerated() {
             var line = ""
-            for column in 0..<3 { line += row[column].padding(toLength: widths[column], withPad: " ", startingAt: 0) + "  " }
+            for column in 0..<3 {
+                let cell = row[column]
+                line += cell + String(repeating: " ", count: max(0, widths[column] - cell.count)) + "  "
+            }
             line += row[3]
             out += line.trimmingCharacters(in: .whitespaces) + "\n"
             if index > 0 {

@@ -21,15 +21,17 @@ struct OptionDefinition: Sendable {
     var defaultValue: String?
     /// Whether the command can't run without it.
     var isRequired: Bool
+    /// Whether every value given is kept (`--service-map A=B --service-map C=D`), not only the last.
+    var isRepeatable: Bool = false
 
     /// An option that takes a value.
     static func value(
         _ name: String, valueName: String? = nil, help: String, allowedValues: [String]? = nil,
-        defaultValue: String? = nil, isRequired: Bool = false
+        defaultValue: String? = nil, isRequired: Bool = false, isRepeatable: Bool = false
     ) -> OptionDefinition {
         OptionDefinition(
             name: name, kind: .value(valueName: valueName ?? name), help: help, allowedValues: allowedValues,
-            defaultValue: defaultValue, isRequired: isRequired)
+            defaultValue: defaultValue, isRequired: isRequired, isRepeatable: isRepeatable)
     }
 
     /// A flag.
@@ -54,9 +56,11 @@ struct ArgumentDefinition: Sendable {
     var help: String
     /// Whether the command can run without it.
     var isOptional: Bool = false
+    /// Whether it takes every remaining positional argument (one or more; the last argument only).
+    var isRepeating: Bool = false
 
-    /// `<name>`.
-    var synopsis: String { "<\(name)>" }
+    /// `<name>`, or `<name> ...` for a repeating argument.
+    var synopsis: String { isRepeating ? "<\(name)> ..." : "<\(name)>" }
 }
 
 /// What a command is called, what it says about itself, and what it accepts: the source of both the parser

@@ -6,6 +6,8 @@ struct ParsedValues: Sendable {
     var flags: Set<String> = []
     /// The positional arguments, by name.
     var arguments: [String: String] = [:]
+    /// Every value of a repeatable option, and the values of a repeating argument, by name, in order.
+    var lists: [String: [String]] = [:]
 
     /// The value of an option, or its default, or nil.
     func value(_ name: String) -> String? { options[name] }
@@ -15,6 +17,9 @@ struct ParsedValues: Sendable {
 
     /// A positional argument, or nil when an optional one was left out.
     func argument(_ name: String) -> String? { arguments[name] }
+
+    /// Every value of a repeatable option or a repeating argument, in the order given.
+    func values(_ name: String) -> [String] { lists[name] ?? [] }
 
     /// The value of an option whose accepted values are the raw values of `T`; nil when absent.
     ///
@@ -88,6 +93,7 @@ enum CommandLineParser {
                         "invalid value '\(value)' for '\(option.synopsis)'; expected one of: \(allowed.joined(separator: ", "))")
                 }
                 values.options[name] = value
+                if option.isRepeatable { values.lists[name, default: []].append(value) }
             }
         }
         for option in configuration.options where option.isRequired && values.options[option.name] == nil {
@@ -99,11 +105,12 @@ enum CommandLineParser {
         for (index, definition) in configuration.arguments.enumerated() {
             if index < positionals.count {
                 values.arguments[definition.name] = positionals[index]
+                if definition.isRepeating { values.lists[definition.name] = Array(positionals[index...]) }
             } else if !definition.isOptional {
                 throw .usage("missing expected argument '\(definition.synopsis)'")
             }
         }
-        if positionals.count > configuration.arguments.count {
+        if positionals.count > configuration.arguments.count, configuration.arguments.last?.isRepeating != true {
             let expected = configuration.arguments.map(\.synopsis).joined(separator: " ")
             let what = expected.isEmpty ? "no arguments" : "only \(expected)"
             let hint = configuration.extraArgumentsHint.map { " (\($0))" } ?? ""

@@ -69,13 +69,14 @@ struct RootCommand: ParsableCommand {
                 command that prints one, to stdout. Results go to stdout; errors go to stderr as \
                 'apex-keychain: <message>'.
 
-                Exit codes: 0 done; 1 no such item, or the keychain refused; 64 usage error; 65 not a store, or \
-                a newer one; 66 the store or an input file does not exist or can't be read; 73 the store can't \
-                be created; 74 I/O error; 75 temporary failure (locked, no terminal), try again; 77 the key \
-                file or passphrase is refused.
+                Exit codes: 0 done; 1 no such item, or the keychain refused, or some items were not migrated; \
+                64 usage error; 65 not a store, or a newer one, or a malformed dump; 66 the store or an input \
+                file does not exist or can't be read; 73 the store or the report can't be created; 74 I/O \
+                error; 75 temporary failure (locked, no terminal), try again; 77 the key file or passphrase is \
+                refused.
                 """,
             version: version,
-            subcommands: [StoreCommand.self])
+            subcommands: [InspectCommand.self, MigrateCommand.self, StoreCommand.self])
     }
 }
 

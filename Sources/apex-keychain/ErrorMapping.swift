@@ -1,5 +1,6 @@
 import ApexKeychain
 import ApexKeychainStore
+import ApexMigration
 
 /// How the libraries' errors become ``CLIError``s: the exit code of each kind, and a message that names the
 /// store and the cause.
@@ -42,6 +43,18 @@ enum ErrorMapping {
             .BIOMETRY_LOCKOUT, .PASSCODE_NOT_SET, .AUTHENTICATION_FAILED, .UNSUPPORTED, .MISSING_USAGE_DESCRIPTION,
             .MISSING_ENTITLEMENT, .HARDWARE_UNAVAILABLE:
             .failure
+        }
+    }
+
+    /// A migration that stopped as a whole: 75 try later, 1 conflicts (nothing written), 65 an importer
+    /// can't use a dump, 74 the target failed. `store` is the store's path, or nil for a plan without one.
+    static func migration(_ error: MigrationError, store: String?) -> CLIError {
+        let prefix = store.map { "\($0): " } ?? ""
+        switch error {
+        case .tryLater: return CLIError(.temporaryFailure, prefix + error.description)
+        case .conflicts: return CLIError(.failure, prefix + error.description)
+        case .importer(let importError): return CLIError(.dataError, importError.description)
+        case .source: return CLIError(.ioError, prefix + error.description)
         }
     }
 }

@@ -41,7 +41,8 @@ enum HelpFormatter {
             usageWords.append("<subcommand>")
         }
         for option in configuration.options {
-            usageWords.append(option.isRequired ? option.synopsis : "[\(option.synopsis)]")
+            let synopsis = option.isRepeatable ? option.synopsis + " ..." : option.synopsis
+            usageWords.append(option.isRequired ? synopsis : "[\(synopsis)]")
         }
         for argument in configuration.arguments {
             usageWords.append(argument.isOptional ? "[\(argument.synopsis)]" : argument.synopsis)

@@ -21,9 +21,10 @@ struct HelpTests {
                 is the only command that prints one, to stdout. Results go to stdout; errors go
                 to stderr as 'apex-keychain: <message>'.
 
-                Exit codes: 0 done; 1 no such item, or the keychain refused; 64 usage error; 65
-                not a store, or a newer one; 66 the store or an input file does not exist or
-                can't be read; 73 the store can't be created; 74 I/O error; 75 temporary failure
+                Exit codes: 0 done; 1 no such item, or the keychain refused, or some items were
+                not migrated; 64 usage error; 65 not a store, or a newer one, or a malformed
+                dump; 66 the store or an input file does not exist or can't be read; 73 the
+                store or the report can't be created; 74 I/O error; 75 temporary failure
                 (locked, no terminal), try again; 77 the key file or passphrase is refused.
 
                 USAGE: apex-keychain <subcommand>
@@ -33,6 +34,8 @@ struct HelpTests {
                   -h, --help              Show help information.
 
                 SUBCOMMANDS:
+                  inspect                 List the items of keychain dumps, without values.
+                  migrate                 Plan the migration of keychain dumps, or run it.
                   store                   Create a keychain store, and read and write its items.
 
                   See 'apex-keychain <subcommand> --help' for detailed help.

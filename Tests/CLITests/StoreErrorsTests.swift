@@ -91,7 +91,7 @@ struct StoreErrorsTests {
         #expect(root.status == 64)
         #expect(
             root.err == """
-                apex-keychain: unknown command 'migrate-everything'; expected one of: store
+                apex-keychain: unknown command 'migrate-everything'; expected one of: inspect, migrate, store
                 Run 'apex-keychain --help' for usage.
 
                 """)

@@ -1,0 +1,83 @@
+import ApexDumps
+import ApexMigration
+import Foundation
+
+/// `apex-keychain inspect`: what the dumps hold, without values.
+struct InspectCommand: RunnableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "inspect",
+            abstract: "List the items of keychain dumps, without values.",
+            discussion: """
+                Reads each dump (an iOS keychain plist, SQLite export or objection JSON; Android \
+                SharedPreferences or DataStore files) and lists the items that react-native-keychain and \
+                expo-secure-store wrote in them: format, library, platform, service, key and protection as \
+                found. Values are never shown; usernames only with --include-labels. Nothing is written.
+
+                --format json prints the migration report's shape with 'sources' and, per item, 'source' only.
+                """,
+            arguments: [dumpPathArgument],
+            options: [
+                .value("format", help: "The output format.", allowedValues: ["text", "json"], defaultValue: "text"),
+                .flag("include-labels", help: "Show usernames and labels (personal data, never secrets)."),
+            ])
+    }
+
+    /// The dumps to read.
+    let paths: [String]
+    /// Whether to print JSON rather than text.
+    let json: Bool
+    /// Whether usernames are shown.
+    let includeLabels: Bool
+
+    init(_ values: ParsedValues) throws(CLIError) {
+        paths = values.values("path")
+        json = values.value("format") == "json"
+        includeLabels = values.flag("include-labels")
+    }
+
+    func run() async throws(CLIError) {
+        let input = try DumpInput(paths: paths)
+        let (items, summaries) = try input.items(importers: DumpInput.importers(from: nil), options: ImportOptions())
+        let report = MigrationReport(inventory: items, dumps: summaries, includeLabels: includeLabels)
+        if json {
+            try Console.write(report.json())
+        } else {
+            try Console.write(Self.text(report))
+        }
+    }
+
+    /// The inventory as text: the sources, then a table of the items, then the count.
+    static func text(_ report: MigrationReport) -> String {
+        var out = ""
+        for source in report.sources {
+            out += "source: \(source.path) (\(source.format), \(source.library ?? "no library recognised"), \(source.platform))\n"
+        }
+        let header = ["LIBRARY", "PLATFORM", "CLASS", "SERVICE", "ACCOUNT", "PROTECTION"]
+        let rows = report.items.map { item in
+            let source = item.source
+            let protection = source.protection.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+            return [
+                source.library, source.platform, source.class ?? "-",
+                [source.service, source.server].compactMap { $0 }.joined(separator: " "),
+                source.account ?? "-", protection.joined(separator: ", "),
+            ]
+        }
+        let table = [header] + rows
+        let widths = (0..<header.count - 1).map { column in table.map { $0[column].count }.max() ?? 0 }
+        out += "\n"
+        for (index, row) in table.enumerated() {
+            var line = ""
+            for column in widths.indices {
+                line += row[column].padding(toLength: widths[column], withPad: " ", startingAt: 0) + "  "
+            }
+            line += row[header.count - 1]
+            out += line.trimmingCharacters(in: .whitespaces) + "\n"
+            if index > 0 {
+                for note in report.items[index - 1].notes { out += "    note: \(note)\n" }
+            }
+        }
+        out += "\nfound \(report.summary.found) item(s)\n"
+        return out
+    }
+}

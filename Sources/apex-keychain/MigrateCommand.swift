@@ -1,0 +1,249 @@
+import ApexDumps
+import ApexKeychain
+import ApexKeychainStore
+import ApexMigration
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `apex-keychain migrate`: plans the migration of the dumps' items, or runs it into a store.
+struct MigrateCommand: RunnableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            name: "migrate",
+            abstract: "Plan the migration of keychain dumps, or run it.",
+            discussion: """
+                Finds the items that react-native-keychain and expo-secure-store wrote in the dumps and decides, \
+                for each, one action: create, exists, conflict, blocked, sealed, shadowed or skipped. Without \
+                --store, or with --dry-run, nothing is written anywhere: the plan is printed, made for the \
+                device named by --device (default: the dumps' platform, ios or android). With --store, each \
+                'create' is written into the store, read back and compared; a second run finds them all \
+                'exists'. A protection the device can't give is 'blocked', never weakened. With --on-conflict \
+                fail, a conflict stops the run before anything is written, and the plan is printed.
+
+                The report goes to stdout (and with --report, to a file too); it never holds a secret value, \
+                and usernames and labels only with --include-labels. Progress goes to stderr when it is a \
+                terminal; --quiet leaves only errors there.
+
+                  apex-keychain migrate app-data/ --bundle-id com.example.app
+                  apex-keychain migrate keychain.plist --store app.db --format json --report report.json
+
+                Exit codes: 0 done, or the plan was made; 1 some items conflict, are blocked or failed (the rest \
+                were migrated), or with --on-conflict fail a conflict stopped the run before anything was \
+                written; 64 usage error; 65 a malformed dump or one of unknown format; 66 an input that does \
+                not exist or can't be read; 73, 74, 77 the store's errors; 75 the target can't be written now, \
+                run again later.
+                """,
+            arguments: [dumpPathArgument],
+            options: [
+                .value("store", help: "The store to migrate into. Without it, nothing is written: the plan is printed."),
+                .flag("dry-run", help: "Print the plan against the store without writing anything."),
+                .value(
+                    "from", valueName: "library", help: "The library whose items are migrated.",
+                    allowedValues: ["auto"] + SourceLibrary.allCases.map(\.rawValue), defaultValue: "auto"),
+                .value(
+                    "device", valueName: "profile",
+                    help: "The device the plan is made for. (default: the dumps' platform; with --store, the "
+                        + "store's device, which it must match)",
+                    allowedValues: DeviceProfile.allCases.map(\.rawValue)),
+                .value(
+                    "service-map", valueName: "from=to",
+                    help: "Migrate the items of source service FROM (as found) into service TO. Repeatable.",
+                    isRepeatable: true),
+                .value(
+                    "bundle-id", valueName: "id",
+                    help: "The app's bundle identifier: react-native-keychain's default service on iOS. (default: "
+                        + "inferred from the access group, with a note)"),
+                .value(
+                    "on-conflict", valueName: "action",
+                    help: "What a conflict does: skip leaves the item and migrates the rest; fail stops before "
+                        + "anything is written.",
+                    allowedValues: ["skip", "fail"], defaultValue: "skip"),
+                .flag(
+                    "remove-source",
+                    help: "Remove each source item once migrated (a keychain source only: dump files are never "
+                        + "modified)."),
+                .flag(
+                    "android-biometry-accepts-passcode",
+                    help: "react-native-keychain on Android: its biometric items also accepted the device "
+                        + "credential (version 10), so they become biometryAnyOrPasscode."),
+                .value(
+                    "format", help: "The report's format.", allowedValues: ["text", "json", "markdown"],
+                    defaultValue: "text"),
+                .value("report", valueName: "file", help: "Also write the report to this file."),
+                .flag("include-labels", help: "Show usernames and labels in the report (never secrets)."),
+                .flag("quiet", help: "Write nothing to stderr but errors."),
+                StoreOptions.keyFile,
+                StoreOptions.passphraseFile,
+            ])
+    }
+
+    /// The report's formats.
+    enum Format: String, Sendable {
+        case text, json, markdown
+    }
+
+    /// The dumps to read.
+    let paths: [String]
+    /// The store to write into, or nil for a plan only.
+    let store: StoreOptions?
+    /// Whether to plan only, even with a store.
+    let dryRun: Bool
+    /// The library to migrate from; nil for every library.
+    let library: SourceLibrary?
+    /// The device profile named with `--device`.
+    let device: DeviceProfile?
+    /// What the importers are told.
+    let importOptions: ImportOptions
+    /// What a conflict does.
+    let onConflict: MigrationPolicy.OnConflict
+    /// The report's format.
+    let format: Format
+    /// The file the report is also written to.
+    let reportFile: String?
+    /// Whether usernames and labels are shown.
+    let includeLabels: Bool
+    /// Whether stderr gets only errors.
+    let quiet: Bool
+
+    init(_ values: ParsedValues) throws(CLIError) {
+        paths = values.values("path")
+        if values.value("store") != nil {
+            store = try StoreOptions(values)
+        } else {
+            store = nil
+            for name in ["key-file", "passphrase-file"] where values.value(name) != nil {
+                throw .usage("'--\(name)' unlocks a store: it needs '--store'")
+            }
+        }
+        dryRun = values.flag("dry-run")
+        let from = values.value("from") ?? "auto"
+        library = from == "auto" ? nil : try values.enumeration("from", SourceLibrary.self)
+        device = try values.enumeration("device", DeviceProfile.self)
+        var serviceMap: [String: String] = [:]
+        for mapping in values.values("service-map") {
+            guard let equals = mapping.firstIndex(of: "="), equals != mapping.startIndex,
+                mapping.index(after: equals) != mapping.endIndex
+            else {
+                throw .usage("invalid value '\(mapping)' for '--service-map <from=to>'; expected FROM=TO")
+            }
+            let source = String(mapping[..<equals])
+            if serviceMap[source] != nil { throw .usage("'--service-map' names the service '\(source)' twice") }
+            serviceMap[source] = String(mapping[mapping.index(after: equals)...])
+        }
+        let bundleID = values.value("bundle-id")
+        if bundleID == "" { throw .usage("'--bundle-id' must not be empty") }
+        importOptions = ImportOptions(
+            bundleID: bundleID, serviceMap: serviceMap,
+            androidBiometryAcceptsPasscode: values.flag("android-biometry-accepts-passcode"))
+        onConflict = try values.enumeration("on-conflict", MigrationPolicy.OnConflict.self) ?? .skip
+        format = try values.enumeration("format", Format.self) ?? .text
+        reportFile = values.value("report")
+        if reportFile == "" { throw .usage("'--report' must not be empty") }
+        includeLabels = values.flag("include-labels")
+        quiet = values.flag("quiet")
+        if values.flag("remove-source") {
+            throw .usage("--remove-source applies to a keychain source; dump files are never modified")
+        }
+    }
+
+    func run() async throws(CLIError) {
+        let input = try DumpInput(paths: paths)
+        let policy = MigrationPolicy(onConflict: onConflict, importOptions: importOptions)
+        let importers = DumpInput.importers(from: library)
+        guard let store else {
+            let profile: DeviceProfile
+            if let device { profile = device } else { profile = try input.defaultProfile() }
+            let target = MigrationTarget(database: InMemoryKeychainDatabase(), device: profile.simulatedDevice)
+            let migration = Migration(importers: importers, source: .dumps(input.dumps), target: target, policy: policy)
+            try output(try await plan(migration, profile: profile, store: nil))
+            return
+        }
+        let opened = try store.open()
+        let profile = opened.database.deviceProfile
+        if let device, device != profile {
+            throw .usage(
+                "'--device \(device.rawValue)' differs from the device of \(opened.path) ('\(profile.rawValue)'); "
+                    + "a store's device is set when it is created")
+        }
+        let target = MigrationTarget(database: opened.database, device: opened.device)
+        let migration = Migration(importers: importers, source: .dumps(input.dumps), target: target, policy: policy)
+        if dryRun {
+            try output(try await plan(migration, profile: profile, store: opened.path))
+            return
+        }
+        var report: MigrationReport
+        do throws(MigrationError) {
+            report = try await migration.run(progress: progressReporter())
+        } catch {
+            if case .conflicts = error {
+                // Show which items conflict: the plan, of a run that wrote nothing.
+                try output(try await plan(migration, profile: profile, store: opened.path))
+            }
+            throw ErrorMapping.migration(error, store: opened.path)
+        }
+        report.device = profile.rawValue
+        if includeLabels {
+            let (items, _) = try input.items(importers: importers, options: importOptions)
+            var accounts: [String: String?] = [:]
+            for item in items { accounts[item.origin.path + "\u{0}" + item.origin.location] = item.source.account }
+            for index in report.items.indices {
+                let source = report.items[index].source
+                if let account = accounts[source.path + "\u{0}" + source.location] {
+                    report.items[index].source.account = account
+                }
+            }
+        }
+        try output(report)
+        if report.hasProblems {
+            let s = report.summary
+            throw CLIError(
+                .failure,
+                "\(opened.path): \(s.conflict) conflict, \(s.blocked) blocked, \(s.failed) failed: not migrated; "
+                    + "the rest were")
+        }
+    }
+
+    /// The plan as a dry-run report.
+    private func plan(_ migration: Migration, profile: DeviceProfile, store: String?) async throws(CLIError)
+        -> MigrationReport
+    {
+        do throws(MigrationError) {
+            let plan = try await migration.plan()
+            return MigrationReport(plan: plan, device: profile.rawValue, includeLabels: includeLabels)
+        } catch {
+            throw ErrorMapping.migration(error, store: store)
+        }
+    }
+
+    /// Writes the report to stdout, and to the report file when one was named.
+    private func output(_ report: MigrationReport) throws(CLIError) {
+        let data: Data =
+            switch format {
+            case .json: report.json()
+            case .text: Data(report.text().utf8)
+            case .markdown: Data(report.markdown().utf8)
+            }
+        if let reportFile {
+            do {
+                try data.write(to: URL(fileURLWithPath: reportFile))
+            } catch {
+                throw CLIError(.cannotCreate, "can't write the report \(reportFile): \(error.localizedDescription)")
+            }
+        }
+        try Console.write(data)
+    }
+
+    /// A progress line on stderr while items are written, when stderr is a terminal and not `--quiet`.
+    private func progressReporter() -> (@Sendable (Int, Int) -> Void)? {
+        guard !quiet, isatty(STDERR_FILENO) == 1 else { return nil }
+        return { done, total in
+            // About a hundred updates however many items there are.
+            guard done == total || done % max(1, total / 100) == 0 else { return }
+            Console.writeError("\rmigrating: \(done)/\(total) item(s)")
+            if done == total { Console.writeError("\n") }
+        }
+    }
+}

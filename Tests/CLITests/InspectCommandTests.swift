@@ -1,0 +1,119 @@
+import Foundation
+import Testing
+
+/// The repository's `samples/` folder, found from this file's path.
+let samplesFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().appendingPathComponent("samples")
+
+/// The path of a bundled sample dump.
+func sample(_ path: String) -> String { samplesFolder.appendingPathComponent(path).path }
+
+/// Secret values of the react-native-keychain iOS sample (see Sources/dump-samples): none may be printed.
+let sampleSecrets = [
+    "sample-password-0001", "sample-password-0002", "sample-password-0003", "sample-token-0001", "sample-token-0002",
+]
+
+/// The JSON object on stdout.
+func jsonObject(_ result: CLIResult) throws -> [String: Any] {
+    try #require(JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])
+}
+
+/// `apex-keychain inspect`: what dumps hold, without values.
+@Suite("inspect")
+struct InspectCommandTests {
+    let sandbox: Sandbox
+
+    init() throws { sandbox = try Sandbox() }
+
+    @Test("--format json lists the sample's items with their source only, and no value or username")
+    func json() async throws {
+        let plist = sample("react-native-keychain/ios/keychain.plist")
+        let result = try await sandbox.run(["inspect", plist, "--format", "json"])
+        #expect(result.status == 0)
+        #expect(result.err == "")
+        #expect(result.out.hasSuffix("}\n"))
+        let report = try jsonObject(result)
+        #expect(report["formatVersion"] as? Int == 1)
+        let sources = try #require(report["sources"] as? [[String: Any]])
+        #expect(sources.count == 1)
+        #expect(sources.first?["path"] as? String == plist)
+        #expect(sources.first?["format"] as? String == "ios-plist")
+        #expect(sources.first?["library"] as? String == "react-native-keychain")
+        #expect(sources.first?["platform"] as? String == "ios")
+        let items = try #require(report["items"] as? [[String: Any]])
+        #expect(items.count == 11)
+        for item in items {
+            #expect(Set(item.keys) == ["source", "notes"])
+            let source = try #require(item["source"] as? [String: Any])
+            #expect(source["library"] as? String == "react-native-keychain")
+            #expect(source["path"] as? String == plist)
+            #expect(source["account"] is NSNull)
+        }
+        let services = items.compactMap { ($0["source"] as? [String: Any])?["service"] as? String }
+        #expect(services.contains("auth"))
+        #expect(services.contains("vault"))
+        #expect((report["summary"] as? [String: Any])?["found"] as? Int == 11)
+        for secret in sampleSecrets + ["sample-user"] { #expect(!result.out.contains(secret)) }
+    }
+
+    @Test("--include-labels shows usernames, never values")
+    func includeLabels() async throws {
+        let result = try await sandbox.run(
+            ["inspect", sample("react-native-keychain/ios/keychain.plist"), "--format", "json", "--include-labels"])
+        #expect(result.status == 0)
+        #expect(result.out.contains("\"account\" : \"sample-user@example.com\""))
+        for secret in sampleSecrets { #expect(!result.out.contains(secret)) }
+    }
+
+    @Test("text lists the sources, a table and the count")
+    func text() async throws {
+        let plist = sample("react-native-keychain/ios/keychain.plist")
+        let result = try await sandbox.run(["inspect", plist])
+        #expect(result.status == 0)
+        #expect(result.err == "")
+        #expect(result.out.hasPrefix("source: \(plist) (ios-plist, react-native-keychain, ios)\n\nLIBRARY"))
+        #expect(result.out.hasSuffix("\nfound 11 item(s)\n"))
+        for secret in sampleSecrets { #expect(!result.out.contains(secret)) }
+    }
+
+    @Test("a folder is searched for the dumps the importers know")
+    func folder() async throws {
+        let result = try await sandbox.run(["inspect", sample("react-native-keychain/android"), "--format", "json"])
+        #expect(result.status == 0)
+        let sources = try #require(try jsonObject(result)["sources"] as? [[String: Any]])
+        let paths = sources.compactMap { $0["path"] as? String }
+        #expect(paths.contains { $0.hasSuffix("shared_prefs/RN_KEYCHAIN.xml") })
+        #expect(paths.contains { $0.hasSuffix("files/datastore/RN_KEYCHAIN.preferences_pb") })
+        #expect(!paths.contains { $0.hasSuffix("com.example.sampleapp_preferences.xml") })
+        #expect(sources.allSatisfy { $0["platform"] as? String == "android" })
+    }
+
+    @Test("a missing path exits 66, naming it")
+    func missing() async throws {
+        let result = try await sandbox.run(["inspect", "nope.plist"])
+        #expect(result.status == 66)
+        #expect(result.out == "")
+        #expect(result.err.hasPrefix("apex-keychain: nope.plist: "))
+    }
+
+    @Test("a file of unknown format exits 65, naming it")
+    func malformed() async throws {
+        let bad = try sandbox.write("bad.plist", "not a dump\n")
+        let result = try await sandbox.run(["inspect", bad])
+        #expect(result.status == 65)
+        #expect(result.out == "")
+        #expect(result.err.hasPrefix("apex-keychain: \(bad): unknown format: "))
+    }
+
+    @Test("no path is a usage error")
+    func noPath() async throws {
+        let result = try await sandbox.run(["inspect"])
+        #expect(result.status == 64)
+        #expect(
+            result.err == """
+                apex-keychain: missing expected argument '<path> ...'
+                Run 'apex-keychain inspect --help' for usage.
+
+                """)
+    }
+}
