@@ -76,6 +76,9 @@ public enum IOSPlistReader {
         guard data.count <= DumpLimits.maxFileBytes else {
             throw DumpError(.malformed, path: path, "the file is larger than \(DumpLimits.maxFileBytes) bytes")
         }
+        if let problem = BinaryPlistCheck.problem(data) {
+            throw DumpError(.malformed, path: path, "the file is \(problem)")
+        }
         var format = PropertyListSerialization.PropertyListFormat.xml
         let root: Any
         do {
