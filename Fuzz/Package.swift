@@ -11,11 +11,12 @@ let names = [
 let package = Package(
     name: "ApexFuzz",
     dependencies: [.package(name: "ApexKeychain", path: "..")],
-    targets: names.map { name in
-        .executableTarget(
-            name: name,
-            dependencies: [.product(name: "ApexDumps", package: "ApexKeychain")],
-            path: "Sources/\(name)")
-    },
+    targets: [.target(name: "FuzzDriver", path: "Sources/FuzzDriver")]
+        + names.map { name in
+            .executableTarget(
+                name: name,
+                dependencies: ["FuzzDriver", .product(name: "ApexDumps", package: "ApexKeychain")],
+                path: "Sources/\(name)")
+        },
     swiftLanguageModes: [.v6]
 )
