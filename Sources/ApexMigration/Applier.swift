@@ -94,7 +94,7 @@ struct Applier {
     /// Reads the item back: its attributes without a prompt, its value too (through the device's prompt when
     /// the item asks for one), and compares them with what was written.
     private func verify(_ value: SourceValue, _ target: TargetItem, _ keychain: Keychain) async throws(KeychainError) -> Bool {
-        guard let info = try await keychain.getItemInfo(target.key), Planner.sameProtection(info, target, keychain.service)
+        guard let info = try await keychain.getItemInfo(target.key), Planner.sameProtection(info, target)
         else { return false }
         switch value {
         case .credentials(let username, let password):

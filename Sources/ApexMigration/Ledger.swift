@@ -135,9 +135,12 @@ final class Ledger {
 
     // MARK: Keys
 
-    private func entryKey(_ target: TargetItem) -> String { "entry:\(id):\(Self.digest(target))" }
+    private func entryKey(_ target: TargetItem) -> String { recordKey("entry", target) }
 
-    private func journalKey(_ target: TargetItem) -> String { "journal:\(id):\(Self.digest(target))" }
+    private func journalKey(_ target: TargetItem) -> String { recordKey("journal", target) }
+
+    /// `<kind>:<migration id>:<target digest>`.
+    private func recordKey(_ kind: String, _ target: TargetItem) -> String { "\(kind):\(id):\(Self.digest(target))" }
 
     /// A short digest of where a target item lives (service, access group, key), as a record name.
     static func digest(_ target: TargetItem) -> String {

@@ -107,7 +107,7 @@ public struct Migration: Sendable {
         }
     }
 
-    /// The failures of the last run's writes, by source location, for callers that want the messages.
+    /// A target keychain error as a migration outcome: a locked device is "try later", anything else stops.
     static func targetError(_ error: KeychainError) -> MigrationError {
         error.code == .INTERACTION_NOT_ALLOWED ? .tryLater(error.message) : .source("target: \(error)")
     }

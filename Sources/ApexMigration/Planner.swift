@@ -86,7 +86,7 @@ struct Planner {
     /// `create` to finish a write an interrupted run began, `conflict` otherwise.
     private func compare(_ item: SourceItem, _ target: TargetItem, _ info: ItemInfo, _ keychain: Keychain) async -> PlannedAction {
         let differs = PlannedAction(item: item, action: .conflict, reason: "the target key holds a different item of the package")
-        guard Self.sameProtection(info, target, keychain.service) else { return differs }
+        guard Self.sameProtection(info, target) else { return differs }
         if case .credentials(let username, _) = item.value, info.label != username { return differs }
         do throws(KeychainError) {
             if info.accessControl == .none {
@@ -106,7 +106,9 @@ struct Planner {
         }
     }
 
-    static func sameProtection(_ info: ItemInfo, _ target: TargetItem, _ service: String) -> Bool {
+    /// Whether the item described by `info` has the protection the target asks for (unset options resolved to
+    /// the keychain's defaults).
+    static func sameProtection(_ info: ItemInfo, _ target: TargetItem) -> Bool {
         info.accessible == (target.options.accessible ?? .whenUnlocked)
             && info.accessControl == (target.options.accessControl ?? .none)
             && info.synchronizable == (target.options.synchronizable ?? false)
