@@ -182,18 +182,8 @@ enum IOSAttributes {
 
     // MARK: Hex
 
-    private static let hexDigits = Array("0123456789abcdef".utf8)
-
     /// Lower-case hex of the bytes.
-    static func hex(_ data: Data) -> String {
-        var out = [UInt8]()
-        out.reserveCapacity(data.count * 2)
-        for byte in data {
-            out.append(hexDigits[Int(byte >> 4)])
-            out.append(hexDigits[Int(byte & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
+    static func hex(_ data: Data) -> String { Hex.lowercase(data) }
 
     /// The bytes of hex text (either case), or nil when it has an odd length or a character that is not a digit.
     static func data(hex text: String) -> Data? {

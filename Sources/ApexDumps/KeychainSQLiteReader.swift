@@ -537,16 +537,7 @@ public enum KeychainSQLiteReader {
         return era * 146_097 + dayOfEra - 719_468
     }
 
-    fileprivate static func hex(_ data: Data) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(data.count * 2)
-        for byte in data {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
+    fileprivate static func hex(_ data: Data) -> String { Hex.lowercase(data) }
 }
 
 // MARK: - A minimal read-only SQLite wrapper (private to this reader)

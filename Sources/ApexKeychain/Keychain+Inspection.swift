@@ -1,3 +1,5 @@
+import Foundation
+
 /// Questions a migration asks before it writes: who holds a key, and would a write succeed. Neither reads a
 /// value nor prompts.
 extension Keychain {
@@ -25,11 +27,46 @@ extension Keychain {
         return .own(info)
     }
 
+    /// Who holds every key of this service and access group, from one query: what ``keyState(_:)`` answers
+    /// key by key, for a caller that asks about many keys (a migration plan). Never reads a value or prompts.
+    ///
+    /// A key whose write an interrupted process left half-done is settled first, as a read would.
+    /// - Throws: `INTERNAL` for a database fault or an item of the package with damaged metadata.
+    public func keyStates() async throws(KeychainError) -> KeyStates {
+        try prepare()
+        let all = try run { () throws(DatabaseError) in
+            try database.attributes(
+                matching: ItemQuery(itemClass: .genericPassword, service: service, accessGroup: accessGroup))
+        }
+        var states = KeyStates()
+        var staged: [String] = []
+        for item in all {
+            if !item.isApexItem {
+                states.set(.foreign, for: item.account)
+                continue
+            }
+            let key = Self.key(ofAccount: item.account)
+            if !ExactText.equal(key, item.account) {
+                staged.append(key)
+            } else if states.state(of: key) != .foreign {
+                states.set(.own(try info(key, item)), for: key)
+            }
+        }
+        for key in staged where states.state(of: key) == .absent {
+            states.set(try await keyState(key), for: key)
+        }
+        return states
+    }
+
     /// Checks everything a write of `key` with `options` would check — the key, the options and their
     /// combinations, what the device can give, the lock state, and that no other library holds the key —
     /// without writing or prompting.
+    /// - Parameter states: what ``keyStates()`` returned, to answer "does another library hold the key" without
+    ///   asking the database again; nil to ask it.
     /// - Throws: the error the write would throw.
-    public func checkWrite(_ key: String, _ options: SetOptions = SetOptions()) async throws(KeychainError) {
+    public func checkWrite(_ key: String, _ options: SetOptions = SetOptions(), states: KeyStates? = nil)
+        async throws(KeychainError)
+    {
         try Validation.name(key, "key")
         if let label = options.label { try Validation.storedString(label, "label") }
         let protection = try protection(for: options)
@@ -40,8 +77,26 @@ extension Keychain {
             authValidity: protection.authValidity, keyStorage: protection.keyStorage, state: state)
         if let failure = outcome.failure { throw failure }
         try checkUnlocked(protection.accessible, state, key: key)
-        if try await keyState(key) == .foreign {
+        let holder: KeyState
+        if let states { holder = states.state(of: key) } else { holder = try await keyState(key) }
+        if holder == .foreign {
             throw KeychainError.invalid("key '\(key)' of service '\(service)' is held by another library's item")
         }
     }
+}
+
+/// Who holds each key of one service, as ``Keychain/keyStates()`` found it. Keys compare byte for byte, as the
+/// keychain compares them (not by Unicode canonical equivalence).
+public struct KeyStates: Sendable {
+    private var states: [Data: Keychain.KeyState] = [:]
+
+    init() {}
+
+    mutating func set(_ state: Keychain.KeyState, for key: String) { states[Data(key.utf8)] = state }
+
+    /// What holds `key`: `.absent` for a key no item uses.
+    public func state(of key: String) -> Keychain.KeyState { states[Data(key.utf8)] ?? .absent }
+
+    /// How many keys are held.
+    public var count: Int { states.count }
 }

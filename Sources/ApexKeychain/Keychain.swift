@@ -97,6 +97,11 @@ public final class Keychain: Sendable {
         try Validation.name(key, "key")
         try prepare()
         guard let item = try current(key) else { return nil }
+        return try info(key, item)
+    }
+
+    /// The description of the package's item `item`, stored under `key`.
+    func info(_ key: String, _ item: ItemAttributes) throws(KeychainError) -> ItemInfo {
         let metadata = try metadata(of: item)
         return ItemInfo(
             key: key, label: label(of: item, metadata), accessible: item.protectionDomain.accessible ?? .whenUnlocked,

@@ -12,60 +12,117 @@ public enum ItemResult: String, Sendable, Codable {
     case failed
 }
 
+/// What became of one planned `create` in a run: the result, and for one that was not verified, why (an error
+/// code and message, never a value).
+public struct ItemOutcome: Sendable, Equatable {
+    /// The result.
+    public var result: ItemResult
+    /// Why the item failed or was not verified; nil when it was verified.
+    public var reason: String?
+
+    /// Creates an outcome.
+    public init(_ result: ItemResult, reason: String? = nil) {
+        self.result = result
+        self.reason = reason
+    }
+}
+
 /// Writes every `create` through the core's public API, reads each back, records it in the ledger, and removes
 /// a source item only once its target item was read back equal.
+///
+/// Items go in batches of ``Ledger/batchSize``: one ledger record marks the batch pending before its items are
+/// written and verified after, so the ledger adds two writes per batch, not two per item.
 struct Applier {
     let target: MigrationTarget
     let ledger: Ledger
     let policy: MigrationPolicy
     let source: DatabaseSource?
 
-    /// Applies the plan; returns a result for each action that was a `create`, by index, and the error
-    /// messages (never a value) of the failures.
-    func apply(_ plan: MigrationPlan, progress: (@Sendable (Int, Int) -> Void)?) async -> [Int: (ItemResult, String?)] {
-        var results: [Int: (ItemResult, String?)] = [:]
-        let creates = plan.actions.indices.filter { plan.actions[$0].action == .create }
-        for (done, index) in creates.enumerated() {
-            results[index] = await apply(plan.actions[index].item)
-            progress?(done + 1, creates.count)
-        }
-        return results
+    /// What to do once an item's target is verified and recorded.
+    private enum Cleanup {
+        /// Nothing.
+        case none
+        /// Drop the journal of the source item removed to make room for the target.
+        case dropJournal(TargetItem)
+        /// Remove the source item.
+        case removeSource(ItemAttributes.PrimaryKey)
     }
 
-    private func apply(_ item: SourceItem) async -> (ItemResult, String?) {
-        guard let target = item.target else { return (.failed, "no target") }
-        do {
-            let keychain = try self.target.keychain(service: target.service, accessGroup: target.accessGroup)
-            guard let fingerprint = try await ledger.fingerprint(of: item.value, kind: target.kind, create: true) else {
-                return (.failed, "the value is sealed")
+    /// Applies the plan; returns the outcome of each action that was a `create`, by index.
+    /// - Throws: a ledger write that failed (the target can't be written: the run stops; what was verified is
+    ///   recorded, and a later run completes the rest).
+    func apply(_ plan: MigrationPlan, progress: (@Sendable (Int, Int) -> Void)?) async throws(KeychainError)
+        -> [Int: ItemOutcome]
+    {
+        var outcomes: [Int: ItemOutcome] = [:]
+        let creates = plan.actions.indices.filter { plan.actions[$0].action == .create }
+        var done = 0
+        var start = 0
+        while start < creates.count {
+            let indices = creates[start..<min(start + Ledger.batchSize, creates.count)]
+            start = indices.endIndex
+            var batch = try await ledger.newBatch()
+            var ready: [(index: Int, item: SourceItem, target: TargetItem)] = []
+            for index in indices {
+                let item = plan.actions[index].item
+                guard let target = item.target else {
+                    outcomes[index] = ItemOutcome(.failed, reason: "the item has no place in the package")
+                    continue
+                }
+                guard let fingerprint = try await ledger.fingerprint(of: item.value, kind: target.kind, create: true) else {
+                    outcomes[index] = ItemOutcome(.failed, reason: "the value is sealed")
+                    continue
+                }
+                batch.set(Ledger.Entry(fingerprint: fingerprint, state: .pending), for: target)
+                ready.append((index, item, target))
             }
-            try await ledger.record(Ledger.Entry(fingerprint: fingerprint, state: .pending), for: target)
-            var sourceKey: ItemAttributes.PrimaryKey?
-            var collides = false
-            if policy.removeSource, let source, let key = source.keys[item.origin.location] {
-                sourceKey = key
-                if let attributes = source.items[item.origin.location] {
-                    collides = Planner.isSame(attributes, as: target, in: keychain)
+            done += indices.count - ready.count
+            if !ready.isEmpty { try await ledger.record(batch) }
+            var cleanups: [Cleanup] = []
+            for (index, item, target) in ready {
+                let (outcome, cleanup) = await apply(item, target)
+                outcomes[index] = outcome
+                if outcome.result == .verified {
+                    batch.markVerified(target)
+                    cleanups.append(cleanup)
+                }
+                done += 1
+                progress?(done, creates.count)
+            }
+            if cleanups.isEmpty { continue }
+            try await ledger.record(batch)
+            for cleanup in cleanups {
+                switch cleanup {
+                case .none: break
+                case .dropJournal(let target): try await ledger.removeJournal(for: target)
+                case .removeSource(let key): try removeSource(key)
                 }
             }
-            if collides, let sourceKey {
-                try await journalAndRemove(sourceKey, for: target)
+        }
+        return outcomes
+    }
+
+    /// Writes one item and reads it back.
+    private func apply(_ item: SourceItem, _ target: TargetItem) async -> (ItemOutcome, Cleanup) {
+        do {
+            let keychain = try self.target.keychain(service: target.service, accessGroup: target.accessGroup)
+            var cleanup = Cleanup.none
+            if policy.removeSource, let source, let key = source.keys[item.origin.location] {
+                cleanup = .removeSource(key)
+                if let attributes = source.items[item.origin.location], Planner.isSame(attributes, as: target, in: keychain) {
+                    try await journalAndRemove(key, for: target)
+                    cleanup = .dropJournal(target)
+                }
             }
             try await write(item.value, target, keychain)
             guard try await verify(item.value, target, keychain) else {
-                return (.unverified, "the item read back differs from what was written")
+                return (ItemOutcome(.unverified, reason: "the item read back differs from what was written"), .none)
             }
-            try await ledger.record(Ledger.Entry(fingerprint: fingerprint, state: .verified), for: target)
-            if collides {
-                try await ledger.removeJournal(for: target)
-            } else if let sourceKey {
-                try removeSource(sourceKey)
-            }
-            return (.verified, nil)
+            return (ItemOutcome(.verified), cleanup)
         } catch let error as KeychainError {
-            return (.failed, "\(error.code.rawValue): \(error.message)")
+            return (ItemOutcome(.failed, reason: "\(error.code.rawValue): \(error.message)"), .none)
         } catch {
-            return (.failed, "\(error)")
+            return (ItemOutcome(.failed, reason: "\(error)"), .none)
         }
     }
 
@@ -126,11 +183,17 @@ struct Applier {
     }
 
     /// Removes a migrated source item by its primary key, if it is still another library's item.
-    private func removeSource(_ key: ItemAttributes.PrimaryKey) throws {
+    private func removeSource(_ key: ItemAttributes.PrimaryKey) throws(KeychainError) {
         guard let database = source?.database else { return }
-        let still = try database.attributes(
-            matching: ItemQuery(itemClass: key.itemClass, service: key.service, account: key.account, accessGroup: key.accessGroup))
-        guard still.contains(where: { $0.primaryKey == key && !$0.isApexItem }) else { return }
-        try database.delete(key)
+        do {
+            let still = try database.attributes(
+                matching: ItemQuery(itemClass: key.itemClass, service: key.service, account: key.account, accessGroup: key.accessGroup))
+            guard still.contains(where: { $0.primaryKey == key && !$0.isApexItem }) else { return }
+            _ = try database.delete(key)
+        } catch {
+            throw KeychainError(
+                error.status == .interactionNotAllowed ? .INTERACTION_NOT_ALLOWED : .INTERNAL,
+                "can't remove the migrated source item of service '\(key.service)': \(error.message)")
+        }
     }
 }

@@ -1,3 +1,4 @@
+import ApexDumps
 import ApexKeychain
 import CSodium
 import Foundation
@@ -5,9 +6,11 @@ import Foundation
 /// A migration's records in the target keychain, in the package's own service `apex-keychain.migration`:
 ///
 /// - `key:<id>`: a random key for the value fingerprints below (never leaves the keychain);
-/// - `entry:<id>:<target digest>`: for each target item the migration writes, a keyed fingerprint (HMAC-SHA-256)
-///   of the value it wrote and whether the write was read back; it lets a later run tell "the same value is
-///   already there" from "another value is there" without reading an item that would prompt;
+/// - `entries:<id>:<sequence>`: for each target item the migration writes, a keyed fingerprint (HMAC-SHA-256)
+///   of the value it wrote and whether the write was read back, by target digest; it lets a later run tell "the
+///   same value is already there" from "another value is there" without reading an item that would prompt.
+///   One record holds a batch of items (``batchSize``), so the ledger costs two writes per batch, not per item;
+///   a later record overrides an earlier one for the same target;
 /// - `journal:<id>:<target digest>`: a source item removed to make room for its target (on-device migration),
 ///   kept until the target item is verified, so that an interrupted run can put it back;
 /// - `done:<id>`: the completion marker: a later start-up costs this one lookup.
@@ -16,9 +19,14 @@ import Foundation
 final class Ledger {
     static let service = "apex-keychain.migration"
 
+    /// How many target items one `entries` record holds.
+    static let batchSize = 256
+
     let keychain: Keychain
     let id: String
     private var key: Data?
+    /// Every entry, by target digest, once loaded; and the sequence number the next record takes.
+    private var loaded: (entries: [String: Entry], next: Int)?
 
     init(target: MigrationTarget, id: String) throws(KeychainError) {
         keychain = try target.keychain(service: Self.service)
@@ -47,14 +55,68 @@ final class Ledger {
 
     // MARK: Entries
 
+    /// The entry of a target item, from the records read once per ledger.
     func entry(for target: TargetItem) async throws(KeychainError) -> Entry? {
-        guard let text = try await keychain.getItem(entryKey(target)) else { return nil }
-        return try? JSONDecoder().decode(Entry.self, from: Data(text.utf8))
+        try await load().entries[Self.digest(target)]
     }
 
-    func record(_ entry: Entry, for target: TargetItem) async throws(KeychainError) {
-        let text = String(decoding: (try? JSONEncoder().encode(entry)) ?? Data(), as: UTF8.self)
-        try await keychain.setItem(entryKey(target), text, Self.protection)
+    /// A batch of entries that the ledger keeps in one record: written as pending before the items are, and
+    /// again once they are read back.
+    struct Batch {
+        fileprivate let recordKey: String
+        private(set) var entries: [String: Entry] = [:]
+
+        fileprivate init(recordKey: String) { self.recordKey = recordKey }
+
+        mutating func set(_ entry: Entry, for target: TargetItem) { entries[Ledger.digest(target)] = entry }
+
+        mutating func markVerified(_ target: TargetItem) { entries[Ledger.digest(target)]?.state = .verified }
+    }
+
+    /// A new, empty batch under the next free record name.
+    func newBatch() async throws(KeychainError) -> Batch {
+        var state = try await load()
+        let batch = Batch(recordKey: "entries:\(id):" + Self.sequence(state.next))
+        state.next += 1
+        loaded = state
+        return batch
+    }
+
+    /// Writes (or rewrites) a batch's record.
+    func record(_ batch: Batch) async throws(KeychainError) {
+        let data = (try? JSONEncoder().encode(batch.entries)) ?? Data()
+        try await keychain.setBytes(batch.recordKey, data, Self.protection)
+        if var state = loaded {
+            state.entries.merge(batch.entries) { _, new in new }
+            loaded = state
+        }
+    }
+
+    /// Reads every `entries` record once, in sequence order (a later one overrides an earlier one).
+    private func load() async throws(KeychainError) -> (entries: [String: Entry], next: Int) {
+        if let loaded { return loaded }
+        let prefix = "entries:\(id):"
+        var records: [(Int, String)] = []
+        for key in try await keychain.getAllKeys() where key.hasPrefix(prefix) {
+            if let number = Int(key.dropFirst(prefix.count)) { records.append((number, key)) }
+        }
+        records.sort { $0.0 < $1.0 }
+        var entries: [String: Entry] = [:]
+        for (_, key) in records {
+            guard let data = try await keychain.getBytes(key),
+                let batch = try? JSONDecoder().decode([String: Entry].self, from: data)
+            else { continue }
+            entries.merge(batch) { _, later in later }
+        }
+        let state = (entries: entries, next: (records.last?.0 ?? 0) + 1)
+        loaded = state
+        return state
+    }
+
+    /// A record's sequence number, zero-padded so that the names sort as the numbers do.
+    private static func sequence(_ number: Int) -> String {
+        let digits = String(number)
+        return String(repeating: "0", count: max(0, 10 - digits.count)) + digits
     }
 
     /// The keyed fingerprint of what a target item holds: kind, value, and for credentials the username.
@@ -135,12 +197,8 @@ final class Ledger {
 
     // MARK: Keys
 
-    private func entryKey(_ target: TargetItem) -> String { recordKey("entry", target) }
-
-    private func journalKey(_ target: TargetItem) -> String { recordKey("journal", target) }
-
-    /// `<kind>:<migration id>:<target digest>`.
-    private func recordKey(_ kind: String, _ target: TargetItem) -> String { "\(kind):\(id):\(Self.digest(target))" }
+    /// `journal:<migration id>:<target digest>`.
+    private func journalKey(_ target: TargetItem) -> String { "journal:\(id):\(Self.digest(target))" }
 
     /// A short digest of where a target item lives (service, access group, key), as a record name.
     static func digest(_ target: TargetItem) -> String {
@@ -154,7 +212,7 @@ final class Ledger {
             _ = crypto_generichash(
                 &out, out.count, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(bytes.count), nil, 0)
         }
-        return out.map { String(format: "%02x", $0) }.joined()
+        return Hex.lowercase(out)
     }
 }
 

@@ -83,10 +83,8 @@ public struct Migration: Sendable {
         let conflicts = plan.count(.conflict)
         if conflicts > 0, policy.onConflict == .fail { throw .conflicts(conflicts) }
         let applier = Applier(target: target, ledger: ledger, policy: policy, source: databaseSource)
-        let outcomes = await applier.apply(plan, progress: progress)
-        var results: [Int: ItemResult] = [:]
-        for (index, outcome) in outcomes { results[index] = outcome.0 }
-        let report = MigrationReport(plan: plan, results: results, device: Self.describe(target.device), includeLabels: false)
+        let outcomes = try await apply(applier, plan, progress: progress)
+        let report = MigrationReport(plan: plan, results: outcomes, device: Self.describe(target.device), includeLabels: false)
         if report.summary.failed == 0 { try await markDone(ledger) }
         return report
     }
@@ -94,6 +92,16 @@ public struct Migration: Sendable {
     private func openLedger() throws(MigrationError) -> Ledger {
         do {
             return try Ledger(target: target, id: policy.migrationID)
+        } catch {
+            throw Self.targetError(error)
+        }
+    }
+
+    private func apply(_ applier: Applier, _ plan: MigrationPlan, progress: (@Sendable (Int, Int) -> Void)?)
+        async throws(MigrationError) -> [Int: ItemOutcome]
+    {
+        do {
+            return try await applier.apply(plan, progress: progress)
         } catch {
             throw Self.targetError(error)
         }

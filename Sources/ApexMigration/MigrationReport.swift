@@ -41,6 +41,9 @@ public struct MigrationReport: Sendable, Codable, Equatable {
         public var action: String?
         public var reason: String?
         public var result: String?
+        /// Why a `create` failed or was not verified (an error code and message, never a value); only in a
+        /// run's report.
+        public var resultReason: String?
         public var notes: [String]
 
         public func encode(to encoder: any Encoder) throws {
@@ -50,7 +53,10 @@ public struct MigrationReport: Sendable, Codable, Equatable {
                 try c.encode(target, forKey: .target)
                 try c.encode(action, forKey: .action)
                 try c.encode(reason, forKey: .reason)
-                try c.encodeIfPresent(result, forKey: .result)
+                if let result {
+                    try c.encode(result, forKey: .result)
+                    try c.encode(resultReason, forKey: .resultReason)
+                }
             }
             try c.encode(notes, forKey: .notes)
         }
@@ -138,7 +144,7 @@ extension MigrationReport {
     /// - Parameters:
     ///   - includeLabels: show accounts that are usernames; without it they are left out.
     public init(
-        plan: MigrationPlan, results: [Int: ItemResult]? = nil, device: String, includeLabels: Bool
+        plan: MigrationPlan, results: [Int: ItemOutcome]? = nil, device: String, includeLabels: Bool
     ) {
         formatVersion = 1
         dryRun = results == nil
@@ -152,17 +158,17 @@ extension MigrationReport {
         items.reserveCapacity(plan.actions.count)
         for (index, planned) in plan.actions.enumerated() {
             summary.count(planned.action)
-            let result: ItemResult? = results?[index]
-            if let result {
-                summary.count(result)
+            let outcome: ItemOutcome? = results?[index]
+            if let outcome {
+                summary.count(outcome.result)
             }
             let item: SourceItem = planned.item
             let target: ItemTarget? = item.target.map { ItemTarget($0) }
             items.append(
                 Item(
                     source: ItemSource(item, includeLabels: includeLabels), target: target,
-                    action: planned.action.rawValue, reason: planned.reason, result: result?.rawValue,
-                    notes: item.notes))
+                    action: planned.action.rawValue, reason: planned.reason, result: outcome?.result.rawValue,
+                    resultReason: outcome?.reason, notes: item.notes))
         }
         self.items = items
         self.summary = summary
@@ -177,7 +183,9 @@ extension MigrationReport {
             Source(path: $0.path, format: $0.format.rawValue, library: $0.library?.rawValue, platform: $0.platform.rawValue)
         }
         self.items = items.map {
-            Item(source: ItemSource($0, includeLabels: includeLabels), target: nil, action: nil, reason: nil, result: nil, notes: $0.notes)
+            Item(
+                source: ItemSource($0, includeLabels: includeLabels), target: nil, action: nil, reason: nil, result: nil,
+                resultReason: nil, notes: $0.notes)
         }
         var summary = Summary()
         summary.found = items.count

@@ -16,8 +16,9 @@ struct Planner {
         var actions: [PlannedAction] = []
         actions.reserveCapacity(items.count)
         let duplicates = Self.sharedTargets(items)
+        var states: [String: KeyStates] = [:]
         for item in items {
-            actions.append(await decide(item, duplicates: duplicates))
+            actions.append(await decide(item, duplicates: duplicates, states: &states))
         }
         return actions
     }
@@ -37,7 +38,11 @@ struct Planner {
         target.service + "\u{0}" + (target.accessGroup ?? "") + "\u{0}" + target.key
     }
 
-    private func decide(_ item: SourceItem, duplicates: [String: [SourceOrigin]]) async -> PlannedAction {
+    /// - Parameter states: who holds the keys of each target keychain, read once per keychain (by service and
+    ///   access group) with one query, not one per item.
+    private func decide(_ item: SourceItem, duplicates: [String: [SourceOrigin]], states: inout [String: KeyStates])
+        async -> PlannedAction
+    {
         switch item.verdict {
         case .blocked(let why): return PlannedAction(item: item, action: .blocked, reason: why)
         case .shadowed(let why): return PlannedAction(item: item, action: .shadowed, reason: why)
@@ -56,7 +61,15 @@ struct Planner {
         }
         do throws(KeychainError) {
             let keychain = try self.target.keychain(service: target.service, accessGroup: target.accessGroup)
-            switch try await keychain.keyState(target.key) {
+            let place = target.service + "\u{0}" + (target.accessGroup ?? "")
+            let known: KeyStates
+            if let cached = states[place] {
+                known = cached
+            } else {
+                known = try await keychain.keyStates()
+                states[place] = known
+            }
+            switch known.state(of: target.key) {
             case .foreign:
                 if policy.removeSource, let source = sourceItems[item.origin.location],
                     Self.isSame(source, as: target, in: keychain)
@@ -67,7 +80,7 @@ struct Planner {
             case .own(let info):
                 return await compare(item, target, info, keychain)
             case .absent:
-                try await keychain.checkWrite(target.key, target.options)
+                try await keychain.checkWrite(target.key, target.options, states: known)
                 return PlannedAction(item: item, action: .create)
             }
         } catch {

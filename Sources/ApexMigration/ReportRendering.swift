@@ -11,7 +11,8 @@ extension MigrationReport {
             let target = item.target.map { "\($0.service)/\($0.key) [\($0.kind), \($0.accessible), \($0.accessControl)]" } ?? "-"
             var action = item.action ?? "-"
             if let result = item.result { action += " (\(result))" }
-            return [found, target, action, item.reason ?? ""]
+            let reason = [item.reason, item.resultReason].compactMap { $0 }.joined(separator: "; ")
+            return [found, target, action, reason]
         }
     }
 

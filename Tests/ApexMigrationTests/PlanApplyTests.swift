@@ -70,6 +70,53 @@ struct PlanApplyTests {
         #expect((target.database as? InMemoryKeychainDatabase)?.writeCount == writes.map { $0 + 1 }, "only the completion marker is rewritten")
     }
 
+    @Test("the ledger costs two writes per batch of 256 items, not two per item")
+    func ledgerWritesPerBatch() async throws {
+        let count = 600
+        let records = (0..<count).map { (service: "app", account: "key-\($0)", value: "value-\($0)", pdmn: "ck", flags: AccessControlFlags()) }
+        let database = InMemoryKeychainDatabase()
+        let target = MigrationTarget(database: database, device: SimulatedDevice())
+        let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(records)]), target: target)
+        let report = try await migration.run()
+        #expect(report.summary.verified == count)
+        let batches = (count + 255) / 256
+        // One write per item, the fingerprint key, a pending and a verified record per batch, the marker.
+        #expect(database.writeCount == count + 1 + 2 * batches + 1)
+        let ledgerKeys = try await target.keychain(service: "apex-keychain.migration").getAllKeys()
+        #expect(ledgerKeys.filter { $0.hasPrefix("entries:default:") }.count == batches)
+        let second = try await Migration(
+            importers: [PlainImporter()], source: .dumps([dump(records)]), target: target).plan()
+        #expect(second.count(.exists) == count)
+    }
+
+    @Test("a write that fails carries its reason (code and message, no value) into the report")
+    func failureReasonReachesReport() async throws {
+        let database = FaultyDatabase()
+        let target = MigrationTarget(database: database, device: SimulatedDevice())
+        let records = Self.records.filter { $0.service == "app" && !$0.account.contains("-") } + [Self.records[2]]
+        let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(records)]), target: target)
+        database.failPackageWrites(service: "app")
+        let report = try await migration.run()
+        #expect(report.summary.failed == 2)
+        #expect(report.summary.verified == 1)
+        let failed = report.items.filter { $0.result == "failed" }
+        #expect(failed.count == 2)
+        for item in failed {
+            #expect(item.resultReason?.hasPrefix("INTERNAL: ") == true)
+            #expect(item.resultReason?.contains("injected fault") == true)
+        }
+        #expect(report.items.first { $0.result == "verified" }?.resultReason == nil)
+        let json = String(decoding: report.json(), as: UTF8.self)
+        #expect(json.contains("\"resultReason\" : \"INTERNAL: "))
+        #expect(json.contains("\"resultReason\" : null"))
+        #expect(report.text().contains("create (failed)"))
+        #expect(report.text().contains("injected fault"))
+        for record in records {
+            #expect(!json.contains(record.value) && !report.text().contains(record.value) && !report.markdown().contains(record.value))
+        }
+        #expect(try await migration.isComplete() == false, "a run with failures is not marked complete")
+    }
+
     @Test("after a completed run, runIfNeeded reads no source and writes nothing")
     func completedRunIsOneLookup() async throws {
         let target = memoryTarget()
