@@ -47,15 +47,23 @@ let package = Package(
             ],
             path: "Sources/apex-keychain"),
         .executableTarget(
-            name: "apex-keychain-bench", dependencies: ["ApexKeychain", "ApexKeychainStore", "ApexDumps", "CSQLite", "CSodium"],
+            name: "apex-keychain-bench",
+            dependencies: [
+                "ApexKeychain", "ApexKeychainStore", "ApexDumps", "ApexMigration", "ReactNativeKeychainImporter",
+                "ExpoSecureStoreImporter", "SampleDumps", "CSQLite", "CSodium", "CLibXML2",
+            ],
             path: "Sources/apex-keychain-bench"),
         // Test support: a child process that writes to a store until it is killed (crash-consistency tests).
         .executableTarget(
             name: "store-writer", dependencies: ["ApexKeychain", "ApexKeychainStore"],
             path: "Tests/Support/store-writer"),
-        // Writes the generated sample dumps of samples/ and the test fixtures (made-up secrets only).
+        // The generated sample dumps of samples/ and the test fixtures (made-up secrets only), and the large
+        // dumps of the benchmark; dump-samples writes them.
+        .target(
+            name: "SampleDumps", dependencies: ["ApexDumps", "CSQLite", "CSodium"],
+            path: "Sources/SampleDumps"),
         .executableTarget(
-            name: "dump-samples", dependencies: ["ApexDumps", "CSQLite", "CSodium"],
+            name: "dump-samples", dependencies: ["SampleDumps"],
             path: "Sources/dump-samples"),
         // The start-up migration as an app calls it (built by the tests, run by StartupMigrationSampleTests).
         .executableTarget(

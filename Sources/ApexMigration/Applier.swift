@@ -27,6 +27,23 @@ public struct ItemOutcome: Sendable, Equatable {
     }
 }
 
+/// Where a run spent its time, by stage: what an app measuring its start-up, or the benchmark, wants to know.
+/// Apply and verify alternate item by item; each item's write is counted as `apply` and its read-back as
+/// `verify`.
+public struct MigrationTimings: Sendable, Equatable {
+    /// Making the plan: the importers' mapping and the look-ups in the target.
+    public var plan: Duration = .zero
+    /// Writing the `create`s through the core (source removal included).
+    public var apply: Duration = .zero
+    /// Reading each written item back and comparing it.
+    public var verify: Duration = .zero
+    /// The ledger's records (fingerprints, batches, the completion marker).
+    public var ledger: Duration = .zero
+
+    /// Creates empty timings.
+    public init() {}
+}
+
 /// Writes every `create` through the core's public API, reads each back, records it in the ledger, and removes
 /// a source item only once its target item was read back equal.
 ///
@@ -51,9 +68,10 @@ struct Applier {
     /// Applies the plan; returns the outcome of each action that was a `create`, by index.
     /// - Throws: a ledger write that failed (the target can't be written: the run stops; what was verified is
     ///   recorded, and a later run completes the rest).
-    func apply(_ plan: MigrationPlan, progress: (@Sendable (Int, Int) -> Void)?) async throws(KeychainError)
-        -> [Int: ItemOutcome]
+    func apply(_ plan: MigrationPlan, progress: (@Sendable (Int, Int) -> Void)?, timings: inout MigrationTimings)
+        async throws(KeychainError) -> [Int: ItemOutcome]
     {
+        let clock = ContinuousClock()
         var outcomes: [Int: ItemOutcome] = [:]
         let creates = plan.actions.indices.filter { plan.actions[$0].action == .create }
         var done = 0
@@ -61,6 +79,7 @@ struct Applier {
         while start < creates.count {
             let indices = creates[start..<min(start + Ledger.batchSize, creates.count)]
             start = indices.endIndex
+            var started = clock.now
             var batch = try await ledger.newBatch()
             var ready: [(index: Int, item: SourceItem, target: TargetItem)] = []
             for index in indices {
@@ -78,9 +97,10 @@ struct Applier {
             }
             done += indices.count - ready.count
             if !ready.isEmpty { try await ledger.record(batch) }
+            timings.ledger += clock.now - started
             var cleanups: [Cleanup] = []
             for (index, item, target) in ready {
-                let (outcome, cleanup) = await apply(item, target)
+                let (outcome, cleanup) = await apply(item, target, timings: &timings)
                 outcomes[index] = outcome
                 if outcome.result == .verified {
                     batch.markVerified(target)
@@ -90,7 +110,11 @@ struct Applier {
                 progress?(done, creates.count)
             }
             if cleanups.isEmpty { continue }
+            started = clock.now
             try await ledger.record(batch)
+            timings.ledger += clock.now - started
+            started = clock.now
+            defer { timings.apply += clock.now - started }
             for cleanup in cleanups {
                 switch cleanup {
                 case .none: break
@@ -103,7 +127,21 @@ struct Applier {
     }
 
     /// Writes one item and reads it back.
-    private func apply(_ item: SourceItem, _ target: TargetItem) async -> (ItemOutcome, Cleanup) {
+    private func apply(_ item: SourceItem, _ target: TargetItem, timings: inout MigrationTimings) async
+        -> (ItemOutcome, Cleanup)
+    {
+        let clock = ContinuousClock()
+        let started = clock.now
+        var verifyStarted: ContinuousClock.Instant?
+        defer {
+            let end = clock.now
+            if let verifyStarted {
+                timings.apply += verifyStarted - started
+                timings.verify += end - verifyStarted
+            } else {
+                timings.apply += end - started
+            }
+        }
         do {
             let keychain = try self.target.keychain(service: target.service, accessGroup: target.accessGroup)
             var cleanup = Cleanup.none
@@ -115,6 +153,7 @@ struct Applier {
                 }
             }
             try await write(item.value, target, keychain)
+            verifyStarted = clock.now
             guard try await verify(item.value, target, keychain) else {
                 return (ItemOutcome(.unverified, reason: "the item read back differs from what was written"), .none)
             }

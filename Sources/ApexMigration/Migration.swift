@@ -73,9 +73,20 @@ public struct Migration: Sendable {
     /// - Throws: ``MigrationError``: `tryLater` (device locked: nothing removed or marked), `conflicts` (with
     ///   `onConflict: .fail`: nothing written), `importer`, `source`.
     public func run(progress: (@Sendable (Int, Int) -> Void)? = nil) async throws(MigrationError) -> MigrationReport {
+        try await timedRun(progress: progress).report
+    }
+
+    /// ``run(progress:)``, also telling where the time went.
+    public func timedRun(progress: (@Sendable (Int, Int) -> Void)? = nil) async throws(MigrationError)
+        -> (report: MigrationReport, timings: MigrationTimings)
+    {
+        let clock = ContinuousClock()
+        var timings = MigrationTimings()
+        var started = clock.now
         let ledger = try openLedger()
         try await restoreInterruptedRemovals(ledger)
         let (plan, databaseSource) = try await makePlan(ledger: ledger)
+        timings.plan = clock.now - started
         let locked = plan.actions.contains { action in
             action.action == .blocked && (action.reason ?? "").hasPrefix(KeychainErrorCode.INTERACTION_NOT_ALLOWED.rawValue)
         }
@@ -83,10 +94,14 @@ public struct Migration: Sendable {
         let conflicts = plan.count(.conflict)
         if conflicts > 0, policy.onConflict == .fail { throw .conflicts(conflicts) }
         let applier = Applier(target: target, ledger: ledger, policy: policy, source: databaseSource)
-        let outcomes = try await apply(applier, plan, progress: progress)
+        let outcomes = try await apply(applier, plan, progress: progress, timings: &timings)
         let report = MigrationReport(plan: plan, results: outcomes, device: Self.describe(target.device), includeLabels: false)
-        if report.summary.failed == 0 { try await markDone(ledger) }
-        return report
+        if report.summary.failed == 0 {
+            started = clock.now
+            try await markDone(ledger)
+            timings.ledger += clock.now - started
+        }
+        return (report, timings)
     }
 
     private func openLedger() throws(MigrationError) -> Ledger {
@@ -97,11 +112,12 @@ public struct Migration: Sendable {
         }
     }
 
-    private func apply(_ applier: Applier, _ plan: MigrationPlan, progress: (@Sendable (Int, Int) -> Void)?)
-        async throws(MigrationError) -> [Int: ItemOutcome]
-    {
+    private func apply(
+        _ applier: Applier, _ plan: MigrationPlan, progress: (@Sendable (Int, Int) -> Void)?,
+        timings: inout MigrationTimings
+    ) async throws(MigrationError) -> [Int: ItemOutcome] {
         do {
-            return try await applier.apply(plan, progress: progress)
+            return try await applier.apply(plan, progress: progress, timings: &timings)
         } catch {
             throw Self.targetError(error)
         }

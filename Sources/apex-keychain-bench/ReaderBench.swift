@@ -25,7 +25,7 @@ enum ReaderBench {
             let database = folder.appendingPathComponent("export-\(size).sqlite").path
             try makeSQLite(database, size)
             let sqliteReader = try time { _ = try KeychainSQLiteReader.read(path: database).count }
-            let sqliteFloor = try time { try bareSelect(database) }
+            let sqliteFloor = try time { try bareSelect(database, table: "genp") }
             line("keychain-sqlite", size, sqliteReader, sqliteFloor)
         }
         print("floors: PropertyListSerialization of the same bytes; a bare SELECT of every column of genp (no copy).")
@@ -88,12 +88,15 @@ enum ReaderBench {
         sqlite3_exec(db, "COMMIT", nil, nil, nil)
     }
 
-    private static func bareSelect(_ path: String) throws {
+    /// A bare `SELECT *` of `table`, every column's bytes touched.
+    static func bareSelect(_ path: String, table: String) throws {
         var db: OpaquePointer?
         guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { throw BenchError("open") }
         defer { sqlite3_close(db) }
         var statement: OpaquePointer?
-        sqlite3_prepare_v2(db, "SELECT * FROM genp", -1, &statement, nil)
+        guard sqlite3_prepare_v2(db, "SELECT * FROM \(table)", -1, &statement, nil) == SQLITE_OK else {
+            throw BenchError("\(path): no table \(table)")
+        }
         defer { sqlite3_finalize(statement) }
         var bytes = 0
         while sqlite3_step(statement) == SQLITE_ROW {

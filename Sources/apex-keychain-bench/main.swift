@@ -65,6 +65,31 @@ if CommandLine.arguments.dropFirst().first == "readers" {
     exit(0)
 }
 
+if CommandLine.arguments.dropFirst().first == "migration" {
+    let arguments = Array(CommandLine.arguments.dropFirst(2))
+    var sizes = [1000, 10000, 100_000]
+    if arguments == ["--quick"] {
+        sizes = [1000, 10000]
+    } else if arguments.count == 2, arguments[0] == "--sizes" {
+        let parsed = arguments[1].split(separator: ",").compactMap { Int($0) }.filter { $0 > 0 }
+        guard !parsed.isEmpty else {
+            FileHandle.standardError.write(Data("apex-keychain-bench: --sizes needs N,N,...\n".utf8))
+            exit(2)
+        }
+        sizes = parsed
+    } else if !arguments.isEmpty {
+        FileHandle.standardError.write(Data("usage: apex-keychain-bench migration [--quick | --sizes N,N,...]\n".utf8))
+        exit(2)
+    }
+    do {
+        try await MigrationBench.run(sizes: sizes)
+    } catch {
+        FileHandle.standardError.write(Data("apex-keychain-bench: \(error)\n".utf8))
+        exit(1)
+    }
+    exit(0)
+}
+
 switch Config.parse(Array(CommandLine.arguments.dropFirst())) {
 case .help:
     print(Config.help)

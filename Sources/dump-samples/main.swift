@@ -1,4 +1,5 @@
 import Foundation
+import SampleDumps
 
 // dump-samples: writes the sample dumps of samples/ and the test fixtures, or large dumps for the benchmark.
 // Every value in them is made up; the output is the same on every run.

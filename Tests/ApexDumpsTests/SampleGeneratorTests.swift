@@ -206,19 +206,26 @@ struct SampleGeneratorTests {
         }
     }
 
-    @Test("--large writes N-item plist and SQLite dumps")
+    @Test("--large writes N-item dumps of both libraries: iOS plists and SQLite, Android prefs")
     func large() throws {
         let folder = try DumpScratch()
         let result = try DumpSamplesTool.run(["--large", "250", folder.path])
         try #require(result.status == 0, "\(result.errors)")
         let dumps = try DumpReader.readAll(paths: [folder.path])
-        #expect(dumps.map(\.fileName) == ["large-250-binary.plist", "large-250.plist", "large-250.sqlite"])
+        #expect(
+            dumps.map(\.fileName).sorted() == [
+                "RN_KEYCHAIN.xml", "crypto.KEY_256.xml", "expo-ios-250-binary.plist", "expo-ios-250.plist",
+                "expo-ios-250.sqlite", "rnk-ios-250.plist",
+            ])
         for dump in dumps {
-            guard case .keychain(let records) = dump.content else {
-                Issue.record("not keychain")
-                return
+            switch dump.content {
+            case .keychain(let records):
+                #expect(records.count == 250, "\(dump.fileName)")
+            case .preferences(let entries) where dump.fileName == "RN_KEYCHAIN.xml":
+                #expect(entries.count == 3 * 250, "each credential is :u, :p and :c")
+            case .preferences(let entries):
+                #expect(entries.map(\.name) == ["cipher_key"])
             }
-            #expect(records.count == 250, "\(dump.fileName)")
         }
     }
 

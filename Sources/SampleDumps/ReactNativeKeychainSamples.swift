@@ -90,7 +90,7 @@ enum ReactNativeKeychainSamples {
     }
 
     /// One credential: `<service>:u`, `:p` and, unless `withCipher` is false (v1.x), `:c`.
-    private static func credential(
+    static func credential(
         service: String, cipher: String, username: String, password: String, random: inout SampleRandom,
         concealKey: Data, spaceBug: Bool = false, withCipher: Bool = true
     ) throws -> [PreferenceEntry] {
