@@ -42,15 +42,14 @@ struct AppIdentity {
     /// `ABCDE12345.com.example.app` → (`ABCDE12345`, `com.example.app`): a ten-character team id of capitals
     /// and digits, a dot, and the rest.
     static func split(_ group: String) -> (team: String, bundle: String)? {
-        let scalars = Array(group.unicodeScalars)
-        guard scalars.count > 11, scalars[10] == "." else { return nil }
-        let team = scalars[..<10]
-        guard team.allSatisfy({ ("A"..."Z").contains($0) || ("0"..."9").contains($0) }) else { return nil }
-        var rest = String.UnicodeScalarView()
-        rest.append(contentsOf: scalars[11...])
-        var prefix = String.UnicodeScalarView()
-        prefix.append(contentsOf: team)
-        return (String(prefix), String(rest))
+        // The team and the dot are ASCII, so the first eleven bytes are the first eleven scalars.
+        let bytes = group.utf8
+        guard bytes.count > 11 else { return nil }
+        let team = bytes.prefix(10)
+        guard team.allSatisfy({ (0x41...0x5A).contains($0) || (0x30...0x39).contains($0) }),
+            bytes[bytes.index(bytes.startIndex, offsetBy: 10)] == UInt8(ascii: ".")
+        else { return nil }
+        return (String(decoding: team, as: UTF8.self), String(decoding: bytes.dropFirst(11), as: UTF8.self))
     }
 
     /// Whether `group` is the app's default access group (`<team>.<bundle id>`).

@@ -52,7 +52,17 @@ final class ConcealKeyring {
 
 /// Removes the whitespace Android's `Base64.DEFAULT` and XML indentation add.
 func stripWhitespace(_ text: String) -> String {
-    String(String.UnicodeScalarView(text.unicodeScalars.filter { !CharacterSet.whitespacesAndNewlines.contains($0) }))
+    // Base64 is ASCII: drop ASCII white space byte by byte, and leave other text to the full Unicode rule.
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(text.utf8.count)
+    for byte in text.utf8 {
+        switch byte {
+        case 0x09...0x0D, 0x20: continue
+        case 0x80...: return String(String.UnicodeScalarView(text.unicodeScalars.filter { !CharacterSet.whitespacesAndNewlines.contains($0) }))
+        default: bytes.append(byte)
+        }
+    }
+    return String(decoding: bytes, as: UTF8.self)
 }
 
 /// Facebook Conceal's AES-256-GCM format as react-native-keychain used it (Conceal 1.1.3, `KEY_256`):

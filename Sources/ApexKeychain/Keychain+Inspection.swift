@@ -90,7 +90,8 @@ extension Keychain {
 public struct KeyStates: Sendable {
     private var states: [Data: Keychain.KeyState] = [:]
 
-    init() {}
+    /// No key held: what ``Keychain/keyStates()`` returns for a service that holds no item at all.
+    public init() {}
 
     mutating func set(_ state: Keychain.KeyState, for key: String) { states[Data(key.utf8)] = state }
 

@@ -75,21 +75,17 @@ final class Ledger {
 
     /// A new, empty batch under the next free record name.
     func newBatch() async throws(KeychainError) -> Batch {
-        var state = try await load()
-        let batch = Batch(recordKey: "entries:\(id):" + Self.sequence(state.next))
-        state.next += 1
-        loaded = state
-        return batch
+        let next = try await load().next
+        loaded?.next = next + 1
+        return Batch(recordKey: "entries:\(id):" + Self.sequence(next))
     }
 
     /// Writes (or rewrites) a batch's record.
     func record(_ batch: Batch) async throws(KeychainError) {
         let data = (try? JSONEncoder().encode(batch.entries)) ?? Data()
         try await keychain.setBytes(batch.recordKey, data, Self.protection)
-        if var state = loaded {
-            state.entries.merge(batch.entries) { _, new in new }
-            loaded = state
-        }
+        // In place: a copy of `loaded` first would copy every entry on each batch.
+        loaded?.entries.merge(batch.entries) { _, new in new }
     }
 
     /// Reads every `entries` record once, in sequence order (a later one overrides an earlier one).

@@ -8,7 +8,7 @@ public final class MigrationTarget: Sendable {
     public let database: any KeychainDatabase
     /// The device that decides what protection can be given.
     public let device: any Device
-    private let keychains = Mutex<[String: Keychain]>([:])
+    private let keychains = Mutex<[ExactName: Keychain]>([:])
 
     /// Creates a target.
     public init(database: any KeychainDatabase, device: any Device) {
@@ -18,11 +18,26 @@ public final class MigrationTarget: Sendable {
 
     /// The keychain of a service (and access group; nil is the app's default group).
     public func keychain(service: String, accessGroup: String? = nil) throws(KeychainError) -> Keychain {
-        let name = service + "\u{0}" + (accessGroup ?? "")
+        let name = ExactName(service, accessGroup ?? "")
         if let open = keychains.withLock({ $0[name] }) { return open }
         let keychain = try Keychain(
             KeychainOptions(service: service, accessGroup: accessGroup), database: database, device: device)
         keychains.withLock { $0[name] = keychain }
         return keychain
+    }
+}
+
+/// Names joined for a dictionary key, compared byte for byte as the keychain compares them (a `String` key
+/// would make "caf\u{E9}" and "cafe\u{301}" one key).
+struct ExactName: Hashable, Sendable {
+    private let bytes: [UInt8]
+
+    init(_ parts: String...) {
+        var bytes: [UInt8] = []
+        for (index, part) in parts.enumerated() {
+            if index > 0 { bytes.append(0) }
+            bytes.append(contentsOf: part.utf8)
+        }
+        self.bytes = bytes
     }
 }

@@ -16,17 +16,23 @@ struct Planner {
         var actions: [PlannedAction] = []
         actions.reserveCapacity(items.count)
         let duplicates = Self.sharedTargets(items)
-        var states: [String: KeyStates] = [:]
+        var states: [ExactName: KeyStates] = [:]
+        var occupied: Set<ExactName>?
+        // One query tells which services hold any item at all: the others need no look-up of their own (a first
+        // migration of react-native-keychain has one service per item, all of them empty).
+        if let held = try? target.database.attributes(matching: ItemQuery(itemClass: .genericPassword)) {
+            occupied = Set(held.lazy.map { Self.place($0.service, $0.accessGroup) })
+        }
         for item in items {
-            actions.append(await decide(item, duplicates: duplicates, states: &states))
+            actions.append(await decide(item, duplicates: duplicates, occupied: occupied, states: &states))
         }
         return actions
     }
 
     /// Target places (service, access group, key) that more than one migratable item maps to, with the
     /// origins of those items.
-    static func sharedTargets(_ items: [SourceItem]) -> [String: [SourceOrigin]] {
-        var origins: [String: [SourceOrigin]] = [:]
+    static func sharedTargets(_ items: [SourceItem]) -> [ExactName: [SourceOrigin]] {
+        var origins: [ExactName: [SourceOrigin]] = [:]
         for item in items where item.verdict == .migrate {
             if case .sealed = item.value { continue }
             if let target = item.target { origins[place(target), default: []].append(item.origin) }
@@ -34,15 +40,22 @@ struct Planner {
         return origins.filter { $0.value.count > 1 }
     }
 
-    static func place(_ target: TargetItem) -> String {
-        target.service + "\u{0}" + (target.accessGroup ?? "") + "\u{0}" + target.key
+    /// A service and access group, as one dictionary key.
+    static func place(_ service: String, _ accessGroup: String) -> ExactName { ExactName(service, accessGroup) }
+
+    /// A target's service, access group (nil: the default) and key, as one dictionary key.
+    static func place(_ target: TargetItem) -> ExactName {
+        ExactName(target.service, target.accessGroup ?? "", target.key)
     }
 
-    /// - Parameter states: who holds the keys of each target keychain, read once per keychain (by service and
-    ///   access group) with one query, not one per item.
-    private func decide(_ item: SourceItem, duplicates: [String: [SourceOrigin]], states: inout [String: KeyStates])
-        async -> PlannedAction
-    {
+    /// - Parameters:
+    ///   - occupied: the places (service and access group) that hold any item; nil when unknown.
+    ///   - states: who holds the keys of each target keychain, read once per keychain (by service and access
+    ///     group) with one query, not one per item.
+    private func decide(
+        _ item: SourceItem, duplicates: [ExactName: [SourceOrigin]], occupied: Set<ExactName>?,
+        states: inout [ExactName: KeyStates]
+    ) async -> PlannedAction {
         switch item.verdict {
         case .blocked(let why): return PlannedAction(item: item, action: .blocked, reason: why)
         case .shadowed(let why): return PlannedAction(item: item, action: .shadowed, reason: why)
@@ -61,10 +74,12 @@ struct Planner {
         }
         do throws(KeychainError) {
             let keychain = try self.target.keychain(service: target.service, accessGroup: target.accessGroup)
-            let place = target.service + "\u{0}" + (target.accessGroup ?? "")
+            let place = Self.place(keychain.service, keychain.accessGroup)
             let known: KeyStates
             if let cached = states[place] {
                 known = cached
+            } else if let occupied, !occupied.contains(place) {
+                known = KeyStates()
             } else {
                 known = try await keychain.keyStates()
                 states[place] = known

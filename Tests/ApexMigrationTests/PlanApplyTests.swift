@@ -117,6 +117,19 @@ struct PlanApplyTests {
         #expect(try await migration.isComplete() == false, "a run with failures is not marked complete")
     }
 
+    @Test("timedRun tells where the time went; a run with nothing to write spends none on apply or verify")
+    func timings() async throws {
+        let target = memoryTarget()
+        let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
+        let (report, first) = try await migration.timedRun()
+        #expect(report.summary.verified == 3)
+        #expect(first.plan > .zero && first.apply > .zero && first.verify > .zero && first.ledger > .zero)
+        let (again, second) = try await migration.timedRun()
+        #expect(again.summary.written == 0)
+        #expect(second.apply == .zero && second.verify == .zero)
+        #expect(second.plan > .zero && second.ledger > .zero)
+    }
+
     @Test("after a completed run, runIfNeeded reads no source and writes nothing")
     func completedRunIsOneLookup() async throws {
         let target = memoryTarget()
@@ -176,6 +189,22 @@ struct PlanApplyTests {
         let report = try await migration.run()
         #expect(report.items.map(\.action) == ["conflict", "conflict"])
         #expect(try await target.keychain(service: "app").hasItem("token") == false)
+    }
+
+    @Test("services that differ only in Unicode normalisation are two keychains, as the keychain sees them")
+    func servicesCompareByteForByte() async throws {
+        let records: [(service: String, account: String, value: String, pdmn: String, flags: AccessControlFlags)] = [
+            ("caf\u{E9}", "token", "sample-composed", "ck", []),
+            ("cafe\u{301}", "token", "sample-decomposed", "ck", []),
+        ]
+        let target = memoryTarget()
+        let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(records)]), target: target)
+        let report = try await migration.run()
+        #expect(report.items.map(\.action) == ["create", "create"], "not two sources mapping to one key")
+        #expect(report.summary.verified == 2)
+        #expect(try await target.keychain(service: "caf\u{E9}").getItem("token") == "sample-composed")
+        #expect(try await target.keychain(service: "cafe\u{301}").getItem("token") == "sample-decomposed")
+        #expect(try await migration.plan().actions.map(\.action) == [.exists, .exists])
     }
 
     @Test("a package item with another value under the target key is a conflict; with the same value it exists")
