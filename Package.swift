@@ -93,7 +93,7 @@ let package = Package(
             path: "Tests/ApexMigrationTests"),
         .testTarget(
             name: "CLITests", dependencies: ["apex-keychain"],
-            path: "Tests/CLITests"),
+            path: "Tests/CLITests", exclude: ["Golden"]),
         .testTarget(
             name: "SystemLibraryTests", dependencies: ["CSQLite", "CSodium", "CLibXML2"],
             path: "Tests/SystemLibraryTests"),

@@ -150,6 +150,7 @@ struct MigrateCommand: RunnableCommand {
     }
 
     func run() async throws(CLIError) {
+        if let reportFile { try Self.checkReportFile(reportFile) }
         let input = try DumpInput(paths: paths)
         let policy = MigrationPolicy(onConflict: onConflict, importOptions: importOptions)
         let importers = DumpInput.importers(from: library)
@@ -215,6 +216,30 @@ struct MigrateCommand: RunnableCommand {
             return MigrationReport(plan: plan, device: profile.rawValue, includeLabels: includeLabels)
         } catch {
             throw ErrorMapping.migration(error, store: store)
+        }
+    }
+
+    /// Refuses, before anything is read or written, a report file that can't be created: its folder is
+    /// missing or not writable, or the path is a folder.
+    static func checkReportFile(_ path: String) throws(CLIError) {
+        // By hand: Foundation's `deletingLastPathComponent` traps on "." on Linux.
+        var trimmed = Substring(path)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        let folder: String
+        if let slash = trimmed.lastIndex(of: "/") {
+            folder = slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
+        } else {
+            folder = "."
+        }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw CLIError(.cannotCreate, "can't write the report \(path): it is a folder")
+        }
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw CLIError(.cannotCreate, "can't write the report \(path): the folder \(folder) does not exist")
+        }
+        guard access(folder, W_OK) == 0 else {
+            throw CLIError(.cannotCreate, "can't write the report \(path): the folder \(folder) is not writable")
         }
     }
 

@@ -1,0 +1,194 @@
+import Foundation
+import Testing
+
+/// Every exit code of `apex-keychain migrate` (CLI.md's table), each on the built binary with its whole stdout
+/// and stderr: reports against golden files in `Golden/`, error messages spelled out.
+///
+/// Dump paths are relative to the sandbox (the tool's working folder), so the reports are the same on every
+/// machine; the tool names a store by its absolute path.
+/// `APEX_UPDATE_GOLDEN=1` rewrites the golden files from what the tool printed, and fails the test so that the
+/// new files are read before they are committed.
+@Suite("migrate exit codes")
+struct MigrateExitCodeTests {
+    let sandbox: Sandbox
+
+    init() throws {
+        sandbox = try Sandbox()
+        try FileManager.default.copyItem(
+            atPath: sample("react-native-keychain/ios/keychain.plist"), toPath: sandbox.path("keychain.plist"))
+    }
+
+    static let goldenFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden")
+
+    /// Compares `actual` with the golden file `name`.
+    func expectGolden(_ actual: String, _ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let url = Self.goldenFolder.appendingPathComponent(name)
+        if ProcessInfo.processInfo.environment["APEX_UPDATE_GOLDEN"] == "1" {
+            try Data(actual.utf8).write(to: url)
+            Issue.record("rewrote \(name): read it, then run again without APEX_UPDATE_GOLDEN", sourceLocation: sourceLocation)
+            return
+        }
+        let expected = try String(contentsOf: url, encoding: .utf8)
+        #expect(actual == expected, "stdout differs from Golden/\(name)", sourceLocation: sourceLocation)
+    }
+
+    static let migrate = ["migrate", "keychain.plist", "--bundle-id", "com.example.sampleapp"]
+
+    /// `store init` of a key-file store named `store.db` in the sandbox.
+    func initStore(_ extra: [String] = []) async throws {
+        let result = try await sandbox.run(["store", "init", "--store", "store.db", "--device", "ios"] + extra)
+        try #require(result.status == 0, "store init failed: \(result.err)")
+    }
+
+    func list() async throws -> String {
+        let result = try await sandbox.run(["store", "list", "--store", "store.db", "--all-services"])
+        try #require(result.status == 0, "store list failed: \(result.err)")
+        return result.out
+    }
+
+    @Test("0: a dry run prints the plan, nothing on stderr")
+    func dryRun() async throws {
+        let result = try await sandbox.run(Self.migrate)
+        #expect(result.status == 0)
+        #expect(result.err == "")
+        try expectGolden(result.out, "migrate-dry-run.txt")
+    }
+
+    @Test("0: a run into a store prints what it did, nothing on stderr")
+    func run() async throws {
+        try await initStore()
+        let result = try await sandbox.run(Self.migrate + ["--store", "store.db"])
+        #expect(result.status == 0)
+        #expect(result.err == "")
+        try expectGolden(result.out, "migrate-run.txt")
+    }
+
+    @Test("1: a conflict is reported item by item, the rest is migrated, stderr sums it up")
+    func conflict() async throws {
+        try await initStore()
+        try await sandbox.set("store.db", "credentials", "another-password", ["--service", "auth", "--username", "someone"])
+        let result = try await sandbox.run(Self.migrate + ["--store", "store.db"])
+        #expect(result.status == 1)
+        #expect(
+            result.err == "apex-keychain: \(sandbox.path("store.db")): 1 conflict, 0 blocked, 0 failed: not migrated; "
+                + "the rest were\n")
+        try expectGolden(result.out, "migrate-conflict.txt")
+    }
+
+    @Test("64: a usage error names the flag and points to the help; nothing on stdout")
+    func usage() async throws {
+        let result = try await sandbox.run(Self.migrate + ["--format", "yaml"])
+        #expect(result.status == 64)
+        #expect(result.out == "")
+        #expect(
+            result.err == """
+                apex-keychain: invalid value 'yaml' for '--format <format>'; expected one of: text, json, markdown
+                Run 'apex-keychain migrate --help' for usage.
+
+                """)
+    }
+
+    @Test("65: a malformed dump is named with what is wrong; nothing written")
+    func malformed() async throws {
+        try await initStore()
+        try sandbox.write("bad.plist", "<?xml version=\"1.0\"?><plist><array><dict><key>x")
+        let result = try await sandbox.run(Self.migrate + ["bad.plist", "--store", "store.db"])
+        #expect(result.status == 65)
+        #expect(result.out == "")
+        #expect(
+            result.err == "apex-keychain: bad.plist: the file is an XML property list that is malformed, truncated or "
+                + "nested too deeply\n")
+        #expect(try await list() == "")
+    }
+
+    @Test("66: a missing input is named")
+    func missing() async throws {
+        let result = try await sandbox.run(["migrate", "nope.plist"])
+        #expect(result.status == 66)
+        #expect(result.out == "")
+        #expect(result.err == "apex-keychain: nope.plist: no such file\n")
+    }
+
+    @Test("73: a report file that can't be created is refused before anything is written")
+    func reportFolderMissing() async throws {
+        try await initStore()
+        let result = try await sandbox.run(Self.migrate + ["--store", "store.db", "--report", "nowhere/report.txt"])
+        #expect(result.status == 73)
+        #expect(result.out == "")
+        #expect(result.err == "apex-keychain: can't write the report nowhere/report.txt: the folder nowhere does not exist\n")
+        #expect(try await list() == "", "nothing was migrated")
+        let folder = try await sandbox.run(Self.migrate + ["--report", "."])
+        #expect(folder.status == 73)
+        #expect(folder.err == "apex-keychain: can't write the report .: it is a folder\n")
+    }
+
+    @Test("74: a store that can't be written stops the run; a later run completes it",
+          .enabled(if: immutableFilesAvailable))
+    func storeNotWritable() async throws {
+        try await initStore()
+        let store = sandbox.path("store.db")
+        try #require(chattr("+i", store))
+        defer { _ = chattr("-i", store) }
+        let result = try await sandbox.run(Self.migrate + ["--store", "store.db"])
+        #expect(result.status == 74)
+        #expect(result.out == "")
+        #expect(
+            result.err == "apex-keychain: \(store): target: INTERNAL: service 'apex-keychain.migration': database "
+                + "error: \(store): SQLite error 8: attempt to write a readonly database\n")
+        try #require(chattr("-i", store))
+        let again = try await sandbox.run(Self.migrate + ["--store", "store.db"])
+        #expect(again.status == 0)
+        try expectGolden(again.out, "migrate-run.txt")
+    }
+
+    @Test("75: a passphrase store without a terminal is 'try later', and nothing is written",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/setsid")))
+    func noTerminal() async throws {
+        try sandbox.write("passphrase", "pw")
+        try await initStore(["--passphrase-file", "passphrase"])
+        let result = try await sandbox.run(Self.migrate + ["--store", "store.db"], launcher: ["/usr/bin/setsid", "-w"])
+        #expect(result.status == 75)
+        #expect(result.out == "")
+        #expect(
+            result.err == "apex-keychain: \(sandbox.path("store.db")): the store is locked with a passphrase and there "
+                + "is no terminal to ask for it; pass --passphrase-file FILE\n")
+        let list = try await sandbox.run(["store", "list", "--store", "store.db", "--all-services", "--passphrase-file", "passphrase"])
+        #expect(list.status == 0 && list.out == "")
+    }
+
+    @Test("77: a key file others can read is refused, saying how to mend it")
+    func keyFileOpen() async throws {
+        try await initStore()
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: sandbox.path("store.db.key"))
+        let result = try await sandbox.run(Self.migrate + ["--store", "store.db"])
+        #expect(result.status == 77)
+        #expect(result.out == "")
+        let store = sandbox.path("store.db")
+        #expect(
+            result.err == "apex-keychain: \(store): \(store).key: the key file is accessible by others (mode 644); "
+                + "run: chmod 600 \(store).key\n")
+    }
+}
+
+/// Runs `chattr FLAG PATH`; whether it succeeded.
+func chattr(_ flag: String, _ path: String) -> Bool {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/chattr")
+    process.arguments = [flag, path]
+    process.standardError = FileHandle.nullDevice
+    guard (try? process.run()) != nil else { return false }
+    process.waitUntilExit()
+    return process.terminationStatus == 0
+}
+
+/// Whether this machine can make a file immutable (`chattr +i`: root, and a file system that has the flag).
+let immutableFilesAvailable: Bool = {
+    guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chattr") else { return false }
+    let probe = NSTemporaryDirectory() + "apxk-chattr-probe-\(getpid())"
+    guard FileManager.default.createFile(atPath: probe, contents: Data()) else { return false }
+    defer { try? FileManager.default.removeItem(atPath: probe) }
+    guard chattr("+i", probe) else { return false }
+    let blocked = FileManager.default.isWritableFile(atPath: probe) == false || (try? Data("x".utf8).write(to: URL(fileURLWithPath: probe))) == nil
+    _ = chattr("-i", probe)
+    return blocked
+}()
