@@ -89,7 +89,10 @@ let package = Package(
             path: "Tests/ImporterTests", resources: [.copy("Fixtures")]),
         .testTarget(
             name: "ApexMigrationTests",
-            dependencies: ["ApexMigration", "ApexDumps", "ApexKeychain", "ApexKeychainStore", "StartupMigration"],
+            dependencies: [
+                "ApexMigration", "ApexDumps", "ApexKeychain", "ApexKeychainStore", "ExpoSecureStoreImporter",
+                "StartupMigration",
+            ],
             path: "Tests/ApexMigrationTests"),
         .testTarget(
             name: "CLITests", dependencies: ["apex-keychain"],

@@ -63,6 +63,8 @@ struct Applier {
         case dropJournal(TargetItem)
         /// Remove the source item.
         case removeSource(ItemAttributes.PrimaryKey)
+        /// Both: a stale copy made room, and the item's own source is elsewhere.
+        case dropJournalAndRemoveSource(TargetItem, ItemAttributes.PrimaryKey)
     }
 
     /// Applies the plan; returns the outcome of each action that was a `create`, by index.
@@ -120,6 +122,9 @@ struct Applier {
                 case .none: break
                 case .dropJournal(let target): try await ledger.removeJournal(for: target)
                 case .removeSource(let key): try removeSource(key)
+                case .dropJournalAndRemoveSource(let target, let key):
+                    try await ledger.removeJournal(for: target)
+                    try removeSource(key)
                 }
             }
         }
@@ -147,9 +152,12 @@ struct Applier {
             var cleanup = Cleanup.none
             if policy.removeSource, let source, let key = source.keys[item.origin.location] {
                 cleanup = .removeSource(key)
-                if let attributes = source.items[item.origin.location], Planner.isSame(attributes, as: target, in: keychain) {
-                    try await journalAndRemove(key, for: target)
-                    cleanup = .dropJournal(target)
+                // Source items under the target key (the item's own, or a stale copy the plan allowed to replace)
+                // are journalled and removed to make room; a run stopped before the verify puts them back.
+                let holders = try sourceHolders(of: target, in: keychain, source: source)
+                if !holders.isEmpty {
+                    try await journalAndRemove(holders, for: target)
+                    cleanup = holders.contains(key) ? .dropJournal(target) : .dropJournalAndRemoveSource(target, key)
                 }
             }
             try await write(item.value, target, keychain)
@@ -211,14 +219,29 @@ struct Applier {
 
     /// Journals the source item that holds its own target key, then removes it: the journal lets a later run
     /// put it back if this one stops before the target item is verified.
-    private func journalAndRemove(_ key: ItemAttributes.PrimaryKey, for target: TargetItem) async throws {
+    private func journalAndRemove(_ keys: [ItemAttributes.PrimaryKey], for target: TargetItem) async throws {
         guard let database = source?.database else { return }
-        let value = try database.value(for: key)
-        guard let attributes = try database.attributes(
-            matching: ItemQuery(itemClass: key.itemClass, service: key.service, account: key.account, accessGroup: key.accessGroup)
-        ).first(where: { $0.primaryKey == key && !$0.isApexItem }) else { return }
-        try await ledger.journal(Ledger.JournalRecord(item: StoredItem(KeychainItem(attributes: attributes, value: value))), for: target)
-        try database.delete(key)
+        var items: [StoredItem] = []
+        for key in keys {
+            let value = try database.value(for: key)
+            guard let attributes = try database.attributes(
+                matching: ItemQuery(itemClass: key.itemClass, service: key.service, account: key.account, accessGroup: key.accessGroup)
+            ).first(where: { $0.primaryKey == key && !$0.isApexItem }) else { continue }
+            items.append(StoredItem(KeychainItem(attributes: attributes, value: value)))
+        }
+        try await ledger.journal(Ledger.JournalRecord(items: items), for: target)
+        for key in keys { try database.delete(key) }
+    }
+
+    /// The source items (other libraries' items this migration read) under the target key.
+    private func sourceHolders(of target: TargetItem, in keychain: Keychain, source: DatabaseSource) throws
+        -> [ItemAttributes.PrimaryKey]
+    {
+        let known = Set(source.keys.values)
+        return try source.database.attributes(
+            matching: ItemQuery(
+                itemClass: .genericPassword, service: keychain.service, account: target.key, accessGroup: keychain.accessGroup)
+        ).filter { !$0.isApexItem }.map(\.primaryKey).filter { known.contains($0) }
     }
 
     /// Removes a migrated source item by its primary key, if it is still another library's item.

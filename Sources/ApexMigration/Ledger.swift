@@ -163,9 +163,9 @@ final class Ledger {
 
     // MARK: Journal
 
-    /// A removed source item, enough to put it back.
+    /// The source items removed to make room for one target item, enough to put them back.
     struct JournalRecord: Codable {
-        var item: StoredItem
+        var items: [StoredItem]
     }
 
     func journal(_ record: JournalRecord, for target: TargetItem) async throws(KeychainError) {

@@ -197,18 +197,19 @@ public struct Migration: Sendable {
             throw Self.targetError(error)
         }
         for (key, record) in records {
-            guard let item = record.item.item else { continue }
-            let query = ItemQuery(
-                itemClass: .genericPassword, service: item.attributes.service, account: item.attributes.account,
-                accessGroup: item.attributes.accessGroup, creator: apexCreator)
-            do {
-                if try database.attributes(matching: query).isEmpty {
-                    do {
-                        try database.add(item)
-                    } catch where error.status == .duplicateItem {}
+            for item in record.items.compactMap(\.item) {
+                let query = ItemQuery(
+                    itemClass: .genericPassword, service: item.attributes.service, account: item.attributes.account,
+                    accessGroup: item.attributes.accessGroup, creator: apexCreator)
+                do {
+                    if try database.attributes(matching: query).isEmpty {
+                        do {
+                            try database.add(item)
+                        } catch where error.status == .duplicateItem {}
+                    }
+                } catch {
+                    throw .source("can't restore a source item removed by an interrupted run: \(error)")
                 }
-            } catch {
-                throw .source("can't restore a source item removed by an interrupted run: \(error)")
             }
             do {
                 try await ledger.removeJournal(key: key)

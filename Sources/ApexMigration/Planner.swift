@@ -12,19 +12,40 @@ struct Planner {
     /// own target key.
     let sourceItems: [String: ItemAttributes]
 
+    /// What one plan learns once and uses for every item.
+    private struct Context {
+        /// Target places (service, access group, key) that several migratable items map to.
+        var duplicates: [ExactName: [SourceOrigin]]
+        /// The places (service and access group) that hold any item; nil when unknown.
+        var occupied: Set<ExactName>?
+        /// Who holds the keys of each target keychain, read once per keychain with one query, not one per item.
+        var states: [ExactName: KeyStates] = [:]
+        /// For an on-device source: the location of each source item, by primary key.
+        var locations: [ItemAttributes.PrimaryKey: String] = [:]
+        /// For an on-device source: the copies the importer marked shadowed, by location, with the target
+        /// place they map to (a stale copy under its winner's target key may be replaced with `removeSource`).
+        var staleCopies: [String: ExactName] = [:]
+    }
+
     func plan(_ items: [SourceItem]) async -> [PlannedAction] {
         var actions: [PlannedAction] = []
         actions.reserveCapacity(items.count)
-        let duplicates = Self.sharedTargets(items)
-        var states: [ExactName: KeyStates] = [:]
-        var occupied: Set<ExactName>?
+        var context = Context(duplicates: Self.sharedTargets(items))
         // One query tells which services hold any item at all: the others need no look-up of their own (a first
         // migration of react-native-keychain has one service per item, all of them empty).
         if let held = try? target.database.attributes(matching: ItemQuery(itemClass: .genericPassword)) {
-            occupied = Set(held.lazy.map { Self.place($0.service, $0.accessGroup) })
+            context.occupied = Set(held.lazy.map { Self.place($0.service, $0.accessGroup) })
+        }
+        if policy.removeSource, !sourceItems.isEmpty {
+            for (location, attributes) in sourceItems { context.locations[attributes.primaryKey] = location }
+            for item in items {
+                if case .shadowed = item.verdict, let target = item.target {
+                    context.staleCopies[item.origin.location] = Self.place(target)
+                }
+            }
         }
         for item in items {
-            actions.append(await decide(item, duplicates: duplicates, occupied: occupied, states: &states))
+            actions.append(await decide(item, &context))
         }
         return actions
     }
@@ -48,14 +69,7 @@ struct Planner {
         ExactName(target.service, target.accessGroup ?? "", target.key)
     }
 
-    /// - Parameters:
-    ///   - occupied: the places (service and access group) that hold any item; nil when unknown.
-    ///   - states: who holds the keys of each target keychain, read once per keychain (by service and access
-    ///     group) with one query, not one per item.
-    private func decide(
-        _ item: SourceItem, duplicates: [ExactName: [SourceOrigin]], occupied: Set<ExactName>?,
-        states: inout [ExactName: KeyStates]
-    ) async -> PlannedAction {
+    private func decide(_ item: SourceItem, _ context: inout Context) async -> PlannedAction {
         switch item.verdict {
         case .blocked(let why): return PlannedAction(item: item, action: .blocked, reason: why)
         case .shadowed(let why): return PlannedAction(item: item, action: .shadowed, reason: why)
@@ -66,7 +80,7 @@ struct Planner {
         guard let target = item.target else {
             return PlannedAction(item: item, action: .blocked, reason: "the item has no place in the package")
         }
-        if let others = duplicates[Self.place(target)] {
+        if let others = context.duplicates[Self.place(target)] {
             let elsewhere = others.filter { $0 != item.origin }.map { "\($0.path) \($0.location)" }
             return PlannedAction(
                 item: item, action: .conflict,
@@ -76,22 +90,23 @@ struct Planner {
             let keychain = try self.target.keychain(service: target.service, accessGroup: target.accessGroup)
             let place = Self.place(keychain.service, keychain.accessGroup)
             let known: KeyStates
-            if let cached = states[place] {
+            if let cached = context.states[place] {
                 known = cached
-            } else if let occupied, !occupied.contains(place) {
+            } else if let occupied = context.occupied, !occupied.contains(place) {
                 known = KeyStates()
             } else {
                 known = try await keychain.keyStates()
-                states[place] = known
+                context.states[place] = known
             }
             switch known.state(of: target.key) {
             case .foreign:
-                if policy.removeSource, let source = sourceItems[item.origin.location],
-                    Self.isSame(source, as: target, in: keychain)
-                {
-                    return PlannedAction(item: item, action: .create)
+                guard policy.removeSource, let replaced = try replaceableHolders(item, target, keychain, context) else {
+                    return PlannedAction(
+                        item: item, action: .conflict, reason: "the target key is held by another library's item")
                 }
-                return PlannedAction(item: item, action: .conflict, reason: "the target key is held by another library's item")
+                // The holders will be removed: every other check a write makes still applies.
+                try await keychain.checkWrite(target.key, target.options, states: KeyStates())
+                return PlannedAction(item: item, action: .create, reason: replaced)
             case .own(let info):
                 return await compare(item, target, info, keychain)
             case .absent:
@@ -103,11 +118,34 @@ struct Planner {
         }
     }
 
-    /// The source item itself holds the target key (same class, service, account and group).
-    static func isSame(_ source: ItemAttributes, as target: TargetItem, in keychain: Keychain) -> Bool {
-        source.itemClass == .genericPassword && source.service.utf8.elementsEqual(keychain.service.utf8)
-            && source.account.utf8.elementsEqual(target.key.utf8)
-            && source.accessGroup.utf8.elementsEqual(keychain.accessGroup.utf8)
+    /// With `removeSource`, whether every other library's item under the target key is one this migration may
+    /// journal and remove to make room: the item's own source, or a stale copy of it that the importer marked
+    /// shadowed (the source library never reads it) and that maps to the same target.
+    /// - Returns: nil when some holder is neither; else why the write replaces them (nil when the holder is the
+    ///   item's own source alone).
+    private func replaceableHolders(_ item: SourceItem, _ target: TargetItem, _ keychain: Keychain, _ context: Context)
+        throws(KeychainError) -> String??
+    {
+        let holders: [ItemAttributes]
+        do {
+            holders = try self.target.database.attributes(
+                matching: ItemQuery(
+                    itemClass: .genericPassword, service: keychain.service, account: target.key,
+                    accessGroup: keychain.accessGroup)
+            ).filter { !$0.isApexItem }
+        } catch {
+            throw KeychainError(
+                error.status == .interactionNotAllowed ? .INTERACTION_NOT_ALLOWED : .INTERNAL, "database error: \(error.message)")
+        }
+        var stale: [String] = []
+        for holder in holders {
+            guard let location = context.locations[holder.primaryKey] else { return nil }
+            if location == item.origin.location { continue }
+            guard context.staleCopies[location] == Self.place(target) else { return nil }
+            stale.append(location)
+        }
+        if stale.isEmpty { return .some(nil) }
+        return "the target key is held by the stale copy at \(stale.joined(separator: ", ")) (shadowed: the source library never reads it); with removeSource it is journalled and removed before the write"
     }
 
     /// A package item already holds the key: `exists` when it holds the same value with the same protection,

@@ -2,6 +2,7 @@ import ApexDumps
 import ApexKeychain
 import ApexKeychainStore
 import ApexMigration
+import ExpoSecureStoreImporter
 import Foundation
 import Testing
 
@@ -57,6 +58,86 @@ struct OnDeviceMigrationTests {
         #expect(try await app.getItem("token") == "sample-token-0001")
         let ledgerKeys = try await Keychain(KeychainOptions(service: "apex-keychain.migration"), database: database, device: device).getAllKeys()
         #expect(!ledgerKeys.contains { $0.hasPrefix("journal:") }, "the journal is dropped once the target is verified")
+    }
+
+    /// The expo sample dump's records, written into `database` as expo-secure-store's own items; returns a device
+    /// whose default access group is theirs.
+    static func loadExpoSample(into database: any KeychainDatabase) throws -> SimulatedDevice {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let dump = try DumpReader.read(path: root.appendingPathComponent("samples/expo-secure-store/ios/keychain.plist").path)
+        guard case .keychain(let records) = dump.content else {
+            Issue.record("the expo sample is not a keychain dump")
+            return SimulatedDevice()
+        }
+        for record in records {
+            let service = try #require(record.service?.text)
+            let account = try #require(record.account?.text)
+            let domain = try #require(record.protection.flatMap(ProtectionDomain.init(rawValue:)))
+            guard case .data(let value) = record.value else { continue }
+            try database.add(
+                KeychainItem(
+                    attributes: ItemAttributes(
+                        service: service, account: account, accessGroup: try #require(record.accessGroup),
+                        generic: record.generic?.bytes, protectionDomain: domain,
+                        accessControl: record.accessControl?.flags ?? [], synchronizable: record.synchronizable),
+                    value: value))
+        }
+        return SimulatedDevice(bundleIdentifier: "com.example.expoapp", teamIdentifier: "A1B2C3D4E5")
+    }
+
+    @Test("expo's sample on the device: with removeSource every key moves in place, and the stale copy that holds a target key is journalled and removed too")
+    func expoSampleInPlace() async throws {
+        let (database, _) = try Self.store([])
+        let device = try Self.loadExpoSample(into: database)
+        let before = try Self.foreign(database)
+        let migration = Migration(
+            importers: [ExpoSecureStoreImporter()], source: .database(database, device: device),
+            target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
+        let report = try await migration.run()
+        let actions = Dictionary(
+            report.items.map { ("\($0.source.service ?? "")/\($0.target?.key ?? $0.source.location)", $0.action ?? "") },
+            uniquingKeysWith: { a, _ in a })
+        #expect(actions["app:no-auth/authToken"] == "create")
+        #expect(actions["app/authToken"] == "shadowed")
+        #expect(actions["app:auth/authToken"] == "shadowed")
+        #expect(actions["app/deviceSecret"] == "create")
+        #expect(report.summary.conflict == 0 && report.summary.failed == 0)
+        #expect(try await migration.isComplete())
+        let app = try Keychain(KeychainOptions(service: "app"), database: database, device: device)
+        #expect(try await app.getItem("authToken") == "sample-token-0203", "the copy expo reads first")
+        #expect(try await app.getItem("deviceSecret") == "sample-secret-0201")
+        let left = Set(try Self.foreign(database).map { "\($0.service)/\($0.account)" })
+        #expect(left.contains("app:auth/authToken"), "a shadowed copy that holds no target key is left alone")
+        #expect(!left.contains("app/authToken"), "the stale copy under the target key is gone")
+        #expect(!left.contains("app:no-auth/authToken") && !left.contains("app/deviceSecret"))
+        #expect(left.count < before.count)
+        let ledgerKeys = try await Keychain(KeychainOptions(service: "apex-keychain.migration"), database: database, device: device).getAllKeys()
+        #expect(!ledgerKeys.contains { $0.hasPrefix("journal:") })
+    }
+
+    @Test("a stale copy removed to make room is put back when the write fails, with the item's own source")
+    func staleCopyRestored() async throws {
+        let database = FaultyDatabase()
+        let device = try Self.loadExpoSample(into: database)
+        let before = Set(try Self.foreign(database).map(\.primaryKey))
+        database.failPackageWrites(service: "app")
+        let migration = Migration(
+            importers: [ExpoSecureStoreImporter()], source: .database(database, device: device),
+            target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
+        let failed = try await migration.run()
+        #expect(failed.summary.failed >= 2, "authToken and deviceSecret go to service app")
+        #expect(!Set(try Self.foreign(database).map(\.primaryKey)).isSuperset(of: before), "the run removed items before the writes failed")
+
+        database.failPackageWrites(service: nil)
+        let next = try await Migration(
+            importers: [ExpoSecureStoreImporter()], source: .database(database, device: device),
+            target: MigrationTarget(database: database, device: device)
+        ).run()
+        let kept = Set(try Self.foreign(database).map { "\($0.service)/\($0.account)" })
+        let migrated = Set(failed.items.filter { $0.result == "verified" }.map { "\($0.source.service ?? "")/\($0.source.account ?? "")" })
+        #expect(migrated == ["secrets:no-auth/api-key"], "only the item outside the failing service was migrated, and its source removed")
+        #expect(kept == Set(before.map { "\($0.service)/\($0.account)" }).subtracting(migrated), "every other removed item is back")
+        #expect(next.summary.conflict > 0, "without removeSource the restored items hold their keys")
     }
 
     @Test("removeSource never touches another library's item it did not migrate")
