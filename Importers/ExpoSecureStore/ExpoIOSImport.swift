@@ -39,10 +39,13 @@ struct ExpoIOSImport {
     /// A mapped item with what shadowing needs.
     private struct Candidate {
         var found: ExpoFound
-        var group: String
+        /// The base service, access group and key, byte for byte (as the keychain compares them): the copies of
+        /// one key share it.
+        var group: Data
         var rank: (sync: Int, variant: Int)
         var service: String
-        var place: String
+        /// Where the copy is, for the reasons: the dump and the record.
+        var place: String { "\(found.item.origin.path) \(found.item.origin.location)" }
     }
 
     init(options: ImportOptions) { self.options = options }
@@ -63,13 +66,21 @@ struct ExpoIOSImport {
     func finish() -> [ExpoFound] {
         let defaultGroup = resolveDefaultGroup()
         var candidates = claimed.map { candidate(for: $0, defaultGroup: defaultGroup) }
-        var groups: [String: [Int]] = [:]
-        for (index, candidate) in candidates.enumerated() { groups[candidate.group, default: []].append(index) }
-        for members in groups.values where members.count > 1 {
+        // Copies of one key, by the first copy's index; a key found once (the usual case) makes no array.
+        var first: [Data: Int] = [:]
+        first.reserveCapacity(candidates.count)
+        var groups: [Int: [Int]] = [:]
+        for (index, candidate) in candidates.enumerated() {
+            if let head = first[candidate.group] {
+                groups[head, default: [head]].append(index)
+            } else {
+                first[candidate.group] = index
+            }
+        }
+        for members in groups.values {
             let ordered = members.sorted { a, b in
-                let x = candidates[a], y = candidates[b]
-                return (x.rank.sync, x.rank.variant, x.found.dumpIndex, x.found.recordIndex)
-                    < (y.rank.sync, y.rank.variant, y.found.dumpIndex, y.found.recordIndex)
+                (candidates[a].rank.sync, candidates[a].rank.variant, candidates[a].found.dumpIndex, candidates[a].found.recordIndex)
+                    < (candidates[b].rank.sync, candidates[b].rank.variant, candidates[b].found.dumpIndex, candidates[b].found.recordIndex)
             }
             let winner = candidates[ordered[0]]
             for loser in ordered.dropFirst() {
@@ -216,11 +227,14 @@ struct ExpoIOSImport {
                 itemClass: record.itemClass, service: claim.service, account: claim.key,
                 accessGroup: record.accessGroup, protection: protection),
             value: value, target: target, verdict: verdict, notes: notes)
-        let group = [base, record.accessGroup ?? "", claim.key].joined(separator: "\u{0}")
+        var group = Data(base.utf8)
+        group.append(0)
+        group.append(contentsOf: (record.accessGroup ?? "").utf8)
+        group.append(0)
+        group.append(contentsOf: claim.key.utf8)
         return Candidate(
             found: ExpoFound(dumpIndex: claim.dumpIndex, recordIndex: claim.recordIndex, item: item), group: group,
-            rank: (record.synchronizable ? 1 : 0, variant.rawValue), service: claim.service,
-            place: "\(claim.dump.path) \(record.location)")
+            rank: (record.synchronizable ? 1 : 0, variant.rawValue), service: claim.service)
     }
 
     /// The item's class and access control, from what the item holds.

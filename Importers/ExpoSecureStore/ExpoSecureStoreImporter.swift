@@ -67,7 +67,11 @@ public struct ExpoSecureStoreImporter: Importer {
             }
         }
         let found = ios.finish() + android.finish()
-        return found.sorted { ($0.dumpIndex, $0.recordIndex) < ($1.dumpIndex, $1.recordIndex) }.map(\.item)
+        // Sort positions, not the items (large values, each comparison would copy two); usually in order already.
+        let order = found.indices.sorted {
+            (found[$0].dumpIndex, found[$0].recordIndex) < (found[$1].dumpIndex, found[$1].recordIndex)
+        }
+        return order.map { found[$0].item }
     }
 }
 

@@ -173,7 +173,10 @@ public struct Migration: Sendable {
             } catch {
                 throw .importer(error)
             }
-            for item in found where claimed.insert(item.origin).inserted {
+            // With one importer nothing can be claimed twice: no need to remember every origin.
+            let first = items.isEmpty && importers.count == 1
+            items.reserveCapacity(items.count + found.count)
+            for item in found where first || claimed.insert(item.origin).inserted {
                 items.append(item)
                 if libraryOfPath[item.origin.path] == nil { libraryOfPath[item.origin.path] = item.library }
             }

@@ -14,8 +14,9 @@ struct Planner {
 
     /// What one plan learns once and uses for every item.
     private struct Context {
-        /// Target places (service, access group, key) that several migratable items map to.
-        var duplicates: [ExactName: [SourceOrigin]]
+        /// For each item (by index) whose target place (service, access group, key) other migratable items
+        /// map to as well: the origins of all of them.
+        var duplicates: [Int: [SourceOrigin]]
         /// The places (service and access group) that hold any item; nil when unknown.
         var occupied: Set<ExactName>?
         /// Who holds the keys of each target keychain, read once per keychain with one query, not one per item.
@@ -44,21 +45,34 @@ struct Planner {
                 }
             }
         }
-        for item in items {
-            actions.append(await decide(item, &context))
+        for (index, item) in items.enumerated() {
+            actions.append(await decide(item, index: index, &context))
         }
         return actions
     }
 
-    /// Target places (service, access group, key) that more than one migratable item maps to, with the
-    /// origins of those items.
-    static func sharedTargets(_ items: [SourceItem]) -> [ExactName: [SourceOrigin]] {
-        var origins: [ExactName: [SourceOrigin]] = [:]
-        for item in items where item.verdict == .migrate {
-            if case .sealed = item.value { continue }
-            if let target = item.target { origins[place(target), default: []].append(item.origin) }
+    /// The items (by index) whose target place (service, access group, key) more than one migratable item maps
+    /// to, with the origins of those items.
+    static func sharedTargets(_ items: [SourceItem]) -> [Int: [SourceOrigin]] {
+        var first: [ExactName: Int] = [:]
+        first.reserveCapacity(items.count)
+        var shared: [Int: [Int]] = [:]
+        for index in items.indices where items[index].verdict == .migrate {
+            if case .sealed = items[index].value { continue }
+            guard let target = items[index].target else { continue }
+            let place = place(target)
+            if let head = first[place] {
+                shared[head, default: [head]].append(index)
+            } else {
+                first[place] = index
+            }
         }
-        return origins.filter { $0.value.count > 1 }
+        var origins: [Int: [SourceOrigin]] = [:]
+        for members in shared.values {
+            let found = members.map { items[$0].origin }
+            for index in members { origins[index] = found }
+        }
+        return origins
     }
 
     /// A service and access group, as one dictionary key.
@@ -69,7 +83,7 @@ struct Planner {
         ExactName(target.service, target.accessGroup ?? "", target.key)
     }
 
-    private func decide(_ item: SourceItem, _ context: inout Context) async -> PlannedAction {
+    private func decide(_ item: SourceItem, index: Int, _ context: inout Context) async -> PlannedAction {
         switch item.verdict {
         case .blocked(let why): return PlannedAction(item: item, action: .blocked, reason: why)
         case .shadowed(let why): return PlannedAction(item: item, action: .shadowed, reason: why)
@@ -80,7 +94,7 @@ struct Planner {
         guard let target = item.target else {
             return PlannedAction(item: item, action: .blocked, reason: "the item has no place in the package")
         }
-        if let others = context.duplicates[Self.place(target)] {
+        if let others = context.duplicates[index] {
             let elsewhere = others.filter { $0 != item.origin }.map { "\($0.path) \($0.location)" }
             return PlannedAction(
                 item: item, action: .conflict,

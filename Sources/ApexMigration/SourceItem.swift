@@ -130,36 +130,104 @@ public enum SourceVerdict: Sendable, Equatable {
 ///
 /// Its description shows no secret: values are described by size only.
 public struct SourceItem: Sendable, Equatable, CustomStringConvertible {
+    /// The fields, in one shared box: an item passes through importers, plans and reports, and a copy is then
+    /// one reference count instead of one per string. Written only when this item holds the only reference.
+    private final class Storage: @unchecked Sendable {
+        var library: SourceLibrary
+        var platform: DumpPlatform
+        var origin: SourceOrigin
+        var source: SourceDescription
+        var value: SourceValue
+        var target: TargetItem?
+        var verdict: SourceVerdict
+        var notes: [String]
+
+        init(
+            library: SourceLibrary, platform: DumpPlatform, origin: SourceOrigin, source: SourceDescription,
+            value: SourceValue, target: TargetItem?, verdict: SourceVerdict, notes: [String]
+        ) {
+            self.library = library
+            self.platform = platform
+            self.origin = origin
+            self.source = source
+            self.value = value
+            self.target = target
+            self.verdict = verdict
+            self.notes = notes
+        }
+
+        func copy() -> Storage {
+            Storage(
+                library: library, platform: platform, origin: origin, source: source, value: value, target: target,
+                verdict: verdict, notes: notes)
+        }
+    }
+
+    private var storage: Storage
+
+    /// The storage, copied first if another item shares it.
+    private var unique: Storage {
+        mutating get {
+            if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+            return storage
+        }
+    }
+
     /// The library that wrote it.
-    public var library: SourceLibrary
+    public var library: SourceLibrary {
+        get { storage.library }
+        set { unique.library = newValue }
+    }
     /// The platform.
-    public var platform: DumpPlatform
+    public var platform: DumpPlatform {
+        get { storage.platform }
+        set { unique.platform = newValue }
+    }
     /// Where it was found.
-    public var origin: SourceOrigin
+    public var origin: SourceOrigin {
+        get { storage.origin }
+        set { unique.origin = newValue }
+    }
     /// What it looked like.
-    public var source: SourceDescription
+    public var source: SourceDescription {
+        get { storage.source }
+        set { unique.source = newValue }
+    }
     /// Its secret.
-    public var value: SourceValue
+    public var value: SourceValue {
+        get { storage.value }
+        set { unique.value = newValue }
+    }
     /// Where it goes; nil when it has no place in the package (its verdict then says why).
-    public var target: TargetItem?
+    public var target: TargetItem? {
+        get { storage.target }
+        set { unique.target = newValue }
+    }
     /// The importer's verdict.
-    public var verdict: SourceVerdict
+    public var verdict: SourceVerdict {
+        get { storage.verdict }
+        set { unique.verdict = newValue }
+    }
     /// Notes for the report: inferred defaults, nearest-stronger mappings, choices the user can change.
-    public var notes: [String]
+    public var notes: [String] {
+        get { storage.notes }
+        set { unique.notes = newValue }
+    }
 
     /// Creates a source item.
     public init(
         library: SourceLibrary, platform: DumpPlatform, origin: SourceOrigin, source: SourceDescription,
         value: SourceValue, target: TargetItem?, verdict: SourceVerdict = .migrate, notes: [String] = []
     ) {
-        self.library = library
-        self.platform = platform
-        self.origin = origin
-        self.source = source
-        self.value = value
-        self.target = target
-        self.verdict = verdict
-        self.notes = notes
+        storage = Storage(
+            library: library, platform: platform, origin: origin, source: source, value: value, target: target,
+            verdict: verdict, notes: notes)
+    }
+
+    public static func == (a: SourceItem, b: SourceItem) -> Bool {
+        if a.storage === b.storage { return true }
+        return a.library == b.library && a.platform == b.platform && a.origin == b.origin && a.source == b.source
+            && a.value == b.value && a.target == b.target && a.verdict == b.verdict && a.notes == b.notes
     }
 
     /// `library platform path location → service/key (verdict)`, without the value or the account.

@@ -58,7 +58,7 @@ enum MigrationBench {
         var peakMiB: Double
     }
 
-    static func run(sizes: [Int]) async throws {
+    static func run(sizes: [Int], only: String? = nil) async throws {
         let folder = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("apex-migration-bench-\(getpid())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -72,7 +72,7 @@ enum MigrationBench {
             progress("generating \(size)-item dumps")
             let dumpFolder = folder.appendingPathComponent("dumps-\(size)")
             try SampleTree.write(try LargeSamples.files(size), to: dumpFolder.path)
-            for scenario in scenarios {
+            for scenario in scenarios where only == nil || scenario.name == only {
                 let path = dumpFolder.appendingPathComponent(scenario.file(size)).path
                 guard FileManager.default.fileExists(atPath: path) else {
                     progress("skipping \(scenario.name): not generated (this build has no AES-GCM)")

@@ -66,23 +66,38 @@ if CommandLine.arguments.dropFirst().first == "readers" {
 }
 
 if CommandLine.arguments.dropFirst().first == "migration" {
-    let arguments = Array(CommandLine.arguments.dropFirst(2))
+    var arguments = Array(CommandLine.arguments.dropFirst(2))
     var sizes = [1000, 10000, 100_000]
-    if arguments == ["--quick"] {
-        sizes = [1000, 10000]
-    } else if arguments.count == 2, arguments[0] == "--sizes" {
-        let parsed = arguments[1].split(separator: ",").compactMap { Int($0) }.filter { $0 > 0 }
-        guard !parsed.isEmpty else {
-            FileHandle.standardError.write(Data("apex-keychain-bench: --sizes needs N,N,...\n".utf8))
+    var only: String?
+    let usage = "usage: apex-keychain-bench migration [--quick | --sizes N,N,...] [--only SOURCE]\n"
+    while let argument = arguments.first {
+        arguments.removeFirst()
+        switch argument {
+        case "--quick":
+            sizes = [1000, 10000]
+        case "--sizes":
+            let parsed = (arguments.first ?? "").split(separator: ",").compactMap { Int($0) }.filter { $0 > 0 }
+            guard !parsed.isEmpty else {
+                FileHandle.standardError.write(Data(("apex-keychain-bench: --sizes needs N,N,...\n" + usage).utf8))
+                exit(2)
+            }
+            sizes = parsed
+            arguments.removeFirst()
+        case "--only":
+            guard let name = arguments.first, MigrationBench.scenarios.contains(where: { $0.name == name }) else {
+                let names = MigrationBench.scenarios.map { "'\($0.name)'" }.joined(separator: ", ")
+                FileHandle.standardError.write(Data("apex-keychain-bench: --only takes one of \(names)\n".utf8))
+                exit(2)
+            }
+            only = name
+            arguments.removeFirst()
+        default:
+            FileHandle.standardError.write(Data(usage.utf8))
             exit(2)
         }
-        sizes = parsed
-    } else if !arguments.isEmpty {
-        FileHandle.standardError.write(Data("usage: apex-keychain-bench migration [--quick | --sizes N,N,...]\n".utf8))
-        exit(2)
     }
     do {
-        try await MigrationBench.run(sizes: sizes)
+        try await MigrationBench.run(sizes: sizes, only: only)
     } catch {
         FileHandle.standardError.write(Data("apex-keychain-bench: \(error)\n".utf8))
         exit(1)
