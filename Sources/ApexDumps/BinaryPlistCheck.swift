@@ -1,36 +1,75 @@
 import Foundation
 
-/// A walk over a binary plist's trailer and object markers before Foundation decodes it.
+/// The layout of a binary property list (`bplist00`), read from its trailer and checked against the file.
 ///
-/// Foundation on Linux crashes the process (a null read while bridging) on a binary plist that holds a set, a
-/// type a keychain dump never has; a fuzzer found it. So a `bplist00` whose offset table points at a set marker
-/// (`0xC?`), or whose trailer or offsets don't fit the file, is refused here as malformed instead.
+/// The file is the 8-byte magic, the objects, the offset table (one big-endian offset of `offsetSize` bytes per
+/// object) and a 32-byte trailer: 6 unused bytes, the offset size, the object-reference size, then the object
+/// count, the top object's number and the offset table's position as 8-byte big-endian integers.
+struct BinaryPlistLayout {
+    /// Bytes per object reference inside arrays, sets and dictionaries (1 to 8).
+    var referenceSize: Int
+    /// The number of the top object.
+    var topObject: Int
+    /// Where the offset table starts; every object lies before it.
+    var tableOffset: Int
+    /// Where each object starts, by object number; each is at least 8 and before ``tableOffset``.
+    var offsets: [Int]
+}
+
+/// Reads and checks a binary plist's trailer and offset table before any object is decoded.
+///
+/// Every offset is checked to point inside the object area, and a file whose offset table points at a set marker
+/// (`0xC?`) is refused whether or not the set is reachable from the top object: Foundation on Linux crashed on
+/// such a file (a fuzzer found it), and no keychain dump holds a set.
 enum BinaryPlistCheck {
-    /// Nil when the file may be handed to Foundation; otherwise what is wrong.
-    static func problem(_ data: Data) -> String? {
-        guard data.starts(with: Array("bplist".utf8)) else { return nil }
-        let bytes = [UInt8](data)
-        // Shorter than header + trailer: nothing to walk, and Foundation refuses it without crashing.
-        guard bytes.count >= 8 + 32 else { return nil }
+    /// The magic and version a binary plist starts with.
+    static let magic = Array("bplist00".utf8)
+    /// The magic's 8 bytes and the trailer's 32: the smallest file that can hold a binary plist.
+    static let minimumSize = 8 + 32
+
+    /// What a malformed binary plist is called in messages.
+    static let malformed = "a binary property list that is malformed or truncated"
+
+    /// The layout of `bytes`, a whole file that starts with ``magic`` and is at least ``minimumSize`` long.
+    static func layout(_ bytes: UnsafeRawBufferPointer) throws(PlistParseError) -> BinaryPlistLayout {
         let trailer = bytes.count - 32
         let offsetSize = Int(bytes[trailer + 6])
-        func integer(_ start: Int, _ size: Int) -> Int? {
-            guard size >= 1, size <= 8, start >= 0, start + size <= bytes.count else { return nil }
-            var value: UInt64 = 0
-            for byte in bytes[start..<(start + size)] { value = value << 8 | UInt64(byte) }
-            return value <= UInt64(Int.max) ? Int(value) : nil
-        }
-        guard let count = integer(trailer + 8, 8), let table = integer(trailer + 24, 8), (1...8).contains(offsetSize),
-            count <= bytes.count, table >= 8, table <= trailer, count <= (trailer - table) / offsetSize
-        else { return "a binary property list that is malformed or truncated (its trailer does not fit the file)" }
-        for index in 0..<count {
-            guard let offset = integer(table + index * offsetSize, offsetSize), offset >= 8, offset < table else {
-                return "a binary property list that is malformed (its offset table points outside its objects)"
+        let referenceSize = Int(bytes[trailer + 7])
+        guard (1...8).contains(offsetSize), (1...8).contains(referenceSize),
+            let count = bigEndianInt(bytes, at: trailer + 8, width: 8),
+            let top = bigEndianInt(bytes, at: trailer + 16, width: 8),
+            let table = bigEndianInt(bytes, at: trailer + 24, width: 8),
+            table >= 8, table <= trailer, count >= 1, count <= (trailer - table) / offsetSize, top < count
+        else { throw PlistParseError(malformed, detail: "its trailer does not fit the file") }
+        var offsets: [Int] = []
+        offsets.reserveCapacity(count)
+        var position = table
+        for _ in 0..<count {
+            guard let offset = bigEndianInt(bytes, at: position, width: offsetSize), offset >= 8, offset < table else {
+                throw PlistParseError(
+                    "a binary property list that is malformed", detail: "its offset table points outside its objects")
             }
             if bytes[offset] & 0xF0 == 0xC0 {
-                return "a binary property list holding a set, which no keychain dump has"
+                throw PlistParseError("a binary property list holding a set, which no keychain dump has")
             }
+            offsets.append(offset)
+            position += offsetSize
         }
-        return nil
+        return BinaryPlistLayout(referenceSize: referenceSize, topObject: top, tableOffset: table, offsets: offsets)
+    }
+
+    /// The unsigned big-endian integer of `width` bytes (1 to 8) at `start`, when it lies inside `bytes` and fits
+    /// in `Int`.
+    static func bigEndianInt(_ bytes: UnsafeRawBufferPointer, at start: Int, width: Int) -> Int? {
+        guard let value = bigEndianUInt(bytes, at: start, width: width) else { return nil }
+        return Int(exactly: value)
+    }
+
+    /// The unsigned big-endian integer of `width` bytes (1 to 8) at `start`, when it lies inside `bytes`.
+    static func bigEndianUInt(_ bytes: UnsafeRawBufferPointer, at start: Int, width: Int) -> UInt64? {
+        guard width >= 1, width <= 8, start >= 0, start <= bytes.count, width <= bytes.count - start else { return nil }
+        var value: UInt64 = 0
+        for index in start..<(start + width) { value = value << 8 | UInt64(bytes[index]) }
+        return value
     }
 }

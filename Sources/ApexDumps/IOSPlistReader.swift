@@ -47,10 +47,12 @@ public enum IOSPlistReader {
     ///   - path: the file's path, for errors and nothing else.
     /// - Returns: the items in file order (class by class in the order `genp`, `inet`, `cert`, `keys`, `idnt`
     ///   for the dictionary form).
-    /// - Throws: ``DumpError`` with kind `.malformed` when the file is not an XML or binary plist, is truncated,
-    ///   nests deeper than ``DumpLimits/maxDepth``, or holds an item or attribute of the wrong type (the message
-    ///   names the item and the attribute, never a value); `.unsupported` for an encrypted backup or a
-    ///   device-keys plist (see the type's documentation).
+    /// - Throws: ``DumpError`` with kind `.malformed` when the file is not an XML or binary plist, is truncated
+    ///   or otherwise malformed (see ``PlistParser``: a binary plist holding a set, a reference cycle, an XML
+    ///   DOCTYPE that declares entities are among what is refused), nests deeper than ``DumpLimits/maxDepth``
+    ///   inside an item, or holds an item or attribute of the wrong type (the message names the item and the
+    ///   attribute, never a value); `.unsupported` for an encrypted backup or a device-keys plist (see the type's
+    ///   documentation).
     public static func read(_ data: Data, path: String) throws(DumpError) -> [KeychainRecord] {
         let root = try parse(data, path: path)
         let items = try items(in: root, path: path)
@@ -63,54 +65,48 @@ public enum IOSPlistReader {
         return records
     }
 
-    /// One item as found: where it is, the class of the array it sits in, its attributes and its depth.
+    /// One item as found: where it is, the class of the array it sits in, its attributes (one per key) and its
+    /// depth.
     struct FoundItem {
         var location: String
         var classKey: String?
-        var attributes: [String: Any]
+        var attributes: [(key: String, value: PlistNode)]
         var depth: Int
+
+        /// The value of attribute `key`.
+        subscript(key: String) -> PlistNode? {
+            attributes.first { $0.key == key }?.value
+        }
     }
 
-    private static func parse(_ data: Data, path: String) throws(DumpError) -> Any {
+    /// The file's tree, read by the project's own parsers (``PlistParser``).
+    private static func parse(_ data: Data, path: String) throws(DumpError) -> PlistNode {
         guard !data.isEmpty else { throw DumpError(.malformed, path: path, "the file is empty") }
         guard data.count <= DumpLimits.maxFileBytes else {
             throw DumpError(.malformed, path: path, "the file is larger than \(DumpLimits.maxFileBytes) bytes")
         }
-        if let problem = BinaryPlistCheck.problem(data) {
-            throw DumpError(.malformed, path: path, "the file is \(problem)")
-        }
-        var format = PropertyListSerialization.PropertyListFormat.xml
-        let root: Any
         do {
-            root = try PropertyListSerialization.propertyList(from: data, options: [], format: &format)
+            return try PlistParser.parse(data)
         } catch {
-            let kind =
-                data.starts(with: Array("bplist".utf8))
-                ? "a binary property list that is malformed or truncated"
-                : looksLike(data) ? "an XML property list that is malformed, truncated or nested too deeply"
-                : "not a property list (XML or binary)"
-            throw DumpError(.malformed, path: path, "the file is \(kind)")
+            throw DumpError(.malformed, path: path, error.message)
         }
-        guard format == .xml || format == .binary else {
-            throw DumpError(.malformed, path: path, "the file is not an XML or binary property list")
-        }
-        return root
     }
 
-    private static func items(in root: Any, path: String) throws(DumpError) -> [FoundItem] {
-        var found: [(location: String, classKey: String?, value: Any, depth: Int)] = []
-        switch IOSAttributes.FoundValue(root) {
+    private static func items(in root: PlistNode, path: String) throws(DumpError) -> [FoundItem] {
+        var found: [(location: String, classKey: String?, value: PlistNode, depth: Int)] = []
+        switch root {
         case .array(let elements):
+            found.reserveCapacity(elements.count)
             for (index, element) in elements.enumerated() {
                 found.append(("item \(index + 1)", nil, element, 2))
             }
         case .dictionary(let top):
-            let classKeys = IOSAttributes.classOrder.filter { top[AnyHashable($0)] != nil }
+            let classKeys = IOSAttributes.classOrder.filter { top[$0] != nil }
             guard !classKeys.isEmpty else { throw noItems(top, path: path) }
             for key in classKeys {
-                let value = IOSAttributes.FoundValue(top[AnyHashable(key)]!)
-                guard case .array(let elements) = value else {
-                    throw DumpError(.malformed, path: path, "\(key) is \(value.kindName), expected an array of items")
+                guard case .array(let elements) = top[key] else {
+                    let kind = top[key]?.kindName ?? "missing"
+                    throw DumpError(.malformed, path: path, "\(key) is \(kind), expected an array of items")
                 }
                 for (index, element) in elements.enumerated() {
                     found.append(("\(key) item \(index + 1)", key, element, 3))
@@ -124,11 +120,10 @@ public enum IOSPlistReader {
         var items: [FoundItem] = []
         items.reserveCapacity(found.count)
         for entry in found {
-            let value = IOSAttributes.FoundValue(entry.value)
-            guard case .dictionary(let dictionary) = value else {
-                throw DumpError(.malformed, path: path, "\(entry.location) is \(value.kindName), expected a dictionary")
+            guard case .dictionary(let dictionary) = entry.value else {
+                throw DumpError(.malformed, path: path, "\(entry.location) is \(entry.value.kindName), expected a dictionary")
             }
-            guard let attributes = dictionary as? [String: Any] else {
+            guard let attributes = dictionary.stringKeyed() else {
                 throw DumpError(.malformed, path: path, "\(entry.location) has a key that is not a string")
             }
             items.append(FoundItem(location: entry.location, classKey: entry.classKey, attributes: attributes, depth: entry.depth))
@@ -137,9 +132,9 @@ public enum IOSPlistReader {
     }
 
     /// The error for a top-level dictionary without class arrays.
-    private static func noItems(_ top: [AnyHashable: Any], path: String) -> DumpError {
+    private static func noItems(_ top: PlistDictionary, path: String) -> DumpError {
         let deviceKeys = ["key835", "key89A", "key89B", "KeyBagKeys", "EMF", "DKey", "keybags"]
-        if deviceKeys.filter({ top[AnyHashable($0)] != nil }).count >= 2 {
+        if deviceKeys.filter({ top[$0] != nil }).count >= 2 {
             return DumpError(
                 .unsupported, path: path,
                 "this is a device-keys plist (device keys and a keybag, as iphone-dataprotection writes), not a keychain dump: it holds no items")
@@ -150,13 +145,13 @@ public enum IOSPlistReader {
     }
 
     /// Refuses a file whose every item is a backup's sealed pair `{v_Data, v_PersistentRef}`.
-    private static func refuseEncryptedBackup(_ items: [FoundItem], root: Any, path: String) throws(DumpError) {
-        guard !items.isEmpty, items.allSatisfy({ isBackupPair($0.attributes) }) else { return }
+    private static func refuseEncryptedBackup(_ items: [FoundItem], root: PlistNode, path: String) throws(DumpError) {
+        guard !items.isEmpty, items.allSatisfy({ isBackupPair($0) }) else { return }
         let hasKeybagUUID: Bool = {
-            if case .dictionary(let top) = IOSAttributes.FoundValue(root) { return top[AnyHashable("keybag-uuid")] != nil }
+            if case .dictionary(let top) = root { return top["keybag-uuid"] != nil }
             return false
         }()
-        let headers = items.compactMap { sealedBlob($0.attributes) }
+        let headers = items.compactMap { sealedBlob($0) }
         guard hasKeybagUUID || headers.count == items.count else { return }
         let versions = Set(headers.map(\.version)).sorted().map(String.init).joined(separator: ", ")
         let detail = versions.isEmpty ? "" : " (blob version \(versions))"
@@ -166,14 +161,14 @@ public enum IOSPlistReader {
     }
 
     /// Whether an item has nothing but `v_Data`, `v_PersistentRef` (and perhaps `class`).
-    static func isBackupPair(_ attributes: [String: Any]) -> Bool {
-        attributes["v_Data"] != nil && attributes.keys.allSatisfy { ["v_Data", "v_PersistentRef", "class"].contains($0) }
+    static func isBackupPair(_ item: FoundItem) -> Bool {
+        item["v_Data"] != nil && item.attributes.allSatisfy { ["v_Data", "v_PersistentRef", "class"].contains($0.key) }
     }
 
     /// The header of a backup item's `v_Data` when the item is a backup pair whose data starts like a sealed
     /// keychain blob of versions 0–3 (`uint32 version | uint32 keyclass | uint32 wrapped length`, little-endian).
-    static func sealedBlob(_ attributes: [String: Any]) -> (version: UInt32, keyClass: UInt32)? {
-        guard isBackupPair(attributes), let data = attributes["v_Data"] as? Data, data.count >= 12 + 16 else { return nil }
+    static func sealedBlob(_ item: FoundItem) -> (version: UInt32, keyClass: UInt32)? {
+        guard isBackupPair(item), case .data(let data) = item["v_Data"], data.count >= 12 + 16 else { return nil }
         let bytes = [UInt8](data.prefix(12))
         func word(_ offset: Int) -> UInt32 {
             (0..<4).reduce(0) { $0 | UInt32(bytes[offset + $1]) << (8 * UInt32($1)) }
@@ -190,7 +185,7 @@ public enum IOSPlistReader {
 
 /// One plist item turned into a record; errors name the item and the attribute.
 private struct PlistItem {
-    typealias Found = IOSAttributes.FoundValue
+    typealias Found = PlistNode
 
     let item: IOSPlistReader.FoundItem
     let path: String
@@ -205,9 +200,7 @@ private struct PlistItem {
     func record() throws(DumpError) -> KeychainRecord {
         var record = KeychainRecord(location: item.location, itemClass: "")
         var itemClass: String?
-        for key in item.attributes.keys.sorted() {
-            let raw = item.attributes[key]!
-            let value = Found(raw)
+        for (key, value) in item.attributes {
             switch key {
             case "class": itemClass = IOSAttributes.itemClass(try text(value, key))
             case "svce": record.service = try bytes(value, key)
@@ -229,10 +222,11 @@ private struct PlistItem {
             case "sdmn": record.securityDomain = try blobText(value, key, extra: &record.extra)
             case "accc": record.accessControl = try accessControl(value)
             default:
-                guard let text = IOSAttributes.extraText(raw, depth: item.depth) else {
-                    throw error("\(key) nests deeper than \(DumpLimits.maxDepth) levels")
+                switch value.extraText(depth: item.depth) {
+                case .text(let text): record.extra[key] = text
+                case .tooDeep: throw error("\(key) nests deeper than \(DumpLimits.maxDepth) levels")
+                case .tooLarge: throw error("\(key) holds more than \(PlistNode.extraTextBudget) values")
                 }
-                record.extra[key] = text
             }
         }
         if let found = itemClass ?? item.classKey {
@@ -240,7 +234,7 @@ private struct PlistItem {
         } else {
             record.itemClass = try inferredClass()
         }
-        if IOSPlistReader.isBackupPair(item.attributes), let header = IOSPlistReader.sealedBlob(item.attributes) {
+        if let header = IOSPlistReader.sealedBlob(item) {
             record.value = .damaged(
                 "v_Data is a sealed keychain blob (version \(header.version), key class \(header.keyClass)), not the secret")
         }
@@ -252,7 +246,7 @@ private struct PlistItem {
     }
 
     private func inferredClass() throws(DumpError) -> String {
-        let keys = item.attributes.keys
+        let keys = item.attributes.lazy.map(\.key)
         if keys.contains(where: Self.internetKeys.contains) { return "inet" }
         if keys.contains("svce") || keys.contains("gena") { return "genp" }
         throw error("has no class, and no attribute that tells a generic password from an internet password")

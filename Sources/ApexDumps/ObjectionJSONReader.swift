@@ -71,7 +71,7 @@ public enum ObjectionJSONReader {
         } catch {
             throw DumpError(.malformed, path: path, "the file is not JSON: it is malformed, truncated or nested too deeply")
         }
-        let top = IOSAttributes.FoundValue(root)
+        let top = PlistNode(json: root)
         guard case .array(let elements) = top else {
             throw DumpError(.malformed, path: path, "the top level is \(top.kindName), expected an array of items")
         }
@@ -79,13 +79,16 @@ public enum ObjectionJSONReader {
         items.reserveCapacity(elements.count)
         for (index, element) in elements.enumerated() {
             let location = "item \(index + 1)"
-            let value = IOSAttributes.FoundValue(element)
-            guard case .dictionary(let dictionary) = value, let fields = dictionary as? [String: Any] else {
-                throw DumpError(.malformed, path: path, "\(location) is \(value.kindName), expected an object")
+            guard case .dictionary(let dictionary) = element, let pairs = dictionary.stringKeyed() else {
+                throw DumpError(.malformed, path: path, "\(location) is \(element.kindName), expected an object")
             }
+            let fields = Dictionary(pairs.map { ($0.key, $0.value) }, uniquingKeysWith: { _, later in later })
             items.append(ObjectionItem(location: location, fields: fields, path: path))
         }
-        let zerosDropped = items.contains { ($0.fields["dataHex"] as? String).map { $0.utf8.count % 2 == 1 } ?? false }
+        let zerosDropped = items.contains { item in
+            if case .string(let hex)? = item.fields["dataHex"] { return hex.utf8.count % 2 == 1 }
+            return false
+        }
         var records: [KeychainRecord] = []
         records.reserveCapacity(items.count)
         for item in items {
@@ -98,7 +101,7 @@ public enum ObjectionJSONReader {
 /// One objection item turned into a record; errors name the item and the field.
 private struct ObjectionItem {
     let location: String
-    let fields: [String: Any]
+    let fields: [String: PlistNode]
     let path: String
 
     private static let mappedFields: Set<String> = [
@@ -133,11 +136,12 @@ private struct ObjectionItem {
         record.accessGroup = try nonEmpty("entitlement_group")
         record.label = try nonEmpty("label")
         for (name, raw) in fields where !Self.mappedFields.contains(name) {
-            if case .null = IOSAttributes.FoundValue(raw) { continue }
-            guard let text = IOSAttributes.extraText(raw, depth: 2) else {
-                throw error("\(name) nests deeper than \(DumpLimits.maxDepth) levels")
+            if case .null = raw { continue }
+            switch raw.extraText(depth: 2) {
+            case .text(let text): if !text.isEmpty { record.extra[name] = text }
+            case .tooDeep: throw error("\(name) nests deeper than \(DumpLimits.maxDepth) levels")
+            case .tooLarge: throw error("\(name) holds more than \(PlistNode.extraTextBudget) values")
             }
-            if !text.isEmpty { record.extra[name] = text }
         }
         return record
     }
@@ -149,7 +153,7 @@ private struct ObjectionItem {
     /// A string field as found; nil when missing or null.
     private func string(_ name: String) throws(DumpError) -> String? {
         guard let raw = fields[name] else { return nil }
-        switch IOSAttributes.FoundValue(raw) {
+        switch raw {
         case .string(let text): return text
         case .null: return nil
         case let other: throw error("\(name) is \(other.kindName), expected a string")

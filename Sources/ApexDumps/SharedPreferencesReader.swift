@@ -67,12 +67,12 @@ public enum SharedPreferencesReader {
                 .malformed, path: path,
                 "\(data.count) bytes is larger than the \(DumpLimits.maxXMLBytes >> 20) MiB limit for an XML preferences file")
         }
-        let parsed = parse(data)
+        let parsed = SafeXML.read(data, documentTypes: .refused)
         defer { if let document = parsed.document { xmlFreeDoc(document) } }
-        if parsed.state.sawDocumentTypeDeclaration {
+        if let line = parsed.state.refusedLine {
             throw DumpError(
                 .malformed, path: path,
-                "line \(parsed.state.declarationLine): the document declares a DTD (<!DOCTYPE>); SharedPreferences files have none, and documents with DTDs or entity declarations are refused")
+                "line \(line): the document declares a DTD (<!DOCTYPE>); SharedPreferences files have none, and documents with DTDs or entity declarations are refused")
         }
         guard let document = parsed.document else {
             throw DumpError(.malformed, path: path, describeParseFailure(parsed.state))
@@ -88,92 +88,7 @@ public enum SharedPreferencesReader {
 
     // MARK: - Parsing
 
-    /// What the parser callbacks record, reached through the parser context's `_private` pointer.
-    private struct ParseState {
-        var sawDocumentTypeDeclaration = false
-        var declarationLine = 0
-        var firstErrorCode: Int32 = 0
-        var firstErrorLine: Int32 = 0
-    }
-
-    private struct ParseResult {
-        var document: xmlDocPtr?
-        var state: ParseState
-    }
-
-    private static func parse(_ data: Data) -> ParseResult {
-        xmlInitParser()
-        guard let context = xmlNewParserCtxt() else {
-            return ParseResult(document: nil, state: ParseState(firstErrorCode: Int32(XML_ERR_NO_MEMORY.rawValue)))
-        }
-        defer { xmlFreeParserCtxt(context) }
-
-        let state = UnsafeMutablePointer<ParseState>.allocate(capacity: 1)
-        state.initialize(to: ParseState())
-        defer {
-            state.deinitialize(count: 1)
-            state.deallocate()
-        }
-        context.pointee._private = UnsafeMutableRawPointer(state)
-
-        if let sax = context.pointee.sax {
-            // Errors go to this context's handler, which keeps the first code and line and prints nothing.
-            sax.pointee.serror = { userData, error in
-                guard let error, let state = SharedPreferencesReader.parseState(userData) else { return }
-                if state.pointee.firstErrorCode == 0 {
-                    state.pointee.firstErrorCode = error.pointee.code
-                    state.pointee.firstErrorLine = error.pointee.line
-                }
-            }
-            // A DOCTYPE stops the parser before its internal subset (entity declarations) is read.
-            sax.pointee.internalSubset = { userData, _, _, _ in SharedPreferencesReader.refuseDocumentType(userData) }
-            sax.pointee.externalSubset = { userData, _, _, _ in SharedPreferencesReader.refuseDocumentType(userData) }
-            sax.pointee.entityDecl = { userData, _, _, _, _, _ in SharedPreferencesReader.refuseDocumentType(userData) }
-        }
-
-        // Errors that libxml2 raises without a parser context go to the thread's structured handler: silence it
-        // for the duration of the parse and put back whatever the host program had.
-        let savedHandler = __xmlStructuredError()?.pointee
-        let savedHandlerContext = __xmlStructuredErrorContext()?.pointee
-        xmlSetStructuredErrorFunc(nil) { _, _ in }
-        defer { xmlSetStructuredErrorFunc(savedHandlerContext, savedHandler) }
-
-        // Safe options only: no network, no entity substitution, no DTD loading, no error output; big line
-        // numbers so that messages name the right line in long files.
-        let options = Int32(
-            bitPattern: XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue
-                | XML_PARSE_BIG_LINES.rawValue)
-        let document = data.withUnsafeBytes { buffer -> xmlDocPtr? in
-            guard let base = buffer.baseAddress else { return nil }
-            return xmlCtxtReadMemory(
-                context, base.assumingMemoryBound(to: CChar.self), Int32(buffer.count), nil, nil, options)
-        }
-        var result = ParseResult(document: document, state: state.pointee)
-        if result.state.sawDocumentTypeDeclaration || context.pointee.wellFormed == 0, let document {
-            xmlFreeDoc(document)
-            result.document = nil
-        }
-        return result
-    }
-
-    /// The parse state behind a SAX callback's user data (the parser context).
-    private static func parseState(_ userData: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<ParseState>? {
-        guard let userData else { return nil }
-        let context = userData.assumingMemoryBound(to: xmlParserCtxt.self)
-        return context.pointee._private?.assumingMemoryBound(to: ParseState.self)
-    }
-
-    private static func refuseDocumentType(_ userData: UnsafeMutableRawPointer?) {
-        guard let userData, let state = parseState(userData) else { return }
-        let context = userData.assumingMemoryBound(to: xmlParserCtxt.self)
-        if !state.pointee.sawDocumentTypeDeclaration {
-            state.pointee.sawDocumentTypeDeclaration = true
-            state.pointee.declarationLine = Int(xmlSAX2GetLineNumber(userData))
-        }
-        xmlStopParser(context)
-    }
-
-    private static func describeParseFailure(_ state: ParseState) -> String {
+    private static func describeParseFailure(_ state: SafeXML.State) -> String {
         let code = state.firstErrorCode
         let line = state.firstErrorLine
         let what: String
@@ -288,24 +203,13 @@ public enum SharedPreferencesReader {
 
     /// The text of a `<string>`: its text and CDATA children concatenated, exactly as the parser unescaped them.
     private static func text(of node: xmlNodePtr, path: String) throws(DumpError) -> String {
-        var bytes: [UInt8] = []
-        var child = node.pointee.children
-        while let part = child {
-            child = part.pointee.next
-            switch part.pointee.type {
-            case XML_TEXT_NODE, XML_CDATA_SECTION_NODE:
-                if let content = part.pointee.content {
-                    bytes.append(contentsOf: UnsafeBufferPointer(start: content, count: strlen(content)))
-                }
-            case XML_COMMENT_NODE, XML_PI_NODE:
-                continue
-            default:
-                throw DumpError(
-                    .malformed, path: path,
-                    "line \(xmlGetLineNo(part)): <string> holds an element or a reference, not only text")
-            }
+        switch SafeXML.text(of: node) {
+        case .success(let text): return text
+        case .failure(let other):
+            throw DumpError(
+                .malformed, path: path,
+                "line \(other.line): <string> holds an element or a reference, not only text")
         }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     private static func strings(in set: xmlNodePtr, path: String) throws(DumpError) -> [String] {

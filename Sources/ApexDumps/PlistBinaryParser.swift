@@ -1,0 +1,219 @@
+import Foundation
+
+/// Decodes the objects of a binary property list (`bplist00`) into a ``PlistNode`` tree.
+///
+/// Each object starts with a marker byte: the high nibble is its type, the low nibble its size or, when it is
+/// `0xF`, a sign that an integer object giving the size follows. The types read are null (`0x00`), false and true
+/// (`0x08`, `0x09`), integers (`0x1n`: 2ⁿ bytes; 1, 2 and 4 bytes unsigned, 8 bytes signed, 16 bytes a 128-bit
+/// value that must fit in 64 bits), reals (`0x22` float, `0x23` double), dates (`0x33`: a double, seconds since
+/// 2001-01-01 UTC), data (`0x4n`), ASCII strings (`0x5n`), UTF-16BE strings (`0x6n`, n code units), UIDs (`0x8n`:
+/// n + 1 bytes), arrays (`0xAn`: n object references) and dictionaries (`0xDn`: n key references, then n value
+/// references). Sets (`0xCn`), fill bytes and unknown markers are refused.
+///
+/// Every length, count and reference is checked against the file with checked arithmetic; an object must end
+/// before the offset table. An object that refers to itself through its children (a cycle) is refused, and so
+/// is nesting deeper than ``PlistNode/maxNesting``. Each object is decoded once: an object referred to many times
+/// (Apple's writer shares equal keys and values) is decoded on first use and shared afterwards, which also keeps a
+/// file whose references fan out exponentially from taking exponential time.
+struct PlistBinaryParser {
+    private let bytes: UnsafeRawBufferPointer
+    private let layout: BinaryPlistLayout
+    /// Objects already decoded, by number.
+    private var decoded: [PlistNode?]
+    /// Containers being decoded: referring to one of them again is a cycle.
+    private var open: [Bool]
+
+    /// Parses a whole file that starts with `bplist00`.
+    static func parse(_ bytes: UnsafeRawBufferPointer) throws(PlistParseError) -> PlistNode {
+        guard bytes.count >= BinaryPlistCheck.minimumSize, bytes.starts(with: BinaryPlistCheck.magic) else {
+            throw PlistParseError(BinaryPlistCheck.malformed, detail: "shorter than its header and trailer")
+        }
+        var parser = PlistBinaryParser(bytes: bytes, layout: try BinaryPlistCheck.layout(bytes))
+        return try parser.object(parser.layout.topObject, depth: 0)
+    }
+
+    private init(bytes: UnsafeRawBufferPointer, layout: BinaryPlistLayout) {
+        self.bytes = bytes
+        self.layout = layout
+        decoded = Array(repeating: nil, count: layout.offsets.count)
+        open = Array(repeating: false, count: layout.offsets.count)
+    }
+
+    private func failure(_ detail: String) -> PlistParseError {
+        PlistParseError(BinaryPlistCheck.malformed, detail: detail)
+    }
+
+    // MARK: Objects
+
+    /// Object number `number`, decoded or taken from ``decoded``; `depth` is the number of containers around it.
+    private mutating func object(_ number: Int, depth: Int) throws(PlistParseError) -> PlistNode {
+        if let node = decoded[number] { return node }
+        guard !open[number] else { throw failure("object \(number) contains itself") }
+        let offset = layout.offsets[number]
+        let marker = bytes[offset]
+        let node: PlistNode
+        switch marker >> 4 {
+        case 0x0: node = try singleton(marker)
+        case 0x1: node = try integer(at: offset + 1, widthExponent: Int(marker & 0x0F))
+        case 0x2: node = .real(try real(at: offset + 1, widthExponent: Int(marker & 0x0F)))
+        case 0x3:
+            guard marker == 0x33 else { throw failure("a date object that is not 8 bytes") }
+            node = .date(Date(timeIntervalSinceReferenceDate: try real(at: offset + 1, widthExponent: 3)))
+        case 0x4:
+            let range = try payload(at: offset, unitSize: 1)
+            node = .data(Data(UnsafeRawBufferPointer(rebasing: bytes[range])))
+        case 0x5: node = .string(try asciiString(try payload(at: offset, unitSize: 1)))
+        case 0x6: node = .string(utf16String(try payload(at: offset, unitSize: 2)))
+        case 0x8:
+            guard let value = uint(at: offset + 1, width: Int(marker & 0x0F) + 1) else {
+                throw failure("a UID object larger than 8 bytes or past the end of the objects")
+            }
+            node = .uid(value)
+        case 0xA, 0xD:
+            guard depth < PlistNode.maxNesting else {
+                throw failure("containers nested deeper than \(PlistNode.maxNesting) levels")
+            }
+            open[number] = true
+            node = marker >> 4 == 0xA ? try array(at: offset, depth: depth + 1) : try dictionary(at: offset, depth: depth + 1)
+            open[number] = false
+        case 0xC: throw PlistParseError("a binary property list holding a set, which no keychain dump has")
+        default: throw failure("an object of unknown type 0x\(String(marker >> 4, radix: 16, uppercase: true))")
+        }
+        decoded[number] = node
+        return node
+    }
+
+    /// Null, false or true.
+    private func singleton(_ marker: UInt8) throws(PlistParseError) -> PlistNode {
+        switch marker {
+        case 0x00: return .null
+        case 0x08: return .boolean(false)
+        case 0x09: return .boolean(true)
+        default: throw failure("a fill byte or an unknown marker where an object should be")
+        }
+    }
+
+    /// An integer of 2^`widthExponent` bytes at `start`: 1, 2 and 4 bytes are unsigned, 8 bytes are two's
+    /// complement, and 16 bytes are a 128-bit two's-complement value that must fit in `Int64` or `UInt64`.
+    private func integer(at start: Int, widthExponent: Int) throws(PlistParseError) -> PlistNode {
+        switch widthExponent {
+        case 0, 1, 2:
+            guard let value = uint(at: start, width: 1 << widthExponent) else { throw failure("an integer past the end of the objects") }
+            return .integer(Int64(value))
+        case 3:
+            guard let value = uint(at: start, width: 8) else { throw failure("an integer past the end of the objects") }
+            return .integer(Int64(bitPattern: value))
+        case 4:
+            guard let high = uint(at: start, width: 8), let low = uint(at: start + 8, width: 8) else {
+                throw failure("an integer past the end of the objects")
+            }
+            if high == 0 {
+                return low <= UInt64(Int64.max) ? .integer(Int64(low)) : .unsignedInteger(low)
+            }
+            guard high == UInt64.max, low > UInt64(Int64.max) else {
+                throw failure("a 128-bit integer that does not fit in 64 bits")
+            }
+            return .integer(Int64(bitPattern: low))
+        default:
+            throw failure("an integer wider than 16 bytes")
+        }
+    }
+
+    /// A float (`widthExponent` 2) or double (3) at `start`, as a `Double`.
+    private func real(at start: Int, widthExponent: Int) throws(PlistParseError) -> Double {
+        switch widthExponent {
+        case 2:
+            guard let bits = uint(at: start, width: 4) else { throw failure("a real past the end of the objects") }
+            return Double(Float(bitPattern: UInt32(truncatingIfNeeded: bits)))
+        case 3:
+            guard let bits = uint(at: start, width: 8) else { throw failure("a real past the end of the objects") }
+            return Double(bitPattern: bits)
+        default:
+            throw failure("a real that is neither 4 nor 8 bytes")
+        }
+    }
+
+    /// Text of 7-bit ASCII bytes.
+    private func asciiString(_ range: Range<Int>) throws(PlistParseError) -> String {
+        let slice = UnsafeRawBufferPointer(rebasing: bytes[range])
+        guard slice.allSatisfy({ $0 < 0x80 }) else { throw failure("an ASCII string with a byte above 0x7F") }
+        return String(decoding: slice, as: UTF8.self)
+    }
+
+    /// Text of big-endian UTF-16 code units; a lone surrogate becomes U+FFFD.
+    private func utf16String(_ range: Range<Int>) -> String {
+        var units: [UInt16] = []
+        units.reserveCapacity(range.count / 2)
+        var index = range.lowerBound
+        while index < range.upperBound {
+            units.append(UInt16(bytes[index]) << 8 | UInt16(bytes[index + 1]))
+            index += 2
+        }
+        return String(decoding: units, as: UTF16.self)
+    }
+
+    /// The elements of the array at `offset`; `depth` is the array's own depth.
+    private mutating func array(at offset: Int, depth: Int) throws(PlistParseError) -> PlistNode {
+        let range = try payload(at: offset, unitSize: layout.referenceSize)
+        var elements: [PlistNode] = []
+        elements.reserveCapacity(range.count / layout.referenceSize)
+        for position in stride(from: range.lowerBound, to: range.upperBound, by: layout.referenceSize) {
+            elements.append(try object(try reference(at: position), depth: depth))
+        }
+        return .array(elements)
+    }
+
+    /// The entries of the dictionary at `offset`: all key references, then all value references.
+    private mutating func dictionary(at offset: Int, depth: Int) throws(PlistParseError) -> PlistNode {
+        let range = try payload(at: offset, unitSize: 2 * layout.referenceSize)
+        let count = range.count / (2 * layout.referenceSize)
+        let valuesStart = range.lowerBound + count * layout.referenceSize
+        var entries: [(key: PlistNode, value: PlistNode)] = []
+        entries.reserveCapacity(count)
+        for index in 0..<count {
+            let key = try object(try reference(at: range.lowerBound + index * layout.referenceSize), depth: depth)
+            let value = try object(try reference(at: valuesStart + index * layout.referenceSize), depth: depth)
+            entries.append((key, value))
+        }
+        return .dictionary(PlistDictionary(entries))
+    }
+
+    // MARK: Bytes
+
+    /// The bytes of a sized object (data, string, array, dictionary) whose marker is at `offset`: its count comes
+    /// from the marker's low nibble, or from the integer object that follows when the nibble is `0xF`; each unit
+    /// is `unitSize` bytes. The range is checked to end before the offset table.
+    private func payload(at offset: Int, unitSize: Int) throws(PlistParseError) -> Range<Int> {
+        var count = Int(bytes[offset] & 0x0F)
+        var start = offset + 1
+        if count == 0x0F {
+            guard start < layout.tableOffset else { throw failure("an object's length is past the end of the objects") }
+            let lengthMarker = bytes[start]
+            let width = 1 << Int(lengthMarker & 0x0F)
+            guard lengthMarker >> 4 == 0x1, width <= 8, let length = uint(at: start + 1, width: width),
+                let fitting = Int(exactly: length)
+            else { throw failure("an object's length is not a valid integer") }
+            count = fitting
+            start += 1 + width
+        }
+        let (size, overflow) = count.multipliedReportingOverflow(by: unitSize)
+        guard !overflow, start <= layout.tableOffset, size <= layout.tableOffset - start else {
+            throw failure("an object's length runs past the end of the objects")
+        }
+        return start..<(start + size)
+    }
+
+    /// The object number in the reference at `position`, checked against the object count.
+    private func reference(at position: Int) throws(PlistParseError) -> Int {
+        guard let value = uint(at: position, width: layout.referenceSize), value < UInt64(layout.offsets.count) else {
+            throw failure("an object reference to an object that does not exist")
+        }
+        return Int(value)
+    }
+
+    /// The unsigned big-endian integer of `width` bytes (1 to 8) at `start`, when it ends before the offset table.
+    private func uint(at start: Int, width: Int) -> UInt64? {
+        guard width >= 1, width <= 8, start <= layout.tableOffset, width <= layout.tableOffset - start else { return nil }
+        return BinaryPlistCheck.bigEndianUInt(bytes, at: start, width: width)
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+
+/// A property-list value as the project's own parsers read it (see ``PlistParser``): the XML and binary forms
+/// give the same tree.
+///
+/// The cases keep the distinctions the iOS readers rely on: an integer is not a real and neither is a boolean;
+/// a date is not a number; data is not text. Integers above `Int64.max` (a binary plist's 16-byte integers, or
+/// an XML `<integer>` that large) are ``unsignedInteger(_:)``. A binary plist's keyed-archiver UIDs are kept as
+/// ``uid(_:)`` and its null object as ``null``; no keychain attribute has either.
+enum PlistNode {
+    case string(String)
+    case data(Data)
+    case date(Date)
+    case integer(Int64)
+    case unsignedInteger(UInt64)
+    case real(Double)
+    case boolean(Bool)
+    case uid(UInt64)
+    case null
+    case array([PlistNode])
+    case dictionary(PlistDictionary)
+
+    /// The deepest nesting of containers a parser builds; the top-level container is at depth 1.
+    ///
+    /// It is well above ``DumpLimits/maxDepth`` (which bounds what the readers follow inside an item, and whose
+    /// errors name the attribute), and matches libxml2's own element-depth limit.
+    static let maxNesting = 256
+
+    /// How an error message names the kind: "item 3: svce is a number, expected …".
+    var kindName: String {
+        switch self {
+        case .string: "a string"
+        case .data: "data"
+        case .boolean: "a boolean"
+        case .integer, .unsignedInteger, .real: "a number"
+        case .date: "a date"
+        case .array: "an array"
+        case .dictionary: "a dictionary"
+        case .null: "null"
+        case .uid: "a value of an unknown type"
+        }
+    }
+
+    /// The integer, when the value is an integer (or a real with an integral value) that fits in `Int64`.
+    var integer: Int64? {
+        switch self {
+        case .integer(let value): value
+        case .real(let value): Int64(exactly: value)
+        default: nil
+        }
+    }
+}
+
+/// A property-list dictionary: its entries in file order, duplicates included.
+///
+/// Keys are strings in every XML plist and in every binary plist Apple writes, but a binary plist can use any
+/// object as a key, so a key is a ``PlistNode``. Lookups by string take the last entry with that key, as a
+/// dictionary built entry by entry would.
+struct PlistDictionary {
+    var entries: [(key: PlistNode, value: PlistNode)]
+
+    init(_ entries: [(key: PlistNode, value: PlistNode)] = []) {
+        self.entries = entries
+    }
+
+    /// The value of the last entry whose key is the string `key`.
+    subscript(key: String) -> PlistNode? {
+        for entry in entries.reversed() {
+            if case .string(let found) = entry.key, found == key { return entry.value }
+        }
+        return nil
+    }
+
+    /// The entries with one entry per key (the last one wins), in file order of their last occurrence; nil when
+    /// a key is not a string.
+    func stringKeyed() -> [(key: String, value: PlistNode)]? {
+        var pairs: [(key: String, value: PlistNode)] = []
+        pairs.reserveCapacity(entries.count)
+        for entry in entries {
+            guard case .string(let key) = entry.key else { return nil }
+            pairs.append((key, entry.value))
+        }
+        return Self.lastOfEachKey(pairs)
+    }
+
+    /// The entries with one entry per key among string keys (the last one wins); entries with other keys are all
+    /// kept.
+    func uniqueEntries() -> [(key: PlistNode, value: PlistNode)] {
+        var seen: [String: Int] = [:]
+        var unique: [(key: PlistNode, value: PlistNode)?] = []
+        unique.reserveCapacity(entries.count)
+        for entry in entries {
+            if case .string(let key) = entry.key {
+                if let earlier = seen[key] { unique[earlier] = nil }
+                seen[key] = unique.count
+            }
+            unique.append(entry)
+        }
+        return unique.compactMap { $0 }
+    }
+
+    /// `pairs` without the earlier entries of a repeated key. Small dictionaries (every keychain item) are checked
+    /// pair by pair, larger ones through a hash table.
+    private static func lastOfEachKey(_ pairs: [(key: String, value: PlistNode)]) -> [(key: String, value: PlistNode)] {
+        if pairs.count <= 32 {
+            var repeated = false
+            outer: for index in pairs.indices {
+                for later in pairs.index(after: index)..<pairs.endIndex where pairs[later].key == pairs[index].key {
+                    repeated = true
+                    break outer
+                }
+            }
+            if !repeated { return pairs }
+        }
+        var last: [String: Int] = [:]
+        last.reserveCapacity(pairs.count)
+        for (index, pair) in pairs.enumerated() { last[pair.key] = index }
+        guard last.count < pairs.count else { return pairs }
+        return pairs.indices.filter { last[pairs[$0].key] == $0 }.map { pairs[$0] }
+    }
+}
+
+/// What a parser found wrong, in words that name no value; ``IOSPlistReader`` puts it in a ``DumpError``.
+struct PlistParseError: Error {
+    /// The kind of file, and so the start of the message: `"a binary property list that is malformed or truncated"`.
+    var what: String
+    /// What is wrong in particular, or nil; shown in parentheses after ``what``.
+    var detail: String?
+
+    init(_ what: String, detail: String? = nil) {
+        self.what = what
+        self.detail = detail
+    }
+
+    /// "the file is <what> (<detail>)".
+    var message: String {
+        "the file is \(what)" + (detail.map { " (\($0))" } ?? "")
+    }
+}
+
+extension PlistNode {
+    /// The tree of a value `JSONSerialization` read: strings, numbers (a JSON `true`/`false` is a boolean, an
+    /// integral number an integer, others reals), arrays, objects (a dictionary with string keys) and null. The
+    /// objection JSON reader reads through it, so both iOS readers share one value model and one `extra` text.
+    init(json value: Any) {
+        if let text = value as? String {
+            self = .string(text)
+        } else if let number = value as? NSNumber {
+            self = Self.number(number)
+        } else if let array = value as? [Any] {
+            self = .array(array.map(PlistNode.init(json:)))
+        } else if let object = value as? [String: Any] {
+            self = .dictionary(PlistDictionary(object.map { (key: PlistNode.string($0.key), value: PlistNode(json: $0.value)) }))
+        } else {
+            // NSNull, and nothing else JSONSerialization makes.
+            self = .null
+        }
+    }
+
+    /// A JSON number: a boolean when Foundation made it from `true` or `false`, else by its C type.
+    private static func number(_ number: NSNumber) -> PlistNode {
+        if String(describing: type(of: number)).contains("Boolean") { return .boolean(number.boolValue) }
+        switch String(cString: number.objCType) {
+        case "f", "d":
+            return .real(number.doubleValue)
+        case "Q", "L", "I":
+            let value = number.uint64Value
+            return value <= UInt64(Int64.max) ? .integer(Int64(value)) : .unsignedInteger(value)
+        default:
+            return .integer(number.int64Value)
+        }
+    }
+}

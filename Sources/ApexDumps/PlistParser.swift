@@ -1,0 +1,60 @@
+import Foundation
+
+/// Reads a property list, XML or binary, into a ``PlistNode`` tree with the project's own parsers:
+/// ``PlistBinaryParser`` for `bplist00` files and ``PlistXMLParser`` (libxml2) for XML.
+///
+/// Other input is refused with a message that tells text (such as an OpenStep plist, which is not read) from
+/// other bytes. No message holds a value from the file.
+enum PlistParser {
+    /// The tree of `data`.
+    ///
+    /// - Throws: ``PlistParseError`` saying what kind of file this is and what is wrong with it.
+    static func parse(_ data: Data) throws(PlistParseError) -> PlistNode {
+        let result: Result<PlistNode, PlistParseError> = data.withUnsafeBytes { bytes in
+            do throws(PlistParseError) {
+                return .success(try parse(bytes, data))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    private static func parse(_ bytes: UnsafeRawBufferPointer, _ data: Data) throws(PlistParseError) -> PlistNode {
+        if bytes.starts(with: Array("bplist".utf8)) {
+            guard bytes.count >= BinaryPlistCheck.minimumSize || !isText(bytes) else { throw notAPlist(bytes) }
+            guard bytes.starts(with: BinaryPlistCheck.magic) else {
+                throw PlistParseError(BinaryPlistCheck.malformed, detail: "a format version other than 00")
+            }
+            return try PlistBinaryParser.parse(bytes)
+        }
+        guard startsLikeXML(bytes) else { throw notAPlist(bytes) }
+        do {
+            return try PlistXMLParser.parse(data)
+        } catch {
+            guard error.what == PlistXMLParser.malformed, !IOSPlistReader.looksLike(data.prefix(1024)) else { throw error }
+            throw PlistParseError("not a property list (XML or binary)")
+        }
+    }
+
+    /// Whether the bytes start, after an optional byte order mark and white space, with `<`; or with a UTF-16
+    /// byte order mark (libxml2 reads the encoding).
+    private static func startsLikeXML(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0xFF, 0xFE]) { return true }
+        var index = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+        return index < bytes.count && bytes[index] == UInt8(ascii: "<")
+    }
+
+    /// The error for a file that is neither form: text (which Foundation would have read as an OpenStep plist,
+    /// a form no keychain dump uses) or other bytes.
+    private static func notAPlist(_ bytes: UnsafeRawBufferPointer) -> PlistParseError {
+        PlistParseError(isText(bytes) ? "not an XML or binary property list" : "not a property list (XML or binary)")
+    }
+
+    /// Whether the bytes are UTF-8 text without control characters other than tab, line feed and carriage return.
+    private static func isText(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let controls = bytes.contains { $0 < 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D || $0 == 0x7F }
+        return !controls && String(validating: bytes, as: UTF8.self) != nil
+    }
+}
