@@ -1,4 +1,5 @@
 import ApexDumps
+import ApexMigration
 
 /// One service of an `RN_KEYCHAIN` file: its `:u`, `:p` and `:c` entries, after androidx's merge of the
 /// SharedPreferences file into the DataStore.
@@ -18,7 +19,7 @@ struct AndroidService {
     /// The DataStore file whose entries win over this SharedPreferences copy.
     var shadowedBy: String?
 
-    /// `entries S:u/S:p/S:c`, naming the entries that exist.
+    /// `entries S:u/S:p/S:c`, naming the entries that exist (computed on each call: read it once).
     var location: String {
         let names = [(username, "u"), (password, "p"), (cipher, "c")].compactMap { $0.0 == nil ? nil : service + ":" + $0.1 }
         return "entries " + names.joined(separator: "/")
@@ -27,12 +28,32 @@ struct AndroidService {
 
 /// The `RN_KEYCHAIN` files of the dumps, merged as androidx's `SharedPreferencesMigration` merges them.
 enum AndroidEntries {
-    /// One file: its entries by name (string values only), and its services in the order they first occur.
+    /// One file: each service's `:u`, `:p` and `:c` texts (string values only), and its services in the order
+    /// they first occur. Services are compared byte for byte, as Java compares the entry names.
     private struct File {
         var dump: Dump
         var isDataStore: Bool
-        var values: [String: String] = [:]
+        var texts: [ExactName: Texts] = [:]
         var services: [String] = []
+
+        /// The text of the entry `service` + `suffixes[index]`.
+        func text(_ service: ExactName, _ index: Int) -> String? { texts[service]?[index] }
+    }
+
+    /// A service's `:u`, `:p` and `:c` texts, by the index of the suffix in ``suffixes``.
+    private struct Texts {
+        var username, password, cipher: String?
+
+        subscript(index: Int) -> String? {
+            get { index == 0 ? username : index == 1 ? password : cipher }
+            set {
+                switch index {
+                case 0: username = newValue
+                case 1: password = newValue
+                default: cipher = newValue
+                }
+            }
+        }
     }
 
     private static let suffixes: [String] = [":u", ":p", ":c"]
@@ -48,19 +69,21 @@ enum AndroidEntries {
         let dataStores = files.filter(\.isDataStore)
         var result: [AndroidService] = []
         for file in files {
+            result.reserveCapacity(result.count + file.services.count)
             for service in file.services {
-                let names = suffixes.map { service + $0 }
+                let key = ExactName(service)
                 var entry = AndroidService(service: service, dump: file.dump)
-                var texts: [String?] = names.map { file.values[$0] }
+                var texts = file.texts[key] ?? Texts()
                 if file.isDataStore {
-                    for (index, name) in names.enumerated() where texts[index] == nil {
-                        if let xml = xmls.first(where: { $0.values[name] != nil }) {
-                            texts[index] = xml.values[name]
-                            entry.borrowed.append((name, xml.dump.path))
+                    for index in suffixes.indices where texts[index] == nil {
+                        if let xml = xmls.first(where: { $0.text(key, index) != nil }) {
+                            texts[index] = xml.text(key, index)
+                            entry.borrowed.append((service + suffixes[index], xml.dump.path))
                         }
                     }
-                } else {
-                    entry.shadowedBy = dataStores.first { store in names.contains { store.values[$0] != nil } }?.dump.path
+                } else if !dataStores.isEmpty {
+                    entry.shadowedBy = dataStores.first { store in suffixes.indices.contains { store.text(key, $0) != nil } }?
+                        .dump.path
                 }
                 (entry.username, entry.password, entry.cipher) = (texts[0], texts[1], texts[2])
                 result.append(entry)
@@ -79,20 +102,24 @@ enum AndroidEntries {
         default: return nil
         }
         var file = File(dump: dump, isDataStore: isDataStore)
-        var seen: Set<String> = []
+        file.texts.reserveCapacity(entries.count / 3 + 1)
         for entry in entries {
-            guard case .string(let text) = entry.value, let service = service(of: entry.name) else { continue }
-            file.values[entry.name] = text
-            if seen.insert(service).inserted { file.services.append(service) }
+            guard case .string(let text) = entry.value, let (service, index) = split(entry.name) else { continue }
+            let key = ExactName(service)
+            if file.texts[key] == nil {
+                file.texts[key] = Texts()
+                file.services.append(service)
+            }
+            file.texts[key]?[index] = text
         }
         return file
     }
 
-    /// `S` of an entry `S:u`, `S:p` or `S:c`: the name without its last two characters (services may contain
-    /// `:`), or nil for any other name.
-    static func service(of name: String) -> String? {
-        guard suffixes.contains(where: { name.hasSuffixBytes($0) }) else { return nil }
-        return String(decoding: name.utf8.dropLast(2), as: UTF8.self)
+    /// `S` of an entry `S:u`, `S:p` or `S:c` (the name without its last two characters: services may contain
+    /// `:`), and the index of its suffix in ``suffixes``; nil for any other name.
+    private static func split(_ name: String) -> (service: String, index: Int)? {
+        guard let index = suffixes.firstIndex(where: { name.hasSuffixBytes($0) }) else { return nil }
+        return (String(decoding: name.utf8.dropLast(2), as: UTF8.self), index)
     }
 }
 

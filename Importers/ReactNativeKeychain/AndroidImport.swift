@@ -85,7 +85,7 @@ struct AndroidImport {
         }
         guard service.isEmpty else {
             try ServiceRules.checkName(service, "service")
-            if service.contains("://") {
+            if service.utf8.firstRange(of: "://".utf8) != nil {
                 notes.append("on Android, internet credentials are stored like generic ones under the server's name; if the app saved this with setInternetCredentials, its iOS counterpart is 'credentials:<server>' in the app's default service")
             }
             return service

@@ -26,18 +26,3 @@ public final class MigrationTarget: Sendable {
         return keychain
     }
 }
-
-/// Names joined for a dictionary key, compared byte for byte as the keychain compares them (a `String` key
-/// would make "caf\u{E9}" and "cafe\u{301}" one key).
-struct ExactName: Hashable, Sendable {
-    private let bytes: [UInt8]
-
-    init(_ parts: String...) {
-        var bytes: [UInt8] = []
-        for (index, part) in parts.enumerated() {
-            if index > 0 { bytes.append(0) }
-            bytes.append(contentsOf: part.utf8)
-        }
-        self.bytes = bytes
-    }
-}
