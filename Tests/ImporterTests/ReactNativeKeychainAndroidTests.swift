@@ -265,6 +265,23 @@ import Testing
         #expect(try importer.importItems(from: [other, rnk], options: ImportOptions()).isEmpty)
     }
 
+    @Test("services that differ only in Unicode normalisation are two services, as Android's names compare")
+    func servicesCompareByteForByte() throws {
+        let rnk = preferencesDump(
+            Self.prefs + "RN_KEYCHAIN.xml",
+            [
+                ("caf\u{E9}:u", "AAAA"), ("caf\u{E9}:p", "AAAA"), ("caf\u{E9}:c", "KeystoreAESCBC"),
+                ("cafe\u{301}:u", "AAAA"), ("cafe\u{301}:p", "AAAA"), ("cafe\u{301}:c", "KeystoreAESCBC"),
+            ])
+        let items = try importer.importItems(from: [rnk], options: ImportOptions())
+        #expect(items.count == 2)
+        #expect(items.map { Array(($0.source.service ?? "").utf8) } == [Array("caf\u{E9}".utf8), Array("cafe\u{301}".utf8)])
+        for (item, service) in zip(items, ["caf\u{E9}", "cafe\u{301}"]) {
+            let expected = "entries \(service):u/\(service):p/\(service):c"
+            #expect(Array(item.origin.location.utf8) == Array(expected.utf8), "each item holds its own entries")
+        }
+    }
+
     /// Every made-up username and password of `rnk-generated` (README.md there).
     static let generatedSecrets = [
         "rnkgen-default-user", "rnkgen-default-pass-0001", "rnkgen-api-user", "rnkgen-long-password-",
