@@ -55,18 +55,6 @@ struct Applier {
     let policy: MigrationPolicy
     let source: DatabaseSource?
 
-    /// What to do once an item's target is verified and recorded.
-    private enum Cleanup {
-        /// Nothing.
-        case none
-        /// Drop the journal of the source item removed to make room for the target.
-        case dropJournal(TargetItem)
-        /// Remove the source item.
-        case removeSource(ItemAttributes.PrimaryKey)
-        /// Both: a stale copy made room, and the item's own source is elsewhere.
-        case dropJournalAndRemoveSource(TargetItem, ItemAttributes.PrimaryKey)
-    }
-
     /// Applies the plan; returns the outcome of each action that was a `create`, by index.
     /// - Throws: a ledger write that failed (the target can't be written: the run stops; what was verified is
     ///   recorded, and a later run completes the rest).
@@ -100,41 +88,39 @@ struct Applier {
             done += indices.count - ready.count
             if !ready.isEmpty { try await ledger.record(batch) }
             timings.ledger += clock.now - started
-            var cleanups: [Cleanup] = []
+            var verified = false
             for (index, item, target) in ready {
-                let (outcome, cleanup) = await apply(item, target, timings: &timings)
+                let outcome = await apply(item, target, replacing: plan.actions[index].replaces, timings: &timings)
                 outcomes[index] = outcome
                 if outcome.result == .verified {
                     batch.markVerified(target)
-                    cleanups.append(cleanup)
+                    verified = true
                 }
                 done += 1
                 progress?(done, creates.count)
             }
-            if cleanups.isEmpty { continue }
+            guard verified else { continue }
             started = clock.now
             try await ledger.record(batch)
             timings.ledger += clock.now - started
-            started = clock.now
-            defer { timings.apply += clock.now - started }
-            for cleanup in cleanups {
-                switch cleanup {
-                case .none: break
-                case .dropJournal(let target): try await ledger.removeJournal(for: target)
-                case .removeSource(let key): try removeSource(key)
-                case .dropJournalAndRemoveSource(let target, let key):
-                    try await ledger.removeJournal(for: target)
-                    try removeSource(key)
-                }
+        }
+        // Items already in place whose source is still there (a run without removeSource came first, or one
+        // stopped between a verify and the removal): their sources go now.
+        if policy.removeSource, let source {
+            for action in plan.actions where action.action == .exists {
+                if let key = source.keys[action.item.origin.location] { try removeSource(key) }
             }
         }
         return outcomes
     }
 
-    /// Writes one item and reads it back.
-    private func apply(_ item: SourceItem, _ target: TargetItem, timings: inout MigrationTimings) async
-        -> (ItemOutcome, Cleanup)
-    {
+    /// Writes one item and reads it back. With `removeSource`, the source items the plan approved under the
+    /// target key (`replacing`: the item's own source, or stale copies of it) are journalled and parked first,
+    /// and put back when the item is not verified; once it is, they and the item's own source are removed and
+    /// the journal dropped. A run stopped in between is mended by the next (`Migration.restoreInterruptedRemovals`).
+    private func apply(
+        _ item: SourceItem, _ target: TargetItem, replacing: [ItemAttributes.PrimaryKey], timings: inout MigrationTimings
+    ) async -> ItemOutcome {
         let clock = ContinuousClock()
         let started = clock.now
         var verifyStarted: ContinuousClock.Instant?
@@ -147,30 +133,54 @@ struct Applier {
                 timings.apply += end - started
             }
         }
+        var parked: [ParkedItem] = []
+        var outcome: ItemOutcome
         do {
             let keychain = try self.target.keychain(service: target.service, accessGroup: target.accessGroup)
-            var cleanup = Cleanup.none
-            if policy.removeSource, let source, let key = source.keys[item.origin.location] {
-                cleanup = .removeSource(key)
-                // Source items under the target key (the item's own, or a stale copy the plan allowed to replace)
-                // are journalled and removed to make room; a run stopped before the verify puts them back.
-                let holders = try sourceHolders(of: target, in: keychain, source: source)
-                if !holders.isEmpty {
-                    try await journalAndRemove(holders, for: target)
-                    cleanup = holders.contains(key) ? .dropJournal(target) : .dropJournalAndRemoveSource(target, key)
-                }
+            if policy.removeSource, !replacing.isEmpty {
+                parked = try await park(replacing, for: target)
             }
             try await write(item.value, target, keychain)
             verifyStarted = clock.now
-            guard try await verify(item.value, target, keychain) else {
-                return (ItemOutcome(.unverified, reason: "the item read back differs from what was written"), .none)
+            if try await verify(item.value, target, keychain) {
+                if policy.removeSource {
+                    if let own = source?.keys[item.origin.location], !replacing.contains(own) { try removeSource(own) }
+                    if !parked.isEmpty { try await discard(parked, for: target) }
+                }
+                return ItemOutcome(.verified)
             }
-            return (ItemOutcome(.verified), cleanup)
+            outcome = ItemOutcome(.unverified, reason: "the item read back differs from what was written")
         } catch let error as KeychainError {
-            return (ItemOutcome(.failed, reason: "\(error.code.rawValue): \(error.message)"), .none)
+            outcome = ItemOutcome(.failed, reason: "\(error.code.rawValue): \(error.message)")
         } catch {
-            return (ItemOutcome(.failed, reason: "\(error)"), .none)
+            outcome = ItemOutcome(.failed, reason: "\(error)")
         }
+        if !parked.isEmpty {
+            do {
+                try await putBack(parked, for: target)
+            } catch {
+                outcome.reason = (outcome.reason ?? "") + "; the source items removed to make room could not be put back "
+                    + "now (\(error)): the next run puts them back"
+            }
+        }
+        return outcome
+    }
+
+    /// For an item that was not verified: removes what was written under the target key (the package's item
+    /// only), puts the parked source items back, and drops the journal.
+    private func putBack(_ items: [ParkedItem], for target: TargetItem) async throws {
+        let keychain = try self.target.keychain(service: target.service, accessGroup: target.accessGroup)
+        try await keychain.removeItem(target.key)
+        guard let database = source?.database else { return }
+        for item in items { try item.unpark(in: database) }
+        try await ledger.removeJournal(for: target)
+    }
+
+    /// For a verified item: deletes the parked source items and drops the journal.
+    private func discard(_ items: [ParkedItem], for target: TargetItem) async throws {
+        guard let database = source?.database else { return }
+        for item in items { try item.discard(in: database) }
+        try await ledger.removeJournal(for: target)
     }
 
     private func write(_ value: SourceValue, _ target: TargetItem, _ keychain: Keychain) async throws(KeychainError) {
@@ -217,40 +227,34 @@ struct Applier {
 
     // MARK: Source removal
 
-    /// Journals the source item that holds its own target key, then removes it: the journal lets a later run
-    /// put it back if this one stops before the target item is verified.
-    private func journalAndRemove(_ keys: [ItemAttributes.PrimaryKey], for target: TargetItem) async throws {
-        guard let database = source?.database else { return }
-        var items: [StoredItem] = []
+    /// Journals the source items under the target key, then parks them (renames them aside): the journal lets a
+    /// later run put them back if this one stops before the target item is verified.
+    private func park(_ keys: [ItemAttributes.PrimaryKey], for target: TargetItem) async throws -> [ParkedItem] {
+        guard let database = source?.database else { return [] }
+        var items: [ParkedItem] = []
         for key in keys {
-            let value = try database.value(for: key)
-            guard let attributes = try database.attributes(
-                matching: ItemQuery(itemClass: key.itemClass, service: key.service, account: key.account, accessGroup: key.accessGroup)
-            ).first(where: { $0.primaryKey == key && !$0.isApexItem }) else { continue }
-            items.append(StoredItem(KeychainItem(attributes: attributes, value: value)))
+            if let attributes = try Self.foreignItem(key, in: database) { items.append(ParkedItem(attributes)) }
         }
-        try await ledger.journal(Ledger.JournalRecord(items: items), for: target)
-        for key in keys { try database.delete(key) }
+        guard !items.isEmpty else { return [] }
+        try await ledger.journal(Ledger.JournalRecord(parked: items), for: target)
+        for item in items { try item.park(in: database) }
+        return items
     }
 
-    /// The source items (other libraries' items this migration read) under the target key.
-    private func sourceHolders(of target: TargetItem, in keychain: Keychain, source: DatabaseSource) throws
-        -> [ItemAttributes.PrimaryKey]
+    /// The attributes of the other library's item under exactly `key`, if it is still there.
+    static func foreignItem(_ key: ItemAttributes.PrimaryKey, in database: any KeychainDatabase) throws(DatabaseError)
+        -> ItemAttributes?
     {
-        let known = Set(source.keys.values)
-        return try source.database.attributes(
-            matching: ItemQuery(
-                itemClass: .genericPassword, service: keychain.service, account: target.key, accessGroup: keychain.accessGroup)
-        ).filter { !$0.isApexItem }.map(\.primaryKey).filter { known.contains($0) }
+        try database.attributes(
+            matching: ItemQuery(itemClass: key.itemClass, service: key.service, account: key.account, accessGroup: key.accessGroup)
+        ).first { $0.primaryKey == key && !$0.isApexItem }
     }
 
     /// Removes a migrated source item by its primary key, if it is still another library's item.
     private func removeSource(_ key: ItemAttributes.PrimaryKey) throws(KeychainError) {
         guard let database = source?.database else { return }
         do {
-            let still = try database.attributes(
-                matching: ItemQuery(itemClass: key.itemClass, service: key.service, account: key.account, accessGroup: key.accessGroup))
-            guard still.contains(where: { $0.primaryKey == key && !$0.isApexItem }) else { return }
+            guard try Self.foreignItem(key, in: database) != nil else { return }
             _ = try database.delete(key)
         } catch {
             throw KeychainError(

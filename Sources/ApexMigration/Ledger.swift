@@ -163,26 +163,36 @@ final class Ledger {
 
     // MARK: Journal
 
-    /// The source items removed to make room for one target item, enough to put them back.
+    /// The source items parked to make room for one target item (names only: no value is ever copied).
     struct JournalRecord: Codable {
-        var items: [StoredItem]
+        var parked: [ParkedItem]
     }
 
     func journal(_ record: JournalRecord, for target: TargetItem) async throws(KeychainError) {
-        let data = (try? JSONEncoder().encode(record)) ?? Data()
+        guard let data = try? JSONEncoder().encode(record) else {
+            throw KeychainError(.INTERNAL, "the migration journal could not be encoded")
+        }
         try await keychain.setBytes(journalKey(target), data, Self.protection)
     }
 
-    func journalRecords() async throws(KeychainError) -> [(key: String, record: JournalRecord)] {
+    /// Every journal record of this migration, with its record key and the digest of its target.
+    /// - Throws: `INTERNAL` for a record that can't be decoded (it names parked items: it must not be dropped).
+    func journalRecords() async throws(KeychainError) -> [(key: String, digest: String, record: JournalRecord)] {
         let prefix = "journal:\(id):"
-        var records: [(String, JournalRecord)] = []
+        var records: [(String, String, JournalRecord)] = []
         for key in try await keychain.getAllKeys() where key.hasPrefix(prefix) {
-            guard let data = try await keychain.getBytes(key),
-                let record = try? JSONDecoder().decode(JournalRecord.self, from: data)
-            else { continue }
-            records.append((key, record))
+            guard let data = try await keychain.getBytes(key) else { continue }
+            guard let record = try? JSONDecoder().decode(JournalRecord.self, from: data) else {
+                throw KeychainError(.INTERNAL, "the migration journal record '\(key)' is damaged")
+            }
+            records.append((key, String(key.dropFirst(prefix.count)), record))
         }
         return records
+    }
+
+    /// Whether the ledger holds the target of `digest` as written and read back.
+    func isVerified(digest: String) async throws(KeychainError) -> Bool {
+        try await load().entries[digest]?.state == .verified
     }
 
     func removeJournal(key: String) async throws(KeychainError) { try await keychain.removeItem(key) }
@@ -209,64 +219,5 @@ final class Ledger {
                 &out, out.count, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(bytes.count), nil, 0)
         }
         return Hex.lowercase(out)
-    }
-}
-
-/// A keychain item as a ledger journal keeps it: its attributes and its value.
-struct StoredItem: Codable {
-    var itemClass: String
-    var service: String
-    var account: String
-    var accessGroup: String
-    var creator: UInt32?
-    var label: String?
-    var generic: Data?
-    var protectionDomain: String
-    var accessControl: UInt32
-    var synchronizable: Bool
-    var createdAt: Date
-    var modifiedAt: Date
-    var server: String?
-    var securityDomain: String?
-    var protocolCode: String?
-    var authenticationType: String?
-    var port: Int
-    var path: String?
-    var value: Data
-
-    init(_ item: KeychainItem) {
-        let a = item.attributes
-        itemClass = a.itemClass.rawValue
-        service = a.service
-        account = a.account
-        accessGroup = a.accessGroup
-        creator = a.creator
-        label = a.label
-        generic = a.generic
-        protectionDomain = a.protectionDomain.rawValue
-        accessControl = a.accessControl.rawValue
-        synchronizable = a.synchronizable
-        createdAt = a.createdAt
-        modifiedAt = a.modifiedAt
-        server = a.server
-        securityDomain = a.securityDomain
-        protocolCode = a.protocolCode
-        authenticationType = a.authenticationType
-        port = a.port
-        path = a.path
-        value = item.value
-    }
-
-    var item: KeychainItem? {
-        guard let itemClass = ItemClass(rawValue: itemClass), let domain = ProtectionDomain(rawValue: protectionDomain)
-        else { return nil }
-        return KeychainItem(
-            attributes: ItemAttributes(
-                itemClass: itemClass, service: service, account: account, accessGroup: accessGroup, creator: creator,
-                label: label, generic: generic, protectionDomain: domain,
-                accessControl: AccessControlFlags(rawValue: accessControl), synchronizable: synchronizable,
-                createdAt: createdAt, modifiedAt: modifiedAt, server: server, securityDomain: securityDomain,
-                protocolCode: protocolCode, authenticationType: authenticationType, port: port, path: path),
-            value: value)
     }
 }

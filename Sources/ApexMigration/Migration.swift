@@ -189,36 +189,31 @@ public struct Migration: Sendable {
 
     // MARK: Recovery
 
-    /// Puts back source items that an interrupted run removed to make room for their target and never
-    /// verified; forgets the journal of those whose target was verified.
+    /// Mends what an interrupted run left parked: when the target was written and the ledger has it verified,
+    /// the parked source items are deleted; otherwise whatever the package wrote under the target key is removed
+    /// and the parked items are put back. Either way the journal is dropped.
     private func restoreInterruptedRemovals(_ ledger: Ledger) async throws(MigrationError) {
         guard case .database(let database, _) = source else { return }
-        let records: [(key: String, record: Ledger.JournalRecord)]
         do {
-            records = try await ledger.journalRecords()
-        } catch {
-            throw Self.targetError(error)
-        }
-        for (key, record) in records {
-            for item in record.items.compactMap(\.item) {
-                let query = ItemQuery(
-                    itemClass: .genericPassword, service: item.attributes.service, account: item.attributes.account,
-                    accessGroup: item.attributes.accessGroup, creator: apexCreator)
-                do {
-                    if try database.attributes(matching: query).isEmpty {
-                        do {
-                            try database.add(item)
-                        } catch where error.status == .duplicateItem {}
-                    }
-                } catch {
-                    throw .source("can't restore a source item removed by an interrupted run: \(error)")
-                }
-            }
-            do {
+            for (key, digest, record) in try await ledger.journalRecords() {
+                try await mend(record.parked, digest: digest, in: database, ledger: ledger)
                 try await ledger.removeJournal(key: key)
-            } catch {
-                throw Self.targetError(error)
             }
+        } catch {
+            throw .source("can't put back the source items an interrupted run moved aside: \(error)")
         }
+    }
+
+    private func mend(_ parked: [ParkedItem], digest: String, in database: any KeychainDatabase, ledger: Ledger)
+        async throws
+    {
+        guard let place = parked.first else { return }
+        let keychain = try target.keychain(service: place.service, accessGroup: place.accessGroup)
+        if try await keychain.hasItem(place.account), try await ledger.isVerified(digest: digest) {
+            for item in parked { try item.discard(in: database) }
+            return
+        }
+        try await keychain.removeItem(place.account)
+        for item in parked { try item.unpark(in: database) }
     }
 }

@@ -29,6 +29,9 @@ public struct PlannedAction: Sendable, Equatable {
     public var action: MigrationAction
     /// Why, for every action but a plain `create`: a `KeychainErrorCode` name and an explanation.
     public var reason: String?
+    /// For a `create` with `removeSource` on the device: the other library's items under the target key that the
+    /// write replaces (the item's own source, or stale copies of it), and nothing else.
+    var replaces: [ItemAttributes.PrimaryKey] = []
 
     /// Creates a planned action.
     public init(item: SourceItem, action: MigrationAction, reason: String? = nil) {

@@ -118,9 +118,11 @@ struct Planner {
                     return PlannedAction(
                         item: item, action: .conflict, reason: "the target key is held by another library's item")
                 }
-                // The holders will be removed: every other check a write makes still applies.
+                // The holders will be moved aside: every other check a write makes still applies.
                 try await keychain.checkWrite(target.key, target.options, states: KeyStates())
-                return PlannedAction(item: item, action: .create, reason: replaced)
+                var action = PlannedAction(item: item, action: .create, reason: replaced.reason)
+                action.replaces = replaced.keys
+                return action
             case .own(let info):
                 return await compare(item, target, info, keychain)
             case .absent:
@@ -135,10 +137,10 @@ struct Planner {
     /// With `removeSource`, whether every other library's item under the target key is one this migration may
     /// journal and remove to make room: the item's own source, or a stale copy of it that the importer marked
     /// shadowed (the source library never reads it) and that maps to the same target.
-    /// - Returns: nil when some holder is neither; else why the write replaces them (nil when the holder is the
-    ///   item's own source alone).
+    /// - Returns: nil when some holder is neither; else the holders, and why the write replaces them (nil when
+    ///   the holder is the item's own source alone).
     private func replaceableHolders(_ item: SourceItem, _ target: TargetItem, _ keychain: Keychain, _ context: Context)
-        throws(KeychainError) -> String??
+        throws(KeychainError) -> (keys: [ItemAttributes.PrimaryKey], reason: String?)?
     {
         let holders: [ItemAttributes]
         do {
@@ -158,8 +160,12 @@ struct Planner {
             guard context.staleCopies[location] == Self.place(target) else { return nil }
             stale.append(location)
         }
-        if stale.isEmpty { return .some(nil) }
-        return "the target key is held by the stale copy at \(stale.joined(separator: ", ")) (shadowed: the source library never reads it); with removeSource it is journalled and removed before the write"
+        let keys = holders.map(\.primaryKey)
+        if stale.isEmpty { return (keys, nil) }
+        return (
+            keys,
+            "the target key is held by the stale copy at \(stale.joined(separator: ", ")) (shadowed: the source library never reads it); with removeSource it is moved aside before the write and removed once the item is verified"
+        )
     }
 
     /// A package item already holds the key: `exists` when it holds the same value with the same protection,

@@ -115,29 +115,28 @@ struct OnDeviceMigrationTests {
         #expect(!ledgerKeys.contains { $0.hasPrefix("journal:") })
     }
 
-    @Test("a stale copy removed to make room is put back when the write fails, with the item's own source")
+    @Test("a stale copy moved aside to make room is put back in the same run when the write fails")
     func staleCopyRestored() async throws {
         let database = FaultyDatabase()
         let device = try Self.loadExpoSample(into: database)
-        let before = Set(try Self.foreign(database).map(\.primaryKey))
+        let before = Set(try Self.foreign(database).map { "\($0.service)/\($0.account)" })
         database.failPackageWrites(service: "app")
         let migration = Migration(
             importers: [ExpoSecureStoreImporter()], source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
         let failed = try await migration.run()
         #expect(failed.summary.failed >= 2, "authToken and deviceSecret go to service app")
-        #expect(!Set(try Self.foreign(database).map(\.primaryKey)).isSuperset(of: before), "the run removed items before the writes failed")
-
-        database.failPackageWrites(service: nil)
-        let next = try await Migration(
-            importers: [ExpoSecureStoreImporter()], source: .database(database, device: device),
-            target: MigrationTarget(database: database, device: device)
-        ).run()
         let kept = Set(try Self.foreign(database).map { "\($0.service)/\($0.account)" })
         let migrated = Set(failed.items.filter { $0.result == "verified" }.map { "\($0.source.service ?? "")/\($0.source.account ?? "")" })
         #expect(migrated == ["secrets:no-auth/api-key"], "only the item outside the failing service was migrated, and its source removed")
-        #expect(kept == Set(before.map { "\($0.service)/\($0.account)" }).subtracting(migrated), "every other removed item is back")
-        #expect(next.summary.conflict > 0, "without removeSource the restored items hold their keys")
+        #expect(kept == before.subtracting(migrated), "every item moved aside for a failed write is back where it was")
+        #expect(try await Self.journalKeys(database, device).isEmpty)
+    }
+
+    /// The keys of the migration ledger's journal records.
+    static func journalKeys(_ database: any KeychainDatabase, _ device: SimulatedDevice) async throws -> [String] {
+        try await Keychain(KeychainOptions(service: "apex-keychain.migration"), database: database, device: device)
+            .getAllKeys().filter { $0.hasPrefix("journal:") }
     }
 
     @Test("removeSource never touches another library's item it did not migrate")
@@ -150,12 +149,12 @@ struct OnDeviceMigrationTests {
         #expect(try Self.foreign(database).map(\.account) == ["skip-this"])
     }
 
-    @Test("a source item removed by a run that failed before writing its target is put back by the next run")
-    func interruptedRemovalIsRestored() async throws {
+    @Test("a source item moved aside keeps its value and protection untouched, and a failed write puts it back at once")
+    func failedWritePutsBack() async throws {
         let device = SimulatedDevice()
         let database = FaultyDatabase()
         let source = KeychainItem(
-            attributes: ItemAttributes(service: "app", account: "token", accessGroup: device.defaultAccessGroup, protectionDomain: .ck),
+            attributes: ItemAttributes(service: "app", account: "token", accessGroup: device.defaultAccessGroup, protectionDomain: .aku),
             value: Data("sample-token-0001".utf8))
         try database.add(source)
         database.failPackageWrites(service: "app")
@@ -164,17 +163,83 @@ struct OnDeviceMigrationTests {
             target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
         let failed = try await removing.run()
         #expect(failed.summary.failed == 1)
-        #expect(try Self.foreign(database).isEmpty, "the run removed the source item before its write failed")
+        #expect(failed.items.first?.resultReason?.contains("injected fault") == true)
+        #expect(try Self.foreign(database) == [source.attributes], "back under its own key, attributes unchanged")
+        #expect(try database.value(for: source.attributes.primaryKey) == Data("sample-token-0001".utf8))
+        #expect(try await Self.journalKeys(database, device).isEmpty)
         #expect(try await removing.isComplete() == false)
+    }
+
+    @Test("a run stopped between moving a source aside and verifying its target is mended by the next run")
+    func interruptedParkingIsMended() async throws {
+        let device = SimulatedDevice()
+        let database = FaultyDatabase()
+        let source = KeychainItem(
+            attributes: ItemAttributes(service: "app", account: "token", accessGroup: device.defaultAccessGroup, protectionDomain: .ck),
+            value: Data("sample-token-0001".utf8))
+        try database.add(source)
+        // The write fails and so does renaming the source back: as if the process had died in between.
+        database.failPackageWrites(service: "app")
+        database.failRenames(true)
+        let removing = Migration(
+            importers: [PlainImporter()], source: .database(database, device: device),
+            target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
+        _ = try await removing.run()
+        #expect(try Self.foreign(database).map(\.account) == ["token\u{0}apex-parked"], "left aside, not deleted")
+        #expect(try await Self.journalKeys(database, device).count == 1)
 
         database.failPackageWrites(service: nil)
+        database.failRenames(false)
         let keeping = Migration(
             importers: [PlainImporter()], source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device))
         let next = try await keeping.run()
         #expect(next.items.map(\.action) == ["conflict"], "the source item is back, holding its key")
+        #expect(try Self.foreign(database) == [source.attributes])
         #expect(try database.value(for: source.attributes.primaryKey) == Data("sample-token-0001".utf8))
-        #expect(try Self.foreign(database).map(\.account) == ["token"])
+        #expect(try await Self.journalKeys(database, device).isEmpty)
+    }
+
+    @Test("a read-back that fails (the prompt is cancelled) removes what was written and puts the source back")
+    func cancelledVerifyPutsBack() async throws {
+        let (database, _) = try Self.store([])
+        let device = SimulatedDevice(defaultAnswer: .canceled)
+        let source = KeychainItem(
+            attributes: ItemAttributes(
+                service: "app", account: "token", accessGroup: device.defaultAccessGroup, protectionDomain: .aku,
+                accessControl: .biometryAny),
+            value: Data("sample-token-0001".utf8))
+        try database.add(source)
+        let migration = Migration(
+            importers: [PlainImporter()], source: .database(database, device: device),
+            target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
+        let report = try await migration.run()
+        #expect(report.items.first?.result == "failed")
+        #expect(report.items.first?.resultReason?.hasPrefix("USER_CANCELED") == true)
+        #expect(try Self.foreign(database) == [source.attributes])
+        #expect(try database.attributes(matching: ItemQuery()).filter(\.isApexItem).allSatisfy { $0.service == "apex-keychain.migration" })
+        #expect(try await Self.journalKeys(database, device).isEmpty)
+    }
+
+    @Test("with removeSource, items already migrated by an earlier run have their sources removed")
+    func existingItemsLoseTheirSources() async throws {
+        let (database, device) = try Self.store([("app", "token", "sample-token-0001"), ("app", "skip-this", "sample-keep")])
+        let options = ImportOptions(serviceMap: ["app": "moved"])
+        let first = try await Migration(
+            importers: [PlainImporter()], source: .database(database, device: device),
+            target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(importOptions: options)
+        ).run()
+        #expect(first.summary.verified == 1)
+        #expect(try Self.foreign(database).count == 2, "without removeSource the sources stay")
+        let second = try await Migration(
+            importers: [PlainImporter()], source: .database(database, device: device),
+            target: MigrationTarget(database: database, device: device),
+            policy: MigrationPolicy(removeSource: true, migrationID: "cleanup", importOptions: options)
+        ).run()
+        #expect(second.items.map(\.action) == ["exists", "skipped"])
+        #expect(try Self.foreign(database).map(\.account) == ["skip-this"])
+        let moved = try Keychain(KeychainOptions(service: "moved"), database: database, device: device)
+        #expect(try await moved.getItem("token") == "sample-token-0001")
     }
 }
 
@@ -186,6 +251,14 @@ final class FaultyDatabase: KeychainDatabase, @unchecked Sendable {
 
     func failPackageWrites(service: String?) {
         lock.withLock { failingService = service }
+    }
+
+    private var renamesFail = false
+
+    /// Makes every rename fail but the one that moves a source item aside: a source parked before a failed write
+    /// then stays parked, as a process that died in between would leave it.
+    func failRenames(_ fail: Bool) {
+        lock.withLock { renamesFail = fail }
     }
 
     private func check(_ item: KeychainItem) throws(DatabaseError) {
@@ -206,6 +279,9 @@ final class FaultyDatabase: KeychainDatabase, @unchecked Sendable {
     }
 
     func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(DatabaseError) {
+        if lock.withLock({ renamesFail }), !account.hasSuffix("\u{0}apex-parked") {
+            throw DatabaseError(.io, "injected fault")
+        }
         try base.rename(key, toAccount: account)
     }
 
