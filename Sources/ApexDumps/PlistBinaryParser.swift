@@ -22,6 +22,9 @@ struct PlistBinaryParser {
     private var decoded: [PlistNode?]
     /// Containers being decoded: referring to one of them again is a cycle.
     private var open: [Bool]
+    /// How many containers deep each decoded object reaches (0 for a scalar): a shared object reused deeper down
+    /// must still fit under ``PlistNode/maxNesting``.
+    private var heights: [Int]
 
     /// Parses a whole file that starts with `bplist00`.
     static func parse(_ bytes: UnsafeRawBufferPointer) throws(PlistParseError) -> PlistNode {
@@ -37,6 +40,7 @@ struct PlistBinaryParser {
         self.layout = layout
         decoded = Array(repeating: nil, count: layout.offsets.count)
         open = Array(repeating: false, count: layout.offsets.count)
+        heights = Array(repeating: 0, count: layout.offsets.count)
     }
 
     private func failure(_ detail: String) -> PlistParseError {
@@ -47,7 +51,12 @@ struct PlistBinaryParser {
 
     /// Object number `number`, decoded or taken from ``decoded``; `depth` is the number of containers around it.
     private mutating func object(_ number: Int, depth: Int) throws(PlistParseError) -> PlistNode {
-        if let node = decoded[number] { return node }
+        if let node = decoded[number] {
+            guard depth + heights[number] <= PlistNode.maxNesting else {
+                throw failure("containers nested deeper than \(PlistNode.maxNesting) levels")
+            }
+            return node
+        }
         guard !open[number] else { throw failure("object \(number) contains itself") }
         let offset = layout.offsets[number]
         let marker = bytes[offset]
@@ -74,7 +83,10 @@ struct PlistBinaryParser {
                 throw failure("containers nested deeper than \(PlistNode.maxNesting) levels")
             }
             open[number] = true
-            node = marker >> 4 == 0xA ? try array(at: offset, depth: depth + 1) : try dictionary(at: offset, depth: depth + 1)
+            let (container, height) =
+                marker >> 4 == 0xA ? try array(at: offset, depth: depth + 1) : try dictionary(at: offset, depth: depth + 1)
+            node = container
+            heights[number] = height
             open[number] = false
         case 0xC: throw PlistParseError("a binary property list holding a set, which no keychain dump has")
         default: throw failure("an object of unknown type 0x\(String(marker >> 4, radix: 16, uppercase: true))")
@@ -152,30 +164,39 @@ struct PlistBinaryParser {
         return String(decoding: units, as: UTF16.self)
     }
 
-    /// The elements of the array at `offset`; `depth` is the array's own depth.
-    private mutating func array(at offset: Int, depth: Int) throws(PlistParseError) -> PlistNode {
+    /// The elements of the array at `offset`, and how many containers deep it reaches; `depth` is the array's own
+    /// depth.
+    private mutating func array(at offset: Int, depth: Int) throws(PlistParseError) -> (PlistNode, height: Int) {
         let range = try payload(at: offset, unitSize: layout.referenceSize)
         var elements: [PlistNode] = []
         elements.reserveCapacity(range.count / layout.referenceSize)
+        var height = 1
         for position in stride(from: range.lowerBound, to: range.upperBound, by: layout.referenceSize) {
-            elements.append(try object(try reference(at: position), depth: depth))
+            let number = try reference(at: position)
+            elements.append(try object(number, depth: depth))
+            height = max(height, heights[number] + 1)
         }
-        return .array(elements)
+        return (.array(elements), height)
     }
 
-    /// The entries of the dictionary at `offset`: all key references, then all value references.
-    private mutating func dictionary(at offset: Int, depth: Int) throws(PlistParseError) -> PlistNode {
+    /// The entries of the dictionary at `offset` (all key references, then all value references), and how many
+    /// containers deep it reaches.
+    private mutating func dictionary(at offset: Int, depth: Int) throws(PlistParseError) -> (PlistNode, height: Int) {
         let range = try payload(at: offset, unitSize: 2 * layout.referenceSize)
         let count = range.count / (2 * layout.referenceSize)
         let valuesStart = range.lowerBound + count * layout.referenceSize
         var entries: [(key: PlistNode, value: PlistNode)] = []
         entries.reserveCapacity(count)
+        var height = 1
         for index in 0..<count {
-            let key = try object(try reference(at: range.lowerBound + index * layout.referenceSize), depth: depth)
-            let value = try object(try reference(at: valuesStart + index * layout.referenceSize), depth: depth)
+            let keyNumber = try reference(at: range.lowerBound + index * layout.referenceSize)
+            let key = try object(keyNumber, depth: depth)
+            let valueNumber = try reference(at: valuesStart + index * layout.referenceSize)
+            let value = try object(valueNumber, depth: depth)
             entries.append((key, value))
+            height = max(height, heights[keyNumber] + 1, heights[valueNumber] + 1)
         }
-        return .dictionary(PlistDictionary(entries))
+        return (.dictionary(PlistDictionary(entries)), height)
     }
 
     // MARK: Bytes

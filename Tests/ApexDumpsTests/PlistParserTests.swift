@@ -252,6 +252,22 @@ struct PlistParserTests {
         return copy
     }
 
+    /// A top-level array of two chains of `length` one-element arrays: the first ends in a string, the second in
+    /// the first chain, which the parser has already decoded (at a shallow depth) when the second reaches it.
+    static func sharedChains(_ length: Int) -> Data {
+        var objects: [[UInt8]] = [[0xA2] + TinyBinaryPlist.bigEndian(1, 2) + TinyBinaryPlist.bigEndian(length + 1, 2)]
+        for index in 0..<length {  // objects 1...length: the first chain
+            let next = index == length - 1 ? 2 * length + 1 : index + 2
+            objects.append([0xA1] + TinyBinaryPlist.bigEndian(next, 2))
+        }
+        for index in 0..<length {  // objects length+1...2*length: the second chain, ending in the first
+            let next = index == length - 1 ? 1 : length + index + 2
+            objects.append([0xA1] + TinyBinaryPlist.bigEndian(next, 2))
+        }
+        objects.append([0x51, 0x61])  // "a"
+        return TinyBinaryPlist.build(objects, refSize: 2)
+    }
+
     static let malformed: [(name: String, data: Data, message: String)] = {
         let valid = validBinary
         let trailer = valid.count - 32
@@ -270,6 +286,7 @@ struct PlistParserTests {
             ("array containing itself", TinyBinaryPlist.build([[0xA1, 0]]), "contains itself"),
             ("cycle through a dictionary", TinyBinaryPlist.build([[0xA1, 1], [0xD1, 2, 0], [0x51, 0x6B]]), "contains itself"),
             ("nested \(PlistNode.maxNesting + 1) deep", deepBinary, "nested deeper than \(PlistNode.maxNesting) levels"),
+            ("a shared chain reused below another chain", sharedChains(200), "nested deeper than \(PlistNode.maxNesting) levels"),
             ("array count 2^62", TinyBinaryPlist.build([[0xAF, 0x13, 0x40, 0, 0, 0, 0, 0, 0, 0, 1]]), "runs past the end"),
             ("dictionary count 2^62 (overflows the byte count)", TinyBinaryPlist.build([[0xDF, 0x13, 0x40, 0, 0, 0, 0, 0, 0, 0]]), "runs past the end"),
             ("negative length", TinyBinaryPlist.build([[0x4F, 0x13, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]]), "length is not a valid integer"),
