@@ -41,6 +41,11 @@ enum BinaryPlistCheck {
             let table = bigEndianInt(bytes, at: trailer + 24, width: 8),
             table >= 8, table <= trailer, count >= 1, count <= (trailer - table) / offsetSize, top < count
         else { throw PlistParseError(malformed, detail: "its trailer does not fit the file") }
+        // Every object takes at least its marker byte: more objects than bytes means offsets that alias, which no
+        // writer makes and which would multiply the memory a small file takes.
+        guard count <= table - 8 else {
+            throw PlistParseError(malformed, detail: "it declares more objects than its objects take bytes")
+        }
         var offsets: [Int] = []
         offsets.reserveCapacity(count)
         var position = table

@@ -55,12 +55,13 @@ public enum IOSPlistReader {
     ///   documentation).
     public static func read(_ data: Data, path: String) throws(DumpError) -> [KeychainRecord] {
         let root = try parse(data, path: path)
-        let items = try items(in: root, path: path)
+        var budget = PlistNode.expansionBudget(byteCount: data.count)
+        let items = try items(in: root, path: path, budget: &budget)
         try refuseEncryptedBackup(items, root: root, path: path)
         var records: [KeychainRecord] = []
         records.reserveCapacity(items.count)
         for item in items {
-            records.append(try PlistItem(item, path: path).record())
+            records.append(try PlistItem(item, path: path).record(budget: &budget))
         }
         return records
     }
@@ -92,7 +93,9 @@ public enum IOSPlistReader {
         }
     }
 
-    private static func items(in root: PlistNode, path: String) throws(DumpError) -> [FoundItem] {
+    /// The items, each with its attributes; every attribute is taken from `budget`, which a file that refers to
+    /// one item over and over exhausts.
+    private static func items(in root: PlistNode, path: String, budget: inout Int) throws(DumpError) -> [FoundItem] {
         var found: [(location: String, classKey: String?, value: PlistNode, depth: Int)] = []
         switch root {
         case .array(let elements):
@@ -123,12 +126,21 @@ public enum IOSPlistReader {
             guard case .dictionary(let dictionary) = entry.value else {
                 throw DumpError(.malformed, path: path, "\(entry.location) is \(entry.value.kindName), expected a dictionary")
             }
+            budget -= 1 + dictionary.entries.count
+            guard budget >= 0 else { throw expands(path) }
             guard let attributes = dictionary.stringKeyed() else {
                 throw DumpError(.malformed, path: path, "\(entry.location) has a key that is not a string")
             }
             items.append(FoundItem(location: entry.location, classKey: entry.classKey, attributes: attributes, depth: entry.depth))
         }
         return items
+    }
+
+    /// The error for a file whose shared objects expand past the read's budget.
+    static func expands(_ path: String) -> DumpError {
+        DumpError(
+            .malformed, path: path,
+            "the file refers to the same objects over and over: read out, it would hold far more values than a keychain dump of its size, and it is refused")
     }
 
     /// The error for a top-level dictionary without class arrays.
@@ -197,7 +209,7 @@ private struct PlistItem {
 
     private static let internetKeys: Set<String> = ["srvr", "ptcl", "port", "path", "atyp", "sdmn"]
 
-    func record() throws(DumpError) -> KeychainRecord {
+    func record(budget: inout Int) throws(DumpError) -> KeychainRecord {
         var record = KeychainRecord(location: item.location, itemClass: "")
         var itemClass: String?
         for (key, value) in item.attributes {
@@ -222,10 +234,10 @@ private struct PlistItem {
             case "sdmn": record.securityDomain = try blobText(value, key, extra: &record.extra)
             case "accc": record.accessControl = try accessControl(value)
             default:
-                switch value.extraText(depth: item.depth) {
+                switch value.extraText(depth: item.depth, budget: &budget) {
                 case .text(let text): record.extra[key] = text
                 case .tooDeep: throw error("\(key) nests deeper than \(DumpLimits.maxDepth) levels")
-                case .tooLarge: throw error("\(key) holds more than \(PlistNode.extraTextBudget) values")
+                case .tooLarge: throw IOSPlistReader.expands(path)
                 }
             }
         }

@@ -137,10 +137,11 @@ private struct ObjectionItem {
         record.label = try nonEmpty("label")
         for (name, raw) in fields where !Self.mappedFields.contains(name) {
             if case .null = raw { continue }
-            switch raw.extraText(depth: 2) {
+            // JSON has no shared objects: a value is never larger than the file, so the budget is one entry's.
+            var budget = Int.max
+            switch raw.extraText(depth: 2, budget: &budget) {
             case .text(let text): if !text.isEmpty { record.extra[name] = text }
-            case .tooDeep: throw error("\(name) nests deeper than \(DumpLimits.maxDepth) levels")
-            case .tooLarge: throw error("\(name) holds more than \(PlistNode.extraTextBudget) values")
+            case .tooDeep, .tooLarge: throw error("\(name) nests deeper than \(DumpLimits.maxDepth) levels")
             }
         }
         return record

@@ -6,23 +6,27 @@ extension PlistNode {
         case text(String)
         /// The value nests deeper than ``DumpLimits/maxDepth``.
         case tooDeep
-        /// The value would take more than ``PlistNode/extraTextBudget`` values to write out (a binary plist's
-        /// shared objects can make a small file expand enormously).
+        /// Writing the value out would use up the read's budget of values (a binary plist's shared objects can
+        /// make a small file expand enormously).
         case tooLarge
     }
 
-    /// The most values one `extra` entry is written from.
-    static let extraTextBudget = 1 << 20
+    /// The budget of values one read may write out or convert, for a dump of `byteCount` bytes: far more than a
+    /// real dump holds (every value takes at least a byte, bar Apple's sharing of equal ones), far less than
+    /// what a file of objects referring to shared objects over and over would expand to.
+    static func expansionBudget(byteCount: Int) -> Int { max(1 << 21, 8 * byteCount) }
 
     /// The text an `extra` entry keeps (both iOS readers write it so): strings as found, data as `hex:…`, numbers in decimal, booleans as `true`/`false`, dates in ISO
     /// 8601, null as `null`, containers as JSON-like text with sorted keys, and `?` for a UID.
     ///
-    /// - Parameter depth: the nesting depth of the container that holds the value.
-    func extraText(depth: Int) -> ExtraText {
+    /// - Parameters:
+    ///   - depth: the nesting depth of the container that holds the value.
+    ///   - budget: the values the read may still write out (see ``expansionBudget(byteCount:)``); shared by
+    ///     every entry of every item of one read.
+    func extraText(depth: Int, budget: inout Int) -> ExtraText {
         switch self {
         case .string(let text): return .text(text)
         case .array, .dictionary:
-            var budget = Self.extraTextBudget
             var result: ExtraText = .tooDeep
             if let text = nestedText(depth: depth + 1, budget: &budget) { result = .text(text) }
             return budget < 0 ? .tooLarge : result
