@@ -91,9 +91,10 @@ struct ExpoAndroidImport {
             }
         }
         // 1. One file holding a name twice: Android loads the file into a map, so the last entry wins.
-        var lastOfName: [String: Int] = [:]
+        // Names, keys and groups compare byte for byte, as Java's strings do.
+        var lastOfName: [ExactName: Int] = [:]
         for (index, candidate) in candidates.enumerated() {
-            let name = "\(candidate.found.dumpIndex)\u{0}\(candidate.name)"
+            let name = ExactName(String(candidate.found.dumpIndex), candidate.name)
             if let earlier = lastOfName[name] {
                 shadow(earlier, "the file holds this name again in \(candidate.place), which Android keeps when it loads the file")
             }
@@ -101,24 +102,24 @@ struct ExpoAndroidImport {
         }
         // 2. A legacy entry whose key also has a 12.5.0+ entry in the same file: expo reads `<service>-<key>` first
         //    and removes the bare key when it writes the key again.
-        var newEntries: [String: Int] = [:]
+        var newEntries: [ExactName: Int] = [:]
         for (index, candidate) in candidates.enumerated() where !candidate.legacy {
             guard let key = candidate.key else { continue }
-            let place = "\(candidate.found.dumpIndex)\u{0}\(key)"
+            let place = ExactName(String(candidate.found.dumpIndex), key)
             if newEntries[place] == nil { newEntries[place] = index }
         }
         for (index, candidate) in candidates.enumerated() where candidate.legacy {
-            if let key = candidate.key, let first = newEntries["\(candidate.found.dumpIndex)\u{0}\(key)"] {
+            if let key = candidate.key, let first = newEntries[ExactName(String(candidate.found.dumpIndex), key)] {
                 let winner = candidates[first]
                 shadow(index, "expo-secure-store 12.5.0+ reads the entry of service `\(winner.service)` (\(winner.place)) before the legacy bare key")
             }
         }
         // 3. The same service and key in several files: the one a standalone build reads wins, among the entries
         //    each file itself would let expo read.
-        var groups: [String: [Int]] = [:]
+        var groups: [ExactName: [Int]] = [:]
         for (index, candidate) in candidates.enumerated() {
             if case .shadowed = candidate.found.item.verdict { continue }
-            if let group = candidate.group { groups[group, default: []].append(index) }
+            if let group = candidate.group { groups[ExactName(group), default: []].append(index) }
         }
         for members in groups.values {
             let files = Set(members.map { candidates[$0].found.dumpIndex })

@@ -173,7 +173,7 @@ struct Planner {
     private func compare(_ item: SourceItem, _ target: TargetItem, _ info: ItemInfo, _ keychain: Keychain) async -> PlannedAction {
         let differs = PlannedAction(item: item, action: .conflict, reason: "the target key holds a different item of the package")
         guard Self.sameProtection(info, target) else { return differs }
-        if case .credentials(let username, _) = item.value, info.label != username { return differs }
+        if case .credentials(let username, _) = item.value, !Self.same(info.label, username) { return differs }
         do throws(KeychainError) {
             if info.accessControl == .none {
                 return try await Self.holdsValue(keychain, target, item.value) ? PlannedAction(item: item, action: .exists) : differs
@@ -192,6 +192,11 @@ struct Planner {
         }
     }
 
+    /// Whether a label is `username`, byte for byte.
+    static func same(_ label: String?, _ username: String) -> Bool {
+        label.map { $0.utf8.elementsEqual(username.utf8) } ?? false
+    }
+
     /// Whether the item described by `info` has the protection the target asks for (unset options resolved to
     /// the keychain's defaults).
     static func sameProtection(_ info: ItemInfo, _ target: TargetItem) -> Bool {
@@ -208,7 +213,7 @@ struct Planner {
         case .credentials(let username, let password):
             guard let bytes = try await keychain.getBytes(target.key) else { return false }
             guard bytes == Data(password.utf8) else { return false }
-            return try await keychain.getItemInfo(target.key)?.label == username
+            return Self.same(try await keychain.getItemInfo(target.key)?.label, username)
         case .sealed:
             return false
         }

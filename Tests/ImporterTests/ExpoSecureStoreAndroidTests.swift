@@ -150,6 +150,15 @@ struct ExpoSecureStoreAndroidTests {
         #expect(try Expo.run([store]).isEmpty)
     }
 
+    @Test("names that differ only in Unicode normalisation are two entries, as Java compares them")
+    func namesCompareByteForByte() throws {
+        let items = try Expo.run([Expo.prefs([("key_v1-caf\u{E9}", Expo.newEntry()), ("key_v1-cafe\u{301}", Expo.newEntry())])])
+        #expect(items.count == 2)
+        for item in items {
+            if case .shadowed = item.verdict { Issue.record("\(item.origin.location) was taken for a copy of the other") }
+        }
+    }
+
     @Test("a name the file holds twice: the last entry is the one Android keeps")
     func duplicateNames() throws {
         let items = try Expo.run([Expo.prefs([("key_v1-a", Expo.newEntry()), ("key_v1-a", Expo.newEntry(auth: "true"))])])
