@@ -10,34 +10,39 @@ enum ReaderBench {
         let folder = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("apex-reader-bench-\(getpid())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        print("reader           items     reader ms   floor ms   ratio   items/s (reader)")
+        print("reader           items     reader ms   floor ms   ratio   items/s (reader)   Foundation ms")
         for size in sizes {
             let plist = try makePlist(size)
             let reader = try time { _ = try IOSPlistReader.read(plist, path: "bench.plist").count }
-            let floor = try time { _ = try PropertyListSerialization.propertyList(from: plist, format: nil) }
-            line("ios-plist (xml)", size, reader, floor)
+            let floor = try time { try ReadFloors.walkXML(plist, recursive: true) }
+            let foundation = try time { _ = try PropertyListSerialization.propertyList(from: plist, format: nil) }
+            line("ios-plist (xml)", size, reader, floor, foundation)
             let binary = try PropertyListSerialization.data(
                 fromPropertyList: try PropertyListSerialization.propertyList(from: plist, format: nil), format: .binary,
                 options: 0)
             let binaryReader = try time { _ = try IOSPlistReader.read(binary, path: "bench.plist").count }
-            let binaryFloor = try time { _ = try PropertyListSerialization.propertyList(from: binary, format: nil) }
-            line("ios-plist (bin)", size, binaryReader, binaryFloor)
+            let binaryFloor = try time { try ReadFloors.walkBinaryPlist(binary) }
+            let binaryFoundation = try time { _ = try PropertyListSerialization.propertyList(from: binary, format: nil) }
+            line("ios-plist (bin)", size, binaryReader, binaryFloor, binaryFoundation)
             let database = folder.appendingPathComponent("export-\(size).sqlite").path
             try makeSQLite(database, size)
             let sqliteReader = try time { _ = try KeychainSQLiteReader.read(path: database).count }
-            let sqliteFloor = try time { try bareSelect(database, table: "genp") }
-            line("keychain-sqlite", size, sqliteReader, sqliteFloor)
+            let sqliteFloor = try time { try ReadFloors.bareSelect(database, table: "genp") }
+            line("keychain-sqlite", size, sqliteReader, sqliteFloor, nil)
         }
-        print("floors: PropertyListSerialization of the same bytes; a bare SELECT of every column of genp (no copy).")
+        print("floors: libxml2's parse with every element's text read in place (XML); a walk of the offset table")
+        print("touching every object's bytes once (binary); a bare SELECT of every column of genp (no copy).")
+        print("Foundation: PropertyListSerialization's decode of the same bytes, for comparison.")
         print("peak RSS (VmHWM): \(peakRSS())")
     }
 
-    private static func line(_ name: String, _ size: Int, _ reader: Double, _ floor: Double) {
+    private static func line(_ name: String, _ size: Int, _ reader: Double, _ floor: Double, _ foundation: Double?) {
         print(
             pad(name, 16) + " " + pad(String(size), 7, right: false) + "  " + pad(format(reader * 1000, decimals: 1), 10, right: false)
                 + " " + pad(format(floor * 1000, decimals: 1), 10, right: false) + "  "
                 + pad(format(reader / floor, decimals: 2), 6, right: false) + "   "
-                + format(Double(size) / reader, decimals: 0))
+                + pad(format(Double(size) / reader, decimals: 0), 18) + "   "
+                + (foundation.map { format($0 * 1000, decimals: 1) } ?? "-"))
     }
 
     /// The median of three runs, in seconds.
@@ -86,22 +91,5 @@ enum ReaderBench {
             guard sqlite3_step(statement) == SQLITE_DONE else { throw BenchError("insert") }
         }
         sqlite3_exec(db, "COMMIT", nil, nil, nil)
-    }
-
-    /// A bare `SELECT *` of `table`, every column's bytes touched.
-    static func bareSelect(_ path: String, table: String) throws {
-        var db: OpaquePointer?
-        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { throw BenchError("open") }
-        defer { sqlite3_close(db) }
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(db, "SELECT * FROM \(table)", -1, &statement, nil) == SQLITE_OK else {
-            throw BenchError("\(path): no table \(table)")
-        }
-        defer { sqlite3_finalize(statement) }
-        var bytes = 0
-        while sqlite3_step(statement) == SQLITE_ROW {
-            for column in 0..<sqlite3_column_count(statement) { bytes += Int(sqlite3_column_bytes(statement, column)) }
-        }
-        if bytes == -1 { print("") }
     }
 }
