@@ -41,7 +41,7 @@ struct ExpoIOSImport {
         var found: ExpoFound
         /// The base service, access group and key, byte for byte (as the keychain compares them): the copies of
         /// one key share it.
-        var group: Data
+        var group: ExactName
         var rank: (sync: Int, variant: Int)
         var service: String
         /// Where the copy is, for the reasons: the dump and the record.
@@ -67,7 +67,7 @@ struct ExpoIOSImport {
         let defaultGroup = resolveDefaultGroup()
         var candidates = claimed.map { candidate(for: $0, defaultGroup: defaultGroup) }
         // Copies of one key, by the first copy's index; a key found once (the usual case) makes no array.
-        var first: [Data: Int] = [:]
+        var first: [ExactName: Int] = [:]
         first.reserveCapacity(candidates.count)
         var groups: [Int: [Int]] = [:]
         for (index, candidate) in candidates.enumerated() {
@@ -227,11 +227,7 @@ struct ExpoIOSImport {
                 itemClass: record.itemClass, service: claim.service, account: claim.key,
                 accessGroup: record.accessGroup, protection: protection),
             value: value, target: target, verdict: verdict, notes: notes)
-        var group = Data(base.utf8)
-        group.append(0)
-        group.append(contentsOf: (record.accessGroup ?? "").utf8)
-        group.append(0)
-        group.append(contentsOf: claim.key.utf8)
+        let group = ExactName(base, record.accessGroup ?? "", claim.key)
         return Candidate(
             found: ExpoFound(dumpIndex: claim.dumpIndex, recordIndex: claim.recordIndex, item: item), group: group,
             rank: (record.synchronizable ? 1 : 0, variant.rawValue), service: claim.service)

@@ -1,5 +1,5 @@
 import ApexDumps
-import ApexMigration
+import ApexKeychain
 
 /// One service of an `RN_KEYCHAIN` file: its `:u`, `:p` and `:c` entries, after androidx's merge of the
 /// SharedPreferences file into the DataStore.

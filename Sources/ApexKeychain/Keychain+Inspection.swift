@@ -1,5 +1,3 @@
-import Foundation
-
 /// Questions a migration asks before it writes: who holds a key, and would a write succeed. Neither reads a
 /// value nor prompts.
 extension Keychain {
@@ -88,15 +86,15 @@ extension Keychain {
 /// Who holds each key of one service, as ``Keychain/keyStates()`` found it. Keys compare byte for byte, as the
 /// keychain compares them (not by Unicode canonical equivalence).
 public struct KeyStates: Sendable {
-    private var states: [Data: Keychain.KeyState] = [:]
+    private var states: [ExactName: Keychain.KeyState] = [:]
 
     /// No key held: what ``Keychain/keyStates()`` returns for a service that holds no item at all.
     public init() {}
 
-    mutating func set(_ state: Keychain.KeyState, for key: String) { states[Data(key.utf8)] = state }
+    mutating func set(_ state: Keychain.KeyState, for key: String) { states[ExactName(key)] = state }
 
     /// What holds `key`: `.absent` for a key no item uses.
-    public func state(of key: String) -> Keychain.KeyState { states[Data(key.utf8)] ?? .absent }
+    public func state(of key: String) -> Keychain.KeyState { states[ExactName(key)] ?? .absent }
 
     /// How many keys are held.
     public var count: Int { states.count }
