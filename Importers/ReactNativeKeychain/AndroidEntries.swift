@@ -33,11 +33,13 @@ enum AndroidEntries {
     private struct File {
         var dump: Dump
         var isDataStore: Bool
-        var texts: [ExactName: Texts] = [:]
-        var services: [String] = []
+        /// The services in the order they first occur, each with its texts.
+        var services: [(name: String, texts: Texts)] = []
+        /// Where each service is in ``services``.
+        var index: [ExactName: Int] = [:]
 
-        /// The text of the entry `service` + `suffixes[index]`.
-        func text(_ service: ExactName, _ index: Int) -> String? { texts[service]?[index] }
+        /// The text of the entry `service` + `suffixes[suffix]`.
+        func text(_ service: ExactName, _ suffix: Int) -> String? { index[service].flatMap { services[$0].texts[suffix] } }
     }
 
     /// A service's `:u`, `:p` and `:c` texts, by the index of the suffix in ``suffixes``.
@@ -70,18 +72,19 @@ enum AndroidEntries {
         var result: [AndroidService] = []
         for file in files {
             result.reserveCapacity(result.count + file.services.count)
-            for service in file.services {
-                let key = ExactName(service)
+            for (service, found) in file.services {
                 var entry = AndroidService(service: service, dump: file.dump)
-                var texts = file.texts[key] ?? Texts()
-                if file.isDataStore {
+                var texts = found
+                if file.isDataStore, !xmls.isEmpty {
+                    let key = ExactName(service)
                     for index in suffixes.indices where texts[index] == nil {
                         if let xml = xmls.first(where: { $0.text(key, index) != nil }) {
                             texts[index] = xml.text(key, index)
                             entry.borrowed.append((service + suffixes[index], xml.dump.path))
                         }
                     }
-                } else if !dataStores.isEmpty {
+                } else if !file.isDataStore, !dataStores.isEmpty {
+                    let key = ExactName(service)
                     entry.shadowedBy = dataStores.first { store in suffixes.indices.contains { store.text(key, $0) != nil } }?
                         .dump.path
                 }
@@ -102,15 +105,19 @@ enum AndroidEntries {
         default: return nil
         }
         var file = File(dump: dump, isDataStore: isDataStore)
-        file.texts.reserveCapacity(entries.count / 3 + 1)
+        file.index.reserveCapacity(entries.count / 3 + 1)
         for entry in entries {
-            guard case .string(let text) = entry.value, let (service, index) = split(entry.name) else { continue }
+            guard case .string(let text) = entry.value, let (service, suffix) = split(entry.name) else { continue }
             let key = ExactName(service)
-            if file.texts[key] == nil {
-                file.texts[key] = Texts()
-                file.services.append(service)
+            let position: Int
+            if let found = file.index[key] {
+                position = found
+            } else {
+                position = file.services.count
+                file.index[key] = position
+                file.services.append((service, Texts()))
             }
-            file.texts[key]?[index] = text
+            file.services[position].texts[suffix] = text
         }
         return file
     }

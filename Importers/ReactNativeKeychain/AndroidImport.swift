@@ -76,6 +76,16 @@ struct AndroidImport {
         return item
     }
 
+    /// Whether `service` holds `://` (a server URL), byte for byte.
+    static func containsScheme(_ service: String) -> Bool {
+        var previous: (UInt8, UInt8) = (0, 0)
+        for byte in service.utf8 {
+            if previous == (UInt8(ascii: ":"), UInt8(ascii: "/")), byte == UInt8(ascii: "/") { return true }
+            previous = (previous.1, byte)
+        }
+        return false
+    }
+
     /// The target service: the user's mapping, else the service itself; the default `""` goes to the bundle id.
     private func targetService(_ service: String, notes: inout [String]) throws(Blocked) -> String {
         if let mapped = options.serviceMap[service] {
@@ -85,7 +95,7 @@ struct AndroidImport {
         }
         guard service.isEmpty else {
             try ServiceRules.checkName(service, "service")
-            if service.utf8.firstRange(of: "://".utf8) != nil {
+            if Self.containsScheme(service) {
                 notes.append("on Android, internet credentials are stored like generic ones under the server's name; if the app saved this with setInternetCredentials, its iOS counterpart is 'credentials:<server>' in the app's default service")
             }
             return service
