@@ -24,29 +24,58 @@ enum SafeXML {
         case bareOnly
     }
 
-    /// Reads `data`. The caller frees the document.
+    /// Reads `data` into a document. The caller frees the document.
     /// - Returns: the document, or nil when it is not well-formed or was refused; and what the callbacks saw.
     static func read(_ data: Data, documentTypes: DocumentTypes) -> (document: xmlDocPtr?, state: State) {
+        let parsed = parse(data, documentTypes: documentTypes, user: nil, content: nil)
+        if parsed.state.refusedLine != nil || !parsed.wellFormed {
+            if let document = parsed.document { xmlFreeDoc(document) }
+            return (nil, parsed.state)
+        }
+        return (parsed.document, parsed.state)
+    }
+
+    /// What the callbacks reach through the parser context's `_private` pointer: this type's state and the
+    /// caller's own.
+    private struct Shared {
+        var state = State()
+        var user: UnsafeMutableRawPointer?
+    }
+
+    /// Runs libxml2 over `data` the safe way, with the caller's content callbacks when it streams.
+    /// - Parameters:
+    ///   - user: the caller's state, which its callbacks find with ``user(_:)``.
+    ///   - content: sets the caller's element, text and other content callbacks on the handler (the error and
+    ///     DOCTYPE callbacks are this type's); nil keeps libxml2's tree builder.
+    /// - Returns: the document (the caller frees it; an empty shell when `content` streams), what the callbacks
+    ///   saw, and whether libxml2 found the document well-formed.
+    static func parse(
+        _ data: Data, documentTypes: DocumentTypes, user: UnsafeMutableRawPointer?,
+        content: ((UnsafeMutablePointer<xmlSAXHandler>) -> Void)?
+    ) -> (document: xmlDocPtr?, state: State, wellFormed: Bool) {
         xmlInitParser()
         guard let context = xmlNewParserCtxt() else {
-            return (nil, State(firstErrorCode: Int32(XML_ERR_NO_MEMORY.rawValue)))
+            return (nil, State(firstErrorCode: Int32(XML_ERR_NO_MEMORY.rawValue)), false)
         }
         defer { xmlFreeParserCtxt(context) }
 
-        let state = UnsafeMutablePointer<State>.allocate(capacity: 1)
-        state.initialize(to: State())
+        let shared = UnsafeMutablePointer<Shared>.allocate(capacity: 1)
+        shared.initialize(to: Shared(user: user))
         defer {
-            state.deinitialize(count: 1)
-            state.deallocate()
+            shared.deinitialize(count: 1)
+            shared.deallocate()
         }
-        context.pointee._private = UnsafeMutableRawPointer(state)
+        context.pointee._private = UnsafeMutableRawPointer(shared)
 
         if let sax = context.pointee.sax {
+            content?(sax)
             // Errors go to this context's handler, which keeps the first code and line and prints nothing.
             sax.pointee.serror = { userData, error in
-                guard let error, let state = SafeXML.state(userData), state.pointee.firstErrorCode == 0 else { return }
-                state.pointee.firstErrorCode = error.pointee.code
-                state.pointee.firstErrorLine = error.pointee.line
+                guard let error, let shared = SafeXML.shared(userData), shared.pointee.state.firstErrorCode == 0 else {
+                    return
+                }
+                shared.pointee.state.firstErrorCode = error.pointee.code
+                shared.pointee.state.firstErrorLine = error.pointee.line
             }
             switch documentTypes {
             case .refused:
@@ -79,13 +108,11 @@ enum SafeXML {
             guard let base = buffer.baseAddress, let length = Int32(exactly: buffer.count) else { return nil }
             return xmlCtxtReadMemory(context, base.assumingMemoryBound(to: CChar.self), length, nil, nil, options)
         }
-        let seen = state.pointee
-        if seen.refusedLine != nil || context.pointee.wellFormed == 0 {
-            if let document { xmlFreeDoc(document) }
-            return (nil, seen)
-        }
-        return (document, seen)
+        return (document, shared.pointee.state, document != nil && context.pointee.wellFormed != 0)
     }
+
+    /// The caller's state behind a callback's user data (the parser context), as given to ``parse``.
+    static func user(_ userData: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer? { shared(userData)?.pointee.user }
 
     /// The text and CDATA children of `node` joined, as libxml2 unescaped them; comments and processing
     /// instructions are skipped. The usual single text child is read without copying its bytes twice.
@@ -124,16 +151,18 @@ enum SafeXML {
         return String(decoding: UnsafeBufferPointer(start: content, count: strlen(content)), as: UTF8.self)
     }
 
-    /// The state behind a SAX callback's user data (the parser context).
-    private static func state(_ userData: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<State>? {
+    /// What is shared behind a SAX callback's user data (the parser context).
+    private static func shared(_ userData: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<Shared>? {
         guard let userData else { return nil }
-        return userData.assumingMemoryBound(to: xmlParserCtxt.self).pointee._private?.assumingMemoryBound(to: State.self)
+        return userData.assumingMemoryBound(to: xmlParserCtxt.self).pointee._private?.assumingMemoryBound(to: Shared.self)
     }
 
     /// Records the first refused DOCTYPE or declaration and stops the parser.
     private static func refuse(_ userData: UnsafeMutableRawPointer?) {
-        guard let userData, let state = state(userData) else { return }
-        if state.pointee.refusedLine == nil { state.pointee.refusedLine = Int(xmlSAX2GetLineNumber(userData)) }
+        guard let userData, let shared = shared(userData) else { return }
+        if shared.pointee.state.refusedLine == nil {
+            shared.pointee.state.refusedLine = Int(xmlSAX2GetLineNumber(userData))
+        }
         xmlStopParser(userData.assumingMemoryBound(to: xmlParserCtxt.self))
     }
 }

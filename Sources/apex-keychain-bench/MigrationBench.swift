@@ -15,7 +15,7 @@ import SampleDumps
 /// items per second and peak memory; then the dry run and the "already migrated" start-up check.
 ///
 /// The floors are the stages' essential work done the most direct way:
-/// - read: libxml2's parse of an XML file with every element's text read in place (plist, prefs), a walk of a
+/// - read: libxml2's SAX parse of an XML file counting every name, attribute and text byte (plist, prefs), a walk of a
 ///   binary plist's offset table touching every object's bytes once, or a bare `SELECT *` of an export's `genp`
 ///   table;
 /// - plan: one `SELECT` of the target table's keys and a hash look-up of every target key;
@@ -217,14 +217,14 @@ enum MigrationBench {
             if data.starts(with: Array("bplist00".utf8)) {
                 try ReadFloors.walkBinaryPlist(data)
             } else {
-                try ReadFloors.walkXML(data, recursive: true)
+                try ReadFloors.scanXML(data)
             }
         case .sqlite:
             try ReadFloors.bareSelect(path, table: "genp")
         case .sharedPreferences:
             let prefs = URL(fileURLWithPath: path).appendingPathComponent("shared_prefs")
             for file in ["RN_KEYCHAIN.xml", "crypto.KEY_256.xml"] {
-                try ReadFloors.walkXML(try Data(contentsOf: prefs.appendingPathComponent(file)), recursive: false)
+                try ReadFloors.scanXML(try Data(contentsOf: prefs.appendingPathComponent(file)))
             }
         }
     }

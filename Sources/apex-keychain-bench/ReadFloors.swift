@@ -4,44 +4,36 @@ import Foundation
 
 /// The readers' floors: the least work that reads every byte of a dump once, done the most direct way.
 enum ReadFloors {
-    /// libxml2's parse of the file, each element's attributes and text read once, in place: the root's children
-    /// (a prefs file), or every element at any depth (a plist).
-    static func walkXML(_ data: Data, recursive: Bool) throws {
-        let document = data.withUnsafeBytes { bytes in
-            xmlReadMemory(
-                bytes.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(bytes.count), nil, nil,
-                Int32(XML_PARSE_NONET.rawValue | XML_PARSE_COMPACT.rawValue))
-        }
-        guard let document else { throw BenchError("libxml2 could not parse an XML file") }
-        defer { xmlFreeDoc(document) }
-        var bytes = 0
-        var pending: [xmlNodePtr] = []
-        if let first = xmlDocGetRootElement(document)?.pointee.children { pending.append(first) }
-        while let start = pending.popLast() {
-            var node: xmlNodePtr? = start
-            while let current = node {
-                if current.pointee.type == XML_ELEMENT_NODE {
-                    var attribute = current.pointee.properties
-                    while let property = attribute {
-                        if let value = property.pointee.children?.pointee.content {
-                            bytes += strlen(UnsafeRawPointer(value).assumingMemoryBound(to: CChar.self))
-                        }
-                        attribute = property.pointee.next
-                    }
-                    if let child = current.pointee.children {
-                        if child.pointee.type == XML_TEXT_NODE, child.pointee.next == nil {
-                            if let text = child.pointee.content {
-                                bytes += strlen(UnsafeRawPointer(text).assumingMemoryBound(to: CChar.self))
-                            }
-                        } else if recursive {
-                            pending.append(child)
-                        }
-                    }
+    /// libxml2's SAX parse of the file with callbacks that only count the bytes of every element name, attribute
+    /// and text: every byte tokenised once, nothing built (the readers build values from the same callbacks or
+    /// from a tree).
+    static func scanXML(_ data: Data) throws {
+        var handler = xmlSAXHandler()
+        handler.initialized = UInt32(XML_SAX2_MAGIC)
+        handler.startElementNs = { user, name, _, _, _, _, attributeCount, _, attributes in
+            guard let user, let name else { return }
+            var bytes = strlen(UnsafeRawPointer(name).assumingMemoryBound(to: CChar.self))
+            if let attributes {
+                // Five pointers per attribute: name, prefix, URI, value start, value end.
+                for index in 0..<Int(attributeCount) {
+                    if let start = attributes[5 * index + 3], let end = attributes[5 * index + 4] { bytes += end - start }
                 }
-                node = current.pointee.next
+            }
+            user.assumingMemoryBound(to: Int.self).pointee += bytes
+        }
+        handler.characters = { user, _, length in
+            user?.assumingMemoryBound(to: Int.self).pointee += Int(length)
+        }
+        handler.serror = { _, _ in }
+        var count = 0
+        let status = data.withUnsafeBytes { bytes -> Int32 in
+            guard let base = bytes.baseAddress else { return -1 }
+            return withUnsafeMutablePointer(to: &count) { counter in
+                xmlSAXUserParseMemory(&handler, counter, base.assumingMemoryBound(to: CChar.self), Int32(bytes.count))
             }
         }
-        if bytes == -1 { print("") }
+        guard status == 0 else { throw BenchError("libxml2 could not parse an XML file") }
+        if count == -1 { print("") }
     }
 
     /// A binary plist's trailer and offset table read, and every object's marker, length and bytes touched once
