@@ -143,11 +143,7 @@ struct Applier {
             try await write(item.value, target, keychain)
             verifyStarted = clock.now
             if try await verify(item.value, target, keychain) {
-                if policy.removeSource {
-                    if let own = source?.keys[item.origin.location], !replacing.contains(own) { try removeSource(own) }
-                    if !parked.isEmpty { try await discard(parked, for: target) }
-                }
-                return ItemOutcome(.verified)
+                return await removeSources(of: item, parked: parked, replacing: replacing, for: target)
             }
             outcome = ItemOutcome(.unverified, reason: "the item read back differs from what was written")
         } catch let error as KeychainError {
@@ -164,6 +160,23 @@ struct Applier {
             }
         }
         return outcome
+    }
+
+    /// For a verified item, with `removeSource`: removes its own source and the parked holders. A failure here
+    /// keeps the item verified (it is in place) and leaves the rest to the next run, which removes the sources
+    /// of items that exist and mends what the journal names.
+    private func removeSources(
+        of item: SourceItem, parked: [ParkedItem], replacing: [ItemAttributes.PrimaryKey], for target: TargetItem
+    ) async -> ItemOutcome {
+        guard policy.removeSource else { return ItemOutcome(.verified) }
+        do {
+            if let own = source?.keys[item.origin.location], !replacing.contains(own) { try removeSource(own) }
+            if !parked.isEmpty { try await discard(parked, for: target) }
+            return ItemOutcome(.verified)
+        } catch {
+            return ItemOutcome(
+                .verified, reason: "written and read back, but its source items could not be removed now (\(error)): the next run removes them")
+        }
     }
 
     /// For an item that was not verified: removes what was written under the target key (the package's item

@@ -96,7 +96,9 @@ public struct Migration: Sendable {
         let applier = Applier(target: target, ledger: ledger, policy: policy, source: databaseSource)
         let outcomes = try await apply(applier, plan, progress: progress, timings: &timings)
         let report = MigrationReport(plan: plan, results: outcomes, device: Self.describe(target.device), includeLabels: false)
-        if report.summary.failed == 0 {
+        // A verified item whose sources could not be removed yet leaves work for the next run: not complete.
+        let cleanupPending = outcomes.values.contains { $0.result == .verified && $0.reason != nil }
+        if report.summary.failed == 0, !cleanupPending {
             started = clock.now
             try await markDone(ledger)
             timings.ledger += clock.now - started

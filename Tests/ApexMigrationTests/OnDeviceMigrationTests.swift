@@ -170,6 +170,39 @@ struct OnDeviceMigrationTests {
         #expect(try await removing.isComplete() == false)
     }
 
+    @Test("a verified item stays when its parked source can't be deleted; the next run deletes it")
+    func failedCleanupKeepsTheTarget() async throws {
+        let device = SimulatedDevice()
+        let database = FaultyDatabase()
+        let source = KeychainItem(
+            attributes: ItemAttributes(service: "app", account: "token", accessGroup: device.defaultAccessGroup, protectionDomain: .ck),
+            value: Data("sample-token-0001".utf8))
+        try database.add(source)
+        database.failForeignDeletes(true)
+        let migration = Migration(
+            importers: [PlainImporter()], source: .database(database, device: device),
+            target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
+        let first = try await migration.run()
+        #expect(first.items.first?.result == "verified")
+        #expect(first.items.first?.resultReason?.contains("could not be removed now") == true)
+        let app = try Keychain(KeychainOptions(service: "app"), database: database, device: device)
+        #expect(try await app.getItem("token") == "sample-token-0001", "the verified item is not taken back")
+        #expect(try Self.foreign(database).map(\.account) == ["token\u{0}apex-parked"])
+
+        #expect(try await migration.isComplete() == false, "a source left to remove is work for the next launch")
+
+        database.failForeignDeletes(false)
+        guard case .ran(let second) = try await migration.runIfNeeded() else {
+            Issue.record("the next launch must run")
+            return
+        }
+        #expect(second.items.isEmpty, "the parked source is deleted before planning: nothing is left to migrate")
+        #expect(try await migration.isComplete())
+        #expect(try Self.foreign(database).isEmpty)
+        #expect(try await app.getItem("token") == "sample-token-0001")
+        #expect(try await Self.journalKeys(database, device).isEmpty)
+    }
+
     @Test("a run stopped between moving a source aside and verifying its target is mended by the next run")
     func interruptedParkingIsMended() async throws {
         let device = SimulatedDevice()
@@ -254,6 +287,12 @@ final class FaultyDatabase: KeychainDatabase, @unchecked Sendable {
     }
 
     private var renamesFail = false
+    private var deletesFail = false
+
+    /// Makes every delete of another library's item fail.
+    func failForeignDeletes(_ fail: Bool) {
+        lock.withLock { deletesFail = fail }
+    }
 
     /// Makes every rename fail but the one that moves a source item aside: a source parked before a failed write
     /// then stays parked, as a process that died in between would leave it.
@@ -293,7 +332,14 @@ final class FaultyDatabase: KeychainDatabase, @unchecked Sendable {
 
     func delete(matching query: ItemQuery) throws(DatabaseError) -> Int { try base.delete(matching: query) }
 
-    func delete(_ key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Bool { try base.delete(key) }
+    func delete(_ key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Bool {
+        if lock.withLock({ deletesFail }),
+            try base.attributes(matching: ItemQuery(service: key.service, account: key.account)).contains(where: { !$0.isApexItem })
+        {
+            throw DatabaseError(.io, "injected fault")
+        }
+        return try base.delete(key)
+    }
 
     func exclusively<T>(_ body: () throws -> T) throws -> T { try base.exclusively(body) }
 }
