@@ -133,6 +133,20 @@ struct OnDeviceMigrationTests {
         #expect(try await Self.journalKeys(database, device).isEmpty)
     }
 
+    /// Another library's item `app`/`token` holding "sample-token-0001", added to `database`.
+    static func addToken(
+        to database: any KeychainDatabase, _ device: SimulatedDevice, protection: ProtectionDomain,
+        accessControl: AccessControlFlags = []
+    ) throws -> KeychainItem {
+        let item = KeychainItem(
+            attributes: ItemAttributes(
+                service: "app", account: "token", accessGroup: device.defaultAccessGroup, protectionDomain: protection,
+                accessControl: accessControl),
+            value: Data("sample-token-0001".utf8))
+        try database.add(item)
+        return item
+    }
+
     /// The keys of the migration ledger's journal records.
     static func journalKeys(_ database: any KeychainDatabase, _ device: SimulatedDevice) async throws -> [String] {
         try await Keychain(KeychainOptions(service: "apex-keychain.migration"), database: database, device: device)
@@ -153,10 +167,7 @@ struct OnDeviceMigrationTests {
     func failedWritePutsBack() async throws {
         let device = SimulatedDevice()
         let database = FaultyDatabase()
-        let source = KeychainItem(
-            attributes: ItemAttributes(service: "app", account: "token", accessGroup: device.defaultAccessGroup, protectionDomain: .aku),
-            value: Data("sample-token-0001".utf8))
-        try database.add(source)
+        let source = try Self.addToken(to: database, device, protection: .aku)
         database.failPackageWrites(service: "app")
         let removing = Migration(
             importers: [PlainImporter()], source: .database(database, device: device),
@@ -174,10 +185,7 @@ struct OnDeviceMigrationTests {
     func failedCleanupKeepsTheTarget() async throws {
         let device = SimulatedDevice()
         let database = FaultyDatabase()
-        let source = KeychainItem(
-            attributes: ItemAttributes(service: "app", account: "token", accessGroup: device.defaultAccessGroup, protectionDomain: .ck),
-            value: Data("sample-token-0001".utf8))
-        try database.add(source)
+        _ = try Self.addToken(to: database, device, protection: .ck)
         database.failForeignDeletes(true)
         let migration = Migration(
             importers: [PlainImporter()], source: .database(database, device: device),
@@ -207,10 +215,7 @@ struct OnDeviceMigrationTests {
     func interruptedParkingIsMended() async throws {
         let device = SimulatedDevice()
         let database = FaultyDatabase()
-        let source = KeychainItem(
-            attributes: ItemAttributes(service: "app", account: "token", accessGroup: device.defaultAccessGroup, protectionDomain: .ck),
-            value: Data("sample-token-0001".utf8))
-        try database.add(source)
+        let source = try Self.addToken(to: database, device, protection: .ck)
         // The write fails and so does renaming the source back: as if the process had died in between.
         database.failPackageWrites(service: "app")
         database.failRenames(true)
@@ -237,12 +242,7 @@ struct OnDeviceMigrationTests {
     func cancelledVerifyPutsBack() async throws {
         let (database, _) = try Self.store([])
         let device = SimulatedDevice(defaultAnswer: .canceled)
-        let source = KeychainItem(
-            attributes: ItemAttributes(
-                service: "app", account: "token", accessGroup: device.defaultAccessGroup, protectionDomain: .aku,
-                accessControl: .biometryAny),
-            value: Data("sample-token-0001".utf8))
-        try database.add(source)
+        let source = try Self.addToken(to: database, device, protection: .aku, accessControl: .biometryAny)
         let migration = Migration(
             importers: [PlainImporter()], source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
