@@ -57,14 +57,7 @@ final class FloorSide {
 
     init(directory: URL, valueSize: Int) throws {
         path = directory.appendingPathComponent("floor.sqlite").path
-        var handle: OpaquePointer?
-        let rc = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
-        guard rc == SQLITE_OK, let handle else { throw BenchError("can't open the floor store \(path): code \(rc)") }
-        db = handle
-        sqlite3_extended_result_codes(db, 1)
-        sqlite3_busy_timeout(db, 10_000)
-        try Self.exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
-        try Self.exec(db, "BEGIN IMMEDIATE; \(Self.schema) PRAGMA user_version = 1; COMMIT;")
+        db = try Self.createStore(path)
 
         begin = try Self.prepare(db, "BEGIN IMMEDIATE")
         commit = try Self.prepare(db, "COMMIT")
@@ -350,6 +343,18 @@ final class FloorSide {
     private func run(_ statement: OpaquePointer) throws {
         while try step(statement) {}
         sqlite3_reset(statement)
+    }
+
+    /// A new SQLite file at `path` with the store's schema and PRAGMAs (WAL, synchronous=FULL).
+    static func createStore(_ path: String) throws -> OpaquePointer {
+        var handle: OpaquePointer?
+        let rc = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
+        guard rc == SQLITE_OK, let handle else { throw BenchError("can't open the floor store \(path): code \(rc)") }
+        sqlite3_extended_result_codes(handle, 1)
+        sqlite3_busy_timeout(handle, 10_000)
+        try exec(handle, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
+        try exec(handle, "BEGIN IMMEDIATE; \(schema) PRAGMA user_version = 1; COMMIT;")
+        return handle
     }
 
     static func prepare(_ db: OpaquePointer, _ sql: String) throws -> OpaquePointer {

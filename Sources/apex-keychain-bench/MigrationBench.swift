@@ -271,24 +271,17 @@ final class WriteFloor {
     private let keys: OpaquePointer, read: OpaquePointer
     private var key = [UInt8](repeating: 0, count: Int(crypto_aead_xchacha20poly1305_ietf_KEYBYTES))
     private static let group = Array("ABCDE12345.com.example.app".utf8)
-    private static let metadata = Array("apx=1;enc=s;ac=none;av=0;lbl=0;os=0".utf8)
 
     init(path: String) throws {
         self.path = path
-        var handle: OpaquePointer?
-        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK,
-            let handle
-        else { throw BenchError("can't create the floor store \(path)") }
-        db = handle
-        try FloorSide.exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
-        try FloorSide.exec(db, "BEGIN IMMEDIATE; \(FloorSide.schema) PRAGMA user_version = 1; COMMIT;")
+        db = try FloorSide.createStore(path)
         begin = try FloorSide.prepare(db, "BEGIN IMMEDIATE")
         commit = try FloorSide.prepare(db, "COMMIT")
         find = try FloorSide.prepare(db, "SELECT id FROM items WHERE class = 'genp' AND svce = ? AND acct = ? AND agrp = ?")
         insert = try FloorSide.prepare(
             db,
             "INSERT INTO items(class, svce, acct, agrp, sync, crtr, gena, pdmn, accc, cdat, mdat, data) "
-                + "VALUES ('genp', ?, ?, ?, 0, 1097889867, ?, 'ak', 0, 0, 0, ?)")
+                + "VALUES ('genp', ?, ?, ?, 0, \(FloorSide.creator), ?, 'ak', 0, 0, 0, ?)")
         keys = try FloorSide.prepare(db, "SELECT svce, acct FROM items WHERE class = 'genp' AND agrp = ?")
         read = try FloorSide.prepare(
             db, "SELECT gena, pdmn, accc, data FROM items WHERE class = 'genp' AND svce = ? AND acct = ? AND agrp = ?")
@@ -330,7 +323,7 @@ final class WriteFloor {
             bind(insert, 1, write.service)
             bind(insert, 2, write.account)
             bind(insert, 3, Self.group)
-            bindBlob(insert, 4, Self.metadata)
+            bindBlob(insert, 4, FloorSide.metadata)
             bindBlob(insert, 5, sealed)
             try run(insert)
             try run(commit)

@@ -58,22 +58,37 @@ enum PlistCanonical {
         }
     }
 
-    static func text(_ any: Any) -> String {
+    /// Foundation's value as the project's tree, so that both are written by ``text(_:)-(PlistNode)``; nil for a
+    /// kind no plist holds.
+    static func node(_ any: Any) -> PlistNode? {
         switch FoundationValue(any) {
-        case .string(let text): "s(\(text.debugDescription))"
-        case .data(let data): "d(\(Hex.lowercase(data)))"
-        case .date(let date): "t(\(date.timeIntervalSinceReferenceDate))"
-        case .integer(let number): "i(\(number))"
-        case .unsignedInteger(let number): "i(\(number))"
-        case .real(let number): "r(\(number))"
-        case .boolean(let flag): "b(\(flag))"
-        case .null: "null"
-        case .other: "other"
-        case .array(let elements): "[" + elements.map(text).joined(separator: ",") + "]"
+        case .string(let text): return .string(text)
+        case .data(let data): return .data(data)
+        case .date(let date): return .date(date)
+        case .integer(let number): return .integer(number)
+        case .unsignedInteger(let number): return .unsignedInteger(number)
+        case .real(let number): return .real(number)
+        case .boolean(let flag): return .boolean(flag)
+        case .null: return .null
+        case .other: return nil
+        case .array(let elements):
+            var nodes: [PlistNode] = []
+            for element in elements {
+                guard let node = node(element) else { return nil }
+                nodes.append(node)
+            }
+            return .array(nodes)
         case .dictionary(let entries):
-            "{" + entries.map { text($0.key.base) + ":" + text($0.value) }.sorted().joined(separator: ",") + "}"
+            var pairs: [(key: PlistNode, value: PlistNode)] = []
+            for (key, value) in entries {
+                guard let key = node(key.base), let value = node(value) else { return nil }
+                pairs.append((key, value))
+            }
+            return .dictionary(PlistDictionary(pairs))
         }
     }
+
+    static func text(_ any: Any) -> String { node(any).map(text) ?? "other" }
 }
 
 @Suite("PlistParser")
