@@ -62,7 +62,7 @@ enum MigrationBench {
         var peakMiB: Double
     }
 
-    static func run(sizes: [Int], only: String? = nil) async throws {
+    static func run(sizes: [Int], only: String? = nil, dryRunOnly: Bool = false) async throws {
         let folder = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("apex-migration-bench-\(getpid())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -83,7 +83,7 @@ enum MigrationBench {
                     continue
                 }
                 progress("\(scenario.name) \(size)")
-                verdicts += try await measure(scenario, size: size, path: path, folder: folder)
+                verdicts += try await measure(scenario, size: size, path: path, folder: folder, dryRunOnly: dryRunOnly)
             }
             try? FileManager.default.removeItem(at: dumpFolder)
         }
@@ -97,7 +97,9 @@ enum MigrationBench {
         print("peak MiB: the process's VmHWM during the stage (reset before it through /proc/self/clear_refs).")
     }
 
-    private static func measure(_ scenario: Scenario, size: Int, path: String, folder: URL) async throws -> [String] {
+    private static func measure(
+        _ scenario: Scenario, size: Int, path: String, folder: URL, dryRunOnly: Bool
+    ) async throws -> [String] {
         let name = "\(scenario.name)-\(size)"
         // Read.
         resetPeak()
@@ -143,6 +145,41 @@ enum MigrationBench {
         }
         let floor = try WriteFloor(path: folder.appendingPathComponent("\(name).floor.sqlite").path)
         let planFloor = try floor.plan(writes)
+        if dryRunOnly {
+            // The report of the plan, in each format the CLI prints; then the CLI binary itself, end to end.
+            var reportStages: [(String, Stage)] = []
+            let report = MigrationReport(plan: plan, device: scenario.profile.rawValue, includeLabels: false)
+            for (style, render) in [
+                ("text", { Data(report.text().utf8) }), ("json", { report.json() }),
+                ("md", { Data(report.markdown().utf8) }),
+            ] as [(String, () -> Data)] {
+                resetPeak()
+                started = Clock.nanoseconds()
+                let bytes = render().count
+                let seconds = Clock.seconds(since: started)
+                guard bytes > size else { throw BenchError("\(name): the \(style) report is \(bytes) bytes") }
+                reportStages.append((" " + style, Stage(seconds: seconds, floorSeconds: 0, peakMiB: peakMiB())))
+            }
+            var cli: [String] = []
+            for style in ["text", "json"] {
+                if let seconds = try cliDryRun(path: path, format: style, profile: scenario.profile) {
+                    cli.append("CLI --format \(style) \(format(seconds * 1000, decimals: 0)) ms")
+                }
+            }
+            for suffix in ["", "-wal", "-shm"] {
+                try? FileManager.default.removeItem(atPath: storeURL.path + suffix)
+                try? FileManager.default.removeItem(atPath: floor.path + suffix)
+            }
+            try? FileManager.default.removeItem(at: keyFile)
+            printStages(
+                scenario, size: size,
+                [
+                    ("read", read),
+                    ("plan", Stage(seconds: planSeconds, floorSeconds: planFloor, peakMiB: planPeak)),
+                    (" import", Stage(seconds: importSeconds, floorSeconds: 0, peakMiB: planPeak)),
+                ] + reportStages)
+            return [dryRunVerdict(name, read: read.seconds, plan: planSeconds) + (cli.isEmpty ? "" : "; " + cli.joined(separator: ", "))]
+        }
 
         // Run: plan again, apply, verify.
         resetPeak()
@@ -187,14 +224,7 @@ enum MigrationBench {
             ("verify", Stage(seconds: timings.verify.seconds, floorSeconds: verifyFloor, peakMiB: runPeak)),
             ("ledger", Stage(seconds: timings.ledger.seconds, floorSeconds: 0, peakMiB: runPeak)),
         ]
-        for (stage, m) in stages {
-            print(
-                pad(scenario.name, 16, right: false) + pad(String(size), 8) + "  " + pad(stage, 7, right: false)
-                    + pad(format(m.seconds * 1000, decimals: 1), 10)
-                    + pad(m.floorSeconds > 0 ? format(m.floorSeconds * 1000, decimals: 1) : "-", 10)
-                    + pad(m.floorSeconds > 0 ? format(m.seconds / m.floorSeconds, decimals: 2) : "-", 7)
-                    + pad(format(Double(size) / m.seconds, decimals: 0), 10) + pad(format(m.peakMiB, decimals: 1), 10))
-        }
+        printStages(scenario, size: size, stages)
         let whole = read.seconds + runSeconds
         let bound = read.floorSeconds + writeFloor
         let dryRun = read.seconds + planSeconds
@@ -206,6 +236,43 @@ enum MigrationBench {
                 + "\(format(median(warm) * 1e6, decimals: 1)) µs warm, \(format(median(cold) * 1e6, decimals: 0)) µs "
                 + "opening the store \(median(cold) < 0.001 ? "ok" : "SLOW")"
         ]
+    }
+
+    private static func printStages(_ scenario: Scenario, size: Int, _ stages: [(String, Stage)]) {
+        for (stage, m) in stages {
+            print(
+                pad(scenario.name, 16, right: false) + pad(String(size), 8) + "  " + pad(stage, 7, right: false)
+                    + pad(format(m.seconds * 1000, decimals: 1), 10)
+                    + pad(m.floorSeconds > 0 ? format(m.floorSeconds * 1000, decimals: 1) : "-", 10)
+                    + pad(m.floorSeconds > 0 ? format(m.seconds / m.floorSeconds, decimals: 2) : "-", 7)
+                    + pad(format(Double(size) / m.seconds, decimals: 0), 10) + pad(format(m.peakMiB, decimals: 1), 10))
+        }
+    }
+
+    private static func dryRunVerdict(_ name: String, read: Double, plan: Double) -> String {
+        "\(pad(name, 22, right: false)) dry run \(format((read + plan) * 1000, decimals: 1)) ms "
+            + "(read \(format(read * 1000, decimals: 1)) ms, plan \(format(plan * 1000, decimals: 1)) ms)"
+    }
+
+    /// The built `apex-keychain` beside this executable, run as `migrate PATH --dry-run --format FORMAT` with its
+    /// report sent to /dev/null: seconds from launch to exit, or nil when the binary is not there.
+    private static func cliDryRun(path: String, format: String, profile: DeviceProfile) throws -> Double? {
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+            .deletingLastPathComponent().appendingPathComponent("apex-keychain")
+        guard FileManager.default.isExecutableFile(atPath: binary.path) else { return nil }
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["migrate", path, "--dry-run", "--format", format, "--device", profile.rawValue, "--quiet"]
+        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        let started = Clock.nanoseconds()
+        try process.run()
+        process.waitUntilExit()
+        let seconds = Clock.seconds(since: started)
+        guard process.terminationStatus == 0 else {
+            throw BenchError("apex-keychain migrate \(path) --dry-run exited with \(process.terminationStatus)")
+        }
+        return seconds
     }
 
     // MARK: Read floors

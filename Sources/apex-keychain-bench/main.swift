@@ -69,12 +69,15 @@ if CommandLine.arguments.dropFirst().first == "migration" {
     var arguments = Array(CommandLine.arguments.dropFirst(2))
     var sizes = [1000, 10000, 100_000]
     var only: String?
-    let usage = "usage: apex-keychain-bench migration [--quick | --sizes N,N,...] [--only SOURCE]\n"
+    var dryRunOnly = false
+    let usage = "usage: apex-keychain-bench migration [--quick | --sizes N,N,...] [--only SOURCE] [--dry-run]\n"
     while let argument = arguments.first {
         arguments.removeFirst()
         switch argument {
         case "--quick":
             sizes = [1000, 10000]
+        case "--dry-run":
+            dryRunOnly = true
         case "--sizes":
             let parsed = (arguments.first ?? "").split(separator: ",").compactMap { Int($0) }.filter { $0 > 0 }
             guard !parsed.isEmpty else {
@@ -97,7 +100,7 @@ if CommandLine.arguments.dropFirst().first == "migration" {
         }
     }
     do {
-        try await MigrationBench.run(sizes: sizes, only: only)
+        try await MigrationBench.run(sizes: sizes, only: only, dryRunOnly: dryRunOnly)
     } catch {
         FileHandle.standardError.write(Data("apex-keychain-bench: \(error)\n".utf8))
         exit(1)
