@@ -95,7 +95,7 @@ let package = Package(
             ],
             path: "Tests/ApexMigrationTests"),
         .testTarget(
-            name: "CLITests", dependencies: ["apex-keychain"],
+            name: "CLITests", dependencies: ["apex-keychain", "ApexMigration"],
             path: "Tests/CLITests", exclude: ["Golden"]),
         .testTarget(
             name: "SystemLibraryTests", dependencies: ["CSQLite", "CSodium", "CLibXML2"],

@@ -28,44 +28,128 @@ extension MigrationReport {
 
     /// A readable table and summary. Notes follow their item, indented.
     public func text() -> String {
-        var out = dryRun ? "Dry run for device \(device): nothing was written.\n" : "Migration on device \(device).\n"
+        var out = RenderedText(capacity: 256 + items.count * 200)
+        out.append(dryRun ? "Dry run for device \(device): nothing was written.\n" : "Migration on device \(device).\n")
         for source in sources {
-            out += "source: \(source.path) (\(source.format), \(source.library ?? "no library recognised"), \(source.platform))\n"
+            out.append("source: \(source.path) (\(source.format), \(source.library ?? "no library recognised"), \(source.platform))\n")
         }
-        let header = ["ITEM", "TARGET", "ACTION", "REASON"]
-        let table = [header] + rows
-        let widths = (0..<3).map { column in min(60, table.map { $0[column].count }.max() ?? 0) }
-        out += "\n"
-        for (index, row) in table.enumerated() {
-            var line = ""
+        let table = [["ITEM", "TARGET", "ACTION", "REASON"]] + rows
+        // Column widths in characters (as a terminal shows them), at most 60.
+        var widths = [0, 0, 0]
+        var counts: [Int] = []
+        counts.reserveCapacity(table.count * 3)
+        for row in table {
             for column in 0..<3 {
-                let cell = row[column]
-                line += cell + String(repeating: " ", count: max(0, widths[column] - cell.count)) + "  "
-            }
-            line += row[3]
-            out += line.trimmingCharacters(in: .whitespaces) + "\n"
-            if index > 0 {
-                for note in items[index - 1].notes { out += "    note: \(note)\n" }
+                let count = RenderedText.characterCount(row[column])
+                counts.append(count)
+                widths[column] = max(widths[column], min(60, count))
             }
         }
-        out += "\nsummary: \(summaryLine)\n"
-        return out
+        out.append("\n")
+        for (index, row) in table.enumerated() {
+            let start = out.bytes.count
+            for column in 0..<3 {
+                out.append(row[column])
+                out.spaces(max(0, widths[column] - counts[index * 3 + column]) + 2)
+            }
+            out.append(row[3])
+            out.trimWhitespace(from: start)
+            out.append("\n")
+            if index > 0 {
+                for note in items[index - 1].notes {
+                    out.append("    note: ")
+                    out.append(note)
+                    out.append("\n")
+                }
+            }
+        }
+        out.append("\nsummary: \(summaryLine)\n")
+        return out.string
     }
 
-    /// A Markdown table and summary.
+    /// A Markdown table and summary. A cell's `|` is escaped and its line breaks (CR, LF, CR LF) become spaces,
+    /// so each item stays one table row.
     public func markdown() -> String {
-        func cell(_ text: String) -> String {
-            text.replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "\n", with: " ")
-        }
-        var out = "## Keychain migration\(dryRun ? " (dry run)" : "")\n\nDevice: `\(device)`\n\n"
+        var out = RenderedText(capacity: 256 + items.count * 240)
+        out.append("## Keychain migration\(dryRun ? " (dry run)" : "")\n\nDevice: `\(device)`\n\n")
         for source in sources {
-            out += "- `\(source.path)`: \(source.format), \(source.library ?? "no library recognised"), \(source.platform)\n"
+            out.append("- `\(source.path)`: \(source.format), \(source.library ?? "no library recognised"), \(source.platform)\n")
         }
-        out += "\n| Item | Target | Action | Reason | Notes |\n|---|---|---|---|---|\n"
+        out.append("\n| Item | Target | Action | Reason | Notes |\n|---|---|---|---|---|\n")
         for (row, item) in zip(rows, items) {
-            out += "| \(cell(row[0])) | \(cell(row[1])) | \(cell(row[2])) | \(cell(row[3])) | \(cell(item.notes.joined(separator: "; "))) |\n"
+            out.append("|")
+            for cell in row {
+                out.append(" ")
+                out.appendCell(cell)
+                out.append(" |")
+            }
+            out.append(" ")
+            for (index, note) in item.notes.enumerated() {
+                if index > 0 { out.append("; ") }
+                out.appendCell(note)
+            }
+            out.append(" |\n")
         }
-        out += "\n**Summary:** \(summaryLine)\n"
-        return out
+        out.append("\n**Summary:** \(summaryLine)\n")
+        return out.string
+    }
+}
+
+/// Text built as UTF-8 bytes: a 100k-item report is tens of MB, and growing a `String` piece by piece, counting
+/// characters and trimming through Foundation cost seconds.
+struct RenderedText {
+    private(set) var bytes: [UInt8] = []
+
+    init(capacity: Int) { bytes.reserveCapacity(capacity) }
+
+    var string: String { String(decoding: bytes, as: UTF8.self) }
+
+    mutating func append(_ text: String) { bytes.append(contentsOf: text.utf8) }
+
+    mutating func spaces(_ count: Int) {
+        bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: count))
+    }
+
+    /// A Markdown table cell: `|` escaped, CR LF, CR and LF each one space.
+    mutating func appendCell(_ text: String) {
+        var previous: UInt8 = 0
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "|"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "|")])
+            case 0x0D: bytes.append(UInt8(ascii: " "))
+            case 0x0A: if previous != 0x0D { bytes.append(UInt8(ascii: " ")) }
+            default: bytes.append(byte)
+            }
+            previous = byte
+        }
+    }
+
+    /// The number of characters (grapheme clusters) in `text`: its byte count when it is ASCII without CR (the
+    /// one ASCII byte that joins the next into one character, CR LF); else counted.
+    static func characterCount(_ text: String) -> Int {
+        func isSimple(_ byte: UInt8) -> Bool { byte < 0x80 && byte != 0x0D }
+        let simple = text.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(isSimple) } ?? text.utf8.allSatisfy(isSimple)
+        return simple ? text.utf8.count : text.count
+    }
+
+    /// Trims the whitespace `CharacterSet.whitespaces` names (space separators and tab) from both ends of the
+    /// text written since `start`.
+    mutating func trimWhitespace(from start: Int) {
+        func isSpaceOrTab(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
+        if let last = bytes.last, bytes.count > start, last < 0x80, !isSpaceOrTab(last),
+            bytes[start] < 0x80, !isSpaceOrTab(bytes[start])
+        {
+            return
+        }
+        let line = String(decoding: bytes[start...], as: UTF8.self)
+        let scalars = line.unicodeScalars
+        func isWhitespace(_ scalar: Unicode.Scalar) -> Bool {
+            scalar == "\t" || scalar.properties.generalCategory == .spaceSeparator
+        }
+        let head = scalars.firstIndex { !isWhitespace($0) } ?? scalars.endIndex
+        let tail = scalars.lastIndex { !isWhitespace($0) }.map { scalars.index(after: $0) } ?? head
+        let trimmed = head < tail ? String(scalars[head..<tail]) : ""
+        bytes.removeSubrange(start...)
+        bytes.append(contentsOf: trimmed.utf8)
     }
 }

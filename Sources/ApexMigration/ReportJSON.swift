@@ -1,0 +1,253 @@
+/// The JSON report written straight into bytes, in the exact form `JSONEncoder` gives with
+/// `[.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]` (two-space indent, `"key" : value`, keys in UTF-8
+/// byte order, empty containers as `[\n\n<indent>]`): `JSONEncoder` builds a tree of boxed values for the whole
+/// report first, which costs seconds and hundreds of MiB for 100k items. Tests compare the two byte for byte.
+struct ReportJSON {
+    private(set) var bytes: [UInt8] = []
+    private var indent = 0
+    /// Whether the open container has a member yet.
+    private var first = true
+
+    init(capacity: Int) { bytes.reserveCapacity(capacity) }
+
+    // MARK: Containers
+
+    /// An object whose members `body` writes, in the order given: callers give keys in UTF-8 byte order.
+    mutating func object(_ body: (inout ReportJSON) -> Void) {
+        container(open: UInt8(ascii: "{"), close: UInt8(ascii: "}"), body)
+    }
+
+    mutating func array(_ body: (inout ReportJSON) -> Void) {
+        container(open: UInt8(ascii: "["), close: UInt8(ascii: "]"), body)
+    }
+
+    private mutating func container(open: UInt8, close: UInt8, _ body: (inout ReportJSON) -> Void) {
+        bytes.append(open)
+        bytes.append(UInt8(ascii: "\n"))
+        indent += 2
+        let outer = first
+        first = true
+        body(&self)
+        first = outer
+        indent -= 2
+        // An empty container is `[`, two newlines, the indent and `]`, as JSONEncoder writes it.
+        bytes.append(UInt8(ascii: "\n"))
+        bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: indent))
+        bytes.append(close)
+    }
+
+    /// The separator before a member, then the indent.
+    private mutating func nextMember() {
+        if !first { bytes.append(contentsOf: [UInt8(ascii: ","), UInt8(ascii: "\n")]) }
+        first = false
+        bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: indent))
+    }
+
+    /// `"key" : ` at the start of an object member.
+    mutating func key(_ key: StaticString) {
+        nextMember()
+        bytes.append(UInt8(ascii: "\""))
+        key.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: " "), UInt8(ascii: ":"), UInt8(ascii: " ")])
+    }
+
+    /// `"key" : ` for a key that is data (escaped as any string).
+    mutating func key(dynamic key: String) {
+        nextMember()
+        string(key)
+        bytes.append(contentsOf: [UInt8(ascii: " "), UInt8(ascii: ":"), UInt8(ascii: " ")])
+    }
+
+    /// Starts an array element.
+    mutating func element() { nextMember() }
+
+    // MARK: Values
+
+    mutating func string(_ text: String) {
+        bytes.append(UInt8(ascii: "\""))
+        var text = text
+        text.withUTF8 { utf8 in
+            var start = 0
+            for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index]))
+                start = index + 1
+                switch byte {
+                case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+                case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+                case 0x08: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
+                case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+                case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+                case 0x0C: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
+                case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+                default:
+                    let hex = Array("0123456789abcdef".utf8)
+                    bytes.append(contentsOf: [
+                        UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)],
+                        hex[Int(byte & 0xF)],
+                    ])
+                }
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    mutating func optional(_ text: String?) {
+        if let text { string(text) } else { bytes.append(contentsOf: "null".utf8) }
+    }
+
+    mutating func bool(_ value: Bool) { bytes.append(contentsOf: (value ? "true" : "false").utf8) }
+
+    mutating func int(_ value: Int) { bytes.append(contentsOf: String(value).utf8) }
+
+    /// A string-to-string dictionary, its keys in UTF-8 byte order.
+    mutating func dictionary(_ dictionary: [String: String]) {
+        let sorted = dictionary.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+        object { json in
+            for (key, value) in sorted {
+                json.key(dynamic: key)
+                json.string(value)
+            }
+        }
+    }
+}
+
+extension MigrationReport {
+    /// The report as JSON bytes, as ``json()`` returns them.
+    func jsonBytes() -> [UInt8] {
+        var json = ReportJSON(capacity: 64 + items.count * 900)
+        json.object { json in
+            json.key("device")
+            json.string(device)
+            json.key("dryRun")
+            json.bool(dryRun)
+            json.key("formatVersion")
+            json.int(formatVersion)
+            json.key("items")
+            json.array { json in
+                for item in items {
+                    json.element()
+                    item.write(&json)
+                }
+            }
+            json.key("sources")
+            json.array { json in
+                for source in sources {
+                    json.element()
+                    json.object { json in
+                        json.key("format")
+                        json.string(source.format)
+                        json.key("library")
+                        json.optional(source.library)
+                        json.key("path")
+                        json.string(source.path)
+                        json.key("platform")
+                        json.string(source.platform)
+                    }
+                }
+            }
+            json.key("summary")
+            summary.write(&json)
+        }
+        return json.bytes
+    }
+}
+
+extension MigrationReport.Item {
+    /// As `encode(to:)`: `target`, `action` and `reason` only with an action, `result` and `resultReason` only
+    /// with a result.
+    fileprivate func write(_ json: inout ReportJSON) {
+        json.object { json in
+            if let action {
+                json.key("action")
+                json.string(action)
+            }
+            json.key("notes")
+            json.array { json in
+                for note in notes {
+                    json.element()
+                    json.string(note)
+                }
+            }
+            if action != nil {
+                json.key("reason")
+                json.optional(reason)
+                if let result {
+                    json.key("result")
+                    json.string(result)
+                    json.key("resultReason")
+                    json.optional(resultReason)
+                }
+            }
+            json.key("source")
+            source.write(&json)
+            if action != nil {
+                json.key("target")
+                if let target { target.write(&json) } else { json.optional(nil) }
+            }
+        }
+    }
+}
+
+extension MigrationReport.ItemSource {
+    fileprivate func write(_ json: inout ReportJSON) {
+        json.object { json in
+            json.key("accessGroup")
+            json.optional(accessGroup)
+            json.key("account")
+            json.optional(account)
+            json.key("class")
+            json.optional(`class`)
+            json.key("library")
+            json.string(library)
+            json.key("location")
+            json.string(location)
+            json.key("path")
+            json.string(path)
+            json.key("platform")
+            json.string(platform)
+            json.key("protection")
+            json.dictionary(protection)
+            json.key("server")
+            json.optional(server)
+            json.key("service")
+            json.optional(service)
+        }
+    }
+}
+
+extension MigrationReport.ItemTarget {
+    fileprivate func write(_ json: inout ReportJSON) {
+        json.object { json in
+            json.key("accessControl")
+            json.string(accessControl)
+            json.key("accessGroup")
+            json.optional(accessGroup)
+            json.key("accessible")
+            json.string(accessible)
+            json.key("key")
+            json.string(key)
+            json.key("kind")
+            json.string(kind)
+            json.key("service")
+            json.string(service)
+            json.key("synchronizable")
+            json.bool(synchronizable)
+        }
+    }
+}
+
+extension MigrationReport.Summary {
+    fileprivate func write(_ json: inout ReportJSON) {
+        json.object { json in
+            for (key, value) in [
+                ("blocked", blocked), ("conflict", conflict), ("create", create), ("exists", exists),
+                ("failed", failed), ("found", found), ("sealed", sealed), ("shadowed", shadowed),
+                ("skipped", skipped), ("verified", verified), ("written", written),
+            ] as [(StaticString, Int)] {
+                json.key(key)
+                json.int(value)
+            }
+        }
+    }
+}
