@@ -66,17 +66,25 @@ public enum IOSPlistReader {
         return records
     }
 
-    /// One item as found: where it is, the class of the array it sits in, its attributes (one per key) and its
-    /// depth.
+    /// One item as found: where it is, the class of the array it sits in, its attributes (one per key, every key
+    /// a string) and its depth.
     struct FoundItem {
         var location: String
         var classKey: String?
-        var attributes: [(key: String, value: PlistNode)]
+        var attributes: [(key: PlistNode, value: PlistNode)]
         var depth: Int
 
         /// The value of attribute `key`.
         subscript(key: String) -> PlistNode? {
-            attributes.first { $0.key == key }?.value
+            for attribute in attributes {
+                if case .string(let found) = attribute.key, found == key { return attribute.value }
+            }
+            return nil
+        }
+
+        /// The attributes' names.
+        var keys: some Sequence<String> {
+            attributes.lazy.map { if case .string(let key) = $0.key { key } else { "" } }
         }
     }
 
@@ -96,12 +104,23 @@ public enum IOSPlistReader {
     /// The items, each with its attributes; every attribute is taken from `budget`, which a file that refers to
     /// one item over and over exhausts.
     private static func items(in root: PlistNode, path: String, budget: inout Int) throws(DumpError) -> [FoundItem] {
-        var found: [(location: String, classKey: String?, value: PlistNode, depth: Int)] = []
+        var items: [FoundItem] = []
+        func add(_ element: PlistNode, location: String, classKey: String?, depth: Int) throws(DumpError) {
+            guard case .dictionary(let dictionary) = element else {
+                throw DumpError(.malformed, path: path, "\(location) is \(element.kindName), expected a dictionary")
+            }
+            budget -= 1 + dictionary.entries.count
+            guard budget >= 0 else { throw expands(path) }
+            guard let attributes = dictionary.stringKeyedEntries() else {
+                throw DumpError(.malformed, path: path, "\(location) has a key that is not a string")
+            }
+            items.append(FoundItem(location: location, classKey: classKey, attributes: attributes, depth: depth))
+        }
         switch root {
         case .array(let elements):
-            found.reserveCapacity(elements.count)
+            items.reserveCapacity(elements.count)
             for (index, element) in elements.enumerated() {
-                found.append(("item \(index + 1)", nil, element, 2))
+                try add(element, location: "item " + String(index + 1), classKey: nil, depth: 2)
             }
         case .dictionary(let top):
             let classKeys = IOSAttributes.classOrder.filter { top[$0] != nil }
@@ -111,27 +130,16 @@ public enum IOSPlistReader {
                     let kind = top[key]?.kindName ?? "missing"
                     throw DumpError(.malformed, path: path, "\(key) is \(kind), expected an array of items")
                 }
+                items.reserveCapacity(items.count + elements.count)
+                let prefix = key + " item "
                 for (index, element) in elements.enumerated() {
-                    found.append(("\(key) item \(index + 1)", key, element, 3))
+                    try add(element, location: prefix + String(index + 1), classKey: key, depth: 3)
                 }
             }
         case let other:
             throw DumpError(
                 .malformed, path: path,
                 "the top level is \(other.kindName), expected an array of items or a dictionary of item arrays by class")
-        }
-        var items: [FoundItem] = []
-        items.reserveCapacity(found.count)
-        for entry in found {
-            guard case .dictionary(let dictionary) = entry.value else {
-                throw DumpError(.malformed, path: path, "\(entry.location) is \(entry.value.kindName), expected a dictionary")
-            }
-            budget -= 1 + dictionary.entries.count
-            guard budget >= 0 else { throw expands(path) }
-            guard let attributes = dictionary.stringKeyed() else {
-                throw DumpError(.malformed, path: path, "\(entry.location) has a key that is not a string")
-            }
-            items.append(FoundItem(location: entry.location, classKey: entry.classKey, attributes: attributes, depth: entry.depth))
         }
         return items
     }
@@ -174,7 +182,7 @@ public enum IOSPlistReader {
 
     /// Whether an item has nothing but `v_Data`, `v_PersistentRef` (and perhaps `class`).
     static func isBackupPair(_ item: FoundItem) -> Bool {
-        item["v_Data"] != nil && item.attributes.allSatisfy { ["v_Data", "v_PersistentRef", "class"].contains($0.key) }
+        item["v_Data"] != nil && item.keys.allSatisfy { ["v_Data", "v_PersistentRef", "class"].contains($0) }
     }
 
     /// The header of a backup item's `v_Data` when the item is a backup pair whose data starts like a sealed
@@ -212,7 +220,8 @@ private struct PlistItem {
     func record(budget: inout Int) throws(DumpError) -> KeychainRecord {
         var record = KeychainRecord(location: item.location, itemClass: "")
         var itemClass: String?
-        for (key, value) in item.attributes {
+        for (node, value) in item.attributes {
+            guard case .string(let key) = node else { continue }
             switch key {
             case "class": itemClass = IOSAttributes.itemClass(try text(value, key))
             case "svce": record.service = try bytes(value, key)
@@ -258,7 +267,7 @@ private struct PlistItem {
     }
 
     private func inferredClass() throws(DumpError) -> String {
-        let keys = item.attributes.lazy.map(\.key)
+        let keys = item.keys
         if keys.contains(where: Self.internetKeys.contains) { return "inet" }
         if keys.contains("svce") || keys.contains("gena") { return "genp" }
         throw error("has no class, and no attribute that tells a generic password from an internet password")

@@ -83,6 +83,37 @@ struct PlistDictionary {
         return Self.lastOfEachKey(pairs)
     }
 
+    /// The entries with one entry per key (the last one wins), in file order of their last occurrence, keys
+    /// still as nodes; nil when a key is not a string. A dictionary without repeated keys (every keychain item
+    /// Apple writes) is returned as it is, without a copy.
+    func stringKeyedEntries() -> [(key: PlistNode, value: PlistNode)]? {
+        var keys: [String] = []
+        if entries.count > 16 { keys.reserveCapacity(entries.count) }
+        for entry in entries {
+            guard case .string(let key) = entry.key else { return nil }
+            if entries.count > 16 { keys.append(key) }
+        }
+        if entries.count <= 16 {
+            var repeated = false
+            outer: for index in entries.indices {
+                guard case .string(let key) = entries[index].key else { continue }
+                for later in entries.index(after: index)..<entries.endIndex {
+                    if case .string(let other) = entries[later].key, other == key {
+                        repeated = true
+                        break outer
+                    }
+                }
+            }
+            if !repeated { return entries }
+            keys = entries.map { if case .string(let key) = $0.key { key } else { "" } }
+        }
+        var last: [String: Int] = [:]
+        last.reserveCapacity(keys.count)
+        for (index, key) in keys.enumerated() { last[key] = index }
+        guard last.count < keys.count else { return entries }
+        return entries.indices.filter { last[keys[$0]] == $0 }.map { entries[$0] }
+    }
+
     /// The entries with one entry per key among string keys (the last one wins); entries with other keys are all
     /// kept.
     func uniqueEntries() -> [(key: PlistNode, value: PlistNode)] {

@@ -141,7 +141,7 @@ enum PlistXMLParser {
             self.line = line
         }
 
-        var holdsText: Bool { tag != .plist && tag != .array && tag != .dict }
+        var holdsText: Bool { tag.holdsText }
 
         /// The line a walk over the document gives a CDATA section or reference child now: that of the child before
         /// it when that is an element, text, comment or processing instruction, else that of this element.
@@ -277,7 +277,7 @@ enum PlistXMLParser {
                 }
             }
             guard skipping == 0, let index = frames.indices.last else { return }
-            if frames[index].holdsText {
+            if frames[index].tag.holdsText {
                 text.append(contentsOf: bytes)
             } else if !runHasText {
                 runHasText = bytes.contains { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }
@@ -287,7 +287,7 @@ enum PlistXMLParser {
         mutating func cdata(_ context: UnsafeMutableRawPointer, _ bytes: UnsafeBufferPointer<xmlChar>) {
             endRun()
             guard skipping == 0, let index = frames.indices.last else { return }
-            if frames[index].holdsText {
+            if frames[index].tag.holdsText {
                 text.append(contentsOf: bytes)
             } else {
                 misplaced(at: frames[index].lineOfNextChild, in: frames[index].tag)
@@ -301,7 +301,7 @@ enum PlistXMLParser {
             endRun()
             guard skipping == 0, let index = frames.indices.last else { return }
             let line = frames[index].lineOfNextChild
-            if frames[index].holdsText {
+            if frames[index].tag.holdsText {
                 fail(line, nonText(frames[index].tag))
             } else {
                 misplaced(at: line, in: frames[index].tag)
@@ -334,7 +334,10 @@ enum PlistXMLParser {
                     return failStart(line, "containers nested deeper than \(PlistNode.maxNesting) levels")
                 }
                 containers += 1
-                frames.append(Frame(tag, line: line))
+                var frame = Frame(tag, line: line)
+                // Room for a keychain item's attributes at once, instead of growing by doubling from one.
+                if tag == .dict { frame.entries.reserveCapacity(16) }
+                frames.append(frame)
             case .key:
                 failStart(line, "a <key> outside a <dict>")
             case .plist, .other:
@@ -391,7 +394,7 @@ enum PlistXMLParser {
         private mutating func endRun() {
             guard inRun else { return }
             inRun = false
-            guard runHasText, skipping == 0, let index = frames.indices.last, !frames[index].holdsText else { return }
+            guard runHasText, skipping == 0, let index = frames.indices.last, !frames[index].tag.holdsText else { return }
             misplaced(at: runLine, in: frames[index].tag)
         }
 
@@ -497,47 +500,54 @@ enum PlistXMLParser {
     /// The bytes of Base64 text (UTF-8 bytes); characters outside the alphabet (white space, `=`) are skipped, and
     /// a final group of two or three characters gives one or two bytes.
     static func base64(_ text: [UInt8]) -> Data {
-        var out = Data(capacity: text.count / 4 * 3 + 3)
-        var group: UInt32 = 0
-        var filled = 0
-        for char in text {
-            let sextet: UInt8
-            switch char {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"): sextet = char - UInt8(ascii: "A")
-            case UInt8(ascii: "a")...UInt8(ascii: "z"): sextet = char - UInt8(ascii: "a") + 26
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): sextet = char - UInt8(ascii: "0") + 52
-            case UInt8(ascii: "+"): sextet = 62
-            case UInt8(ascii: "/"): sextet = 63
-            default: continue
+        var out = Data(count: text.count / 4 * 3 + 2)
+        let written = out.withUnsafeMutableBytes { raw -> Int in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            var count = 0
+            var group: UInt32 = 0
+            var filled = 0
+            for char in text {
+                let sextet: UInt8
+                switch char {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"): sextet = char - UInt8(ascii: "A")
+                case UInt8(ascii: "a")...UInt8(ascii: "z"): sextet = char - UInt8(ascii: "a") + 26
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): sextet = char - UInt8(ascii: "0") + 52
+                case UInt8(ascii: "+"): sextet = 62
+                case UInt8(ascii: "/"): sextet = 63
+                default: continue
+                }
+                group = group << 6 | UInt32(sextet)
+                filled += 1
+                if filled == 4 {
+                    bytes[count] = UInt8(truncatingIfNeeded: group >> 16)
+                    bytes[count + 1] = UInt8(truncatingIfNeeded: group >> 8)
+                    bytes[count + 2] = UInt8(truncatingIfNeeded: group)
+                    count += 3
+                    group = 0
+                    filled = 0
+                }
             }
-            group = group << 6 | UInt32(sextet)
-            filled += 1
-            if filled == 4 {
-                out.append(contentsOf: [UInt8(truncatingIfNeeded: group >> 16), UInt8(truncatingIfNeeded: group >> 8), UInt8(truncatingIfNeeded: group)])
-                group = 0
-                filled = 0
+            if filled == 3 {
+                bytes[count] = UInt8(truncatingIfNeeded: group >> 10)
+                bytes[count + 1] = UInt8(truncatingIfNeeded: group >> 2)
+                count += 2
+            } else if filled == 2 {
+                bytes[count] = UInt8(truncatingIfNeeded: group >> 4)
+                count += 1
             }
+            return count
         }
-        if filled == 3 {
-            out.append(contentsOf: [UInt8(truncatingIfNeeded: group >> 10), UInt8(truncatingIfNeeded: group >> 2)])
-        } else if filled == 2 {
-            out.append(UInt8(truncatingIfNeeded: group >> 4))
-        }
+        out.count = written
         return out
     }
 
-    /// The UTF-8 text `bytes` without XML white space at either end.
+    /// The UTF-8 text `bytes` without XML white space (space, tab, CR, LF) at either end.
     private static func trimmed(_ bytes: [UInt8]) -> Substring {
-        trimmed(String(decoding: bytes, as: UTF8.self))
-    }
-
-    /// `text` without XML white space at either end.
-    private static func trimmed(_ text: String) -> Substring {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" }
-        guard let start = text.firstIndex(where: { !isSpace($0) }), let end = text.lastIndex(where: { !isSpace($0) }) else {
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+        guard let start = bytes.firstIndex(where: { !isSpace($0) }), let end = bytes.lastIndex(where: { !isSpace($0) }) else {
             return ""
         }
-        return text[start...end]
+        return Substring(String(decoding: bytes[start...end], as: UTF8.self))
     }
 
     // MARK: Small helpers
@@ -550,4 +560,10 @@ enum PlistXMLParser {
     fileprivate static func string(_ name: UnsafePointer<xmlChar>) -> String {
         String(decoding: UnsafeBufferPointer(start: name, count: strlen(name)), as: UTF8.self)
     }
+}
+
+extension PlistXMLParser.Tag {
+    /// Whether the element holds text (a scalar or a key) rather than elements. Asked of a frame's stored tag, so
+    /// that no frame is copied out of the stack to answer it.
+    var holdsText: Bool { self != .plist && self != .array && self != .dict }
 }

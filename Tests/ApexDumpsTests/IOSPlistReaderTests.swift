@@ -138,6 +138,19 @@ struct IOSPlistReaderTests {
         #expect(records.allSatisfy { $0.extra["keybag-uuid"] == nil })
     }
 
+    @Test("an attribute written twice in one item takes its last value, in small and large items", arguments: [0, 20])
+    func repeatedAttribute(padding: Int) throws {
+        var item = "<key>svce</key><string>first</string><key>acct</key><string>a</string>"
+        for index in 0..<padding { item += "<key>x\(index)</key><string>\(index)</string>" }
+        item += "<key>svce</key><string>last</string><key>class</key><string>genp</string>"
+        let xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><plist version=\"1.0\"><array><dict>\(item)</dict></array></plist>"
+        let records = try IOSPlistReader.read(Data(xml.utf8), path: "repeated.plist")
+        #expect(records.count == 1)
+        #expect(records.first?.service == .string("last"))
+        #expect(records.first?.account == .string("a"))
+        #expect(records.first?.extra.count == padding)
+    }
+
     // MARK: Round trips
 
     @Test("every attribute survives an XML and a binary round trip", arguments: [PropertyListSerialization.PropertyListFormat.xml, .binary])
