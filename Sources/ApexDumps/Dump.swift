@@ -114,49 +114,155 @@ public struct AccessControlDescription: Sendable, Equatable {
 }
 
 /// One keychain item of an iOS dump, with its attributes as found (`SecItemCopyMatching` names).
+///
+/// The attributes live in one shared box: a record passes through readers, importers and their indexes, and a
+/// copy is then one reference count instead of one per attribute. The box is written only when this record
+/// holds the only reference to it.
 public struct KeychainRecord: Sendable, Equatable {
+    private struct Fields: Equatable {
+        var location: String
+        var itemClass: String
+        var service: DumpBytes?
+        var account: DumpBytes?
+        var generic: DumpBytes?
+        var value: DumpValue
+        var protection: String?
+        var accessGroup: String?
+        var label: String?
+        var creator: UInt32?
+        var synchronizable: Bool
+        var createdAt: Date?
+        var modifiedAt: Date?
+        var server: String?
+        var protocolCode: String?
+        var port: Int?
+        var path: String?
+        var authenticationType: String?
+        var securityDomain: String?
+        var accessControl: AccessControlDescription?
+        var extra: [String: String]
+    }
+
+    private final class Storage: @unchecked Sendable {
+        var fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+    }
+
+    private var storage: Storage
+
+    /// The fields to write, copied first if another record shares them.
+    private var unique: Storage {
+        mutating get {
+            if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
+            return storage
+        }
+    }
+
     /// Where in the file: `item 3`, `genp row 17`.
-    public var location: String
+    public var location: String {
+        get { storage.fields.location }
+        set { unique.fields.location = newValue }
+    }
     /// `class`: `genp`, `inet`, `cert`, `keys`, `idnt`, or as found.
-    public var itemClass: String
+    public var itemClass: String {
+        get { storage.fields.itemClass }
+        set { unique.fields.itemClass = newValue }
+    }
     /// `svce`.
-    public var service: DumpBytes?
+    public var service: DumpBytes? {
+        get { storage.fields.service }
+        set { unique.fields.service = newValue }
+    }
     /// `acct`.
-    public var account: DumpBytes?
+    public var account: DumpBytes? {
+        get { storage.fields.account }
+        set { unique.fields.account = newValue }
+    }
     /// `gena`.
-    public var generic: DumpBytes?
+    public var generic: DumpBytes? {
+        get { storage.fields.generic }
+        set { unique.fields.generic = newValue }
+    }
     /// `v_Data`.
-    public var value: DumpValue
+    public var value: DumpValue {
+        get { storage.fields.value }
+        set { unique.fields.value = newValue }
+    }
     /// `pdmn`: `ak`, `ck`, `dk`, `aku`, `cku`, `dku`, `akpu`, or as found.
-    public var protection: String?
+    public var protection: String? {
+        get { storage.fields.protection }
+        set { unique.fields.protection = newValue }
+    }
     /// `agrp`.
-    public var accessGroup: String?
+    public var accessGroup: String? {
+        get { storage.fields.accessGroup }
+        set { unique.fields.accessGroup = newValue }
+    }
     /// `labl`.
-    public var label: String?
+    public var label: String? {
+        get { storage.fields.label }
+        set { unique.fields.label = newValue }
+    }
     /// `crtr` as a four-character code.
-    public var creator: UInt32?
+    public var creator: UInt32? {
+        get { storage.fields.creator }
+        set { unique.fields.creator = newValue }
+    }
     /// `sync`.
-    public var synchronizable: Bool
+    public var synchronizable: Bool {
+        get { storage.fields.synchronizable }
+        set { unique.fields.synchronizable = newValue }
+    }
     /// `cdat`.
-    public var createdAt: Date?
+    public var createdAt: Date? {
+        get { storage.fields.createdAt }
+        set { unique.fields.createdAt = newValue }
+    }
     /// `mdat`.
-    public var modifiedAt: Date?
+    public var modifiedAt: Date? {
+        get { storage.fields.modifiedAt }
+        set { unique.fields.modifiedAt = newValue }
+    }
     /// `srvr` (internet passwords).
-    public var server: String?
+    public var server: String? {
+        get { storage.fields.server }
+        set { unique.fields.server = newValue }
+    }
     /// `ptcl`.
-    public var protocolCode: String?
+    public var protocolCode: String? {
+        get { storage.fields.protocolCode }
+        set { unique.fields.protocolCode = newValue }
+    }
     /// `port`.
-    public var port: Int?
+    public var port: Int? {
+        get { storage.fields.port }
+        set { unique.fields.port = newValue }
+    }
     /// `path`.
-    public var path: String?
+    public var path: String? {
+        get { storage.fields.path }
+        set { unique.fields.path = newValue }
+    }
     /// `atyp`.
-    public var authenticationType: String?
+    public var authenticationType: String? {
+        get { storage.fields.authenticationType }
+        set { unique.fields.authenticationType = newValue }
+    }
     /// `sdmn`.
-    public var securityDomain: String?
+    public var securityDomain: String? {
+        get { storage.fields.securityDomain }
+        set { unique.fields.securityDomain = newValue }
+    }
     /// `accc`, decoded.
-    public var accessControl: AccessControlDescription?
+    public var accessControl: AccessControlDescription? {
+        get { storage.fields.accessControl }
+        set { unique.fields.accessControl = newValue }
+    }
     /// Every other attribute, as text, keyed by its name in the dump.
-    public var extra: [String: String]
+    public var extra: [String: String] {
+        get { storage.fields.extra }
+        set { unique.fields.extra = newValue }
+    }
 
     /// Creates a record; everything but the location and class defaults to absent.
     public init(
@@ -167,27 +273,17 @@ public struct KeychainRecord: Sendable, Equatable {
         path: String? = nil, authenticationType: String? = nil, securityDomain: String? = nil,
         accessControl: AccessControlDescription? = nil, extra: [String: String] = [:]
     ) {
-        self.location = location
-        self.itemClass = itemClass
-        self.service = service
-        self.account = account
-        self.generic = generic
-        self.value = value
-        self.protection = protection
-        self.accessGroup = accessGroup
-        self.label = label
-        self.creator = creator
-        self.synchronizable = synchronizable
-        self.createdAt = createdAt
-        self.modifiedAt = modifiedAt
-        self.server = server
-        self.protocolCode = protocolCode
-        self.port = port
-        self.path = path
-        self.authenticationType = authenticationType
-        self.securityDomain = securityDomain
-        self.accessControl = accessControl
-        self.extra = extra
+        storage = Storage(
+            Fields(
+                location: location, itemClass: itemClass, service: service, account: account, generic: generic,
+                value: value, protection: protection, accessGroup: accessGroup, label: label, creator: creator,
+                synchronizable: synchronizable, createdAt: createdAt, modifiedAt: modifiedAt, server: server,
+                protocolCode: protocolCode, port: port, path: path, authenticationType: authenticationType,
+                securityDomain: securityDomain, accessControl: accessControl, extra: extra))
+    }
+
+    public static func == (a: KeychainRecord, b: KeychainRecord) -> Bool {
+        a.storage === b.storage || a.storage.fields == b.storage.fields
     }
 }
 
