@@ -79,7 +79,13 @@ struct ExpoAndroidEntry {
 
     /// The fields of an entry's text when it is a JSON object, else nil.
     static func fields(of text: String) -> [String: ExpoJSONScalar]? {
-        try? JSONDecoder().decode([String: ExpoJSONScalar].self, from: Data(text.utf8))
+        // Most values in other libraries' files are not JSON at all: a text whose first byte after a byte order
+        // mark and JSON white space is not `{` can't be an object, and needs no decoder.
+        let utf8 = text.utf8
+        let body = utf8.starts(with: [0xEF, 0xBB, 0xBF]) ? utf8.dropFirst(3) : utf8[...]
+        guard body.first(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) == UInt8(ascii: "{")
+        else { return nil }
+        return try? JSONDecoder().decode([String: ExpoJSONScalar].self, from: Data(text.utf8))
     }
 
     /// Reads the fields of an entry with expo's signature.

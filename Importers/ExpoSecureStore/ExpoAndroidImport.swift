@@ -46,8 +46,6 @@ struct ExpoAndroidImport {
     mutating func add(_ entries: [PreferenceEntry], of dump: Dump, dumpIndex: Int) {
         let (kind, experience) = Self.fileKind(dump.fileName)
         for (index, entry) in entries.enumerated() {
-            let origin = SourceOrigin(path: dump.path, format: dump.format, location: "entry \(index + 1)")
-            let place = "\(dump.path) entry \(index + 1)"
             var fields: [String: ExpoJSONScalar]?
             var problem: String?
             if case .string(let text) = entry.value {
@@ -59,6 +57,8 @@ struct ExpoAndroidImport {
             if kind == .other, let present = fields, !ExpoAndroidEntry.signature.allSatisfy({ present[$0] != nil }) {
                 continue
             }
+            let origin = SourceOrigin(path: dump.path, format: dump.format, location: "entry \(index + 1)")
+            let place = "\(dump.path) entry \(index + 1)"
             if let problem {
                 // Only a SecureStore file's every entry is expo's.
                 guard kind != .other else { continue }

@@ -21,8 +21,13 @@ struct AndroidService {
 
     /// `entries S:u/S:p/S:c`, naming the entries that exist (computed on each call: read it once).
     var location: String {
-        let names = [(username, "u"), (password, "p"), (cipher, "c")].compactMap { $0.0 == nil ? nil : service + ":" + $0.1 }
-        return "entries " + names.joined(separator: "/")
+        var text = "entries "
+        for (found, suffix) in [(username != nil, ":u"), (password != nil, ":p"), (cipher != nil, ":c")] where found {
+            if text.utf8.count > 8 { text += "/" }
+            text += service
+            text += suffix
+        }
+        return text
     }
 }
 

@@ -35,7 +35,7 @@ final class ConcealKeyring {
             guard case .preferences(let entries) = dump.content else { continue }
             files += 1
             for entry in entries where entry.name == "cipher_key" {
-                guard case .string(let text) = entry.value, var data = Data(base64Encoded: stripWhitespace(text)),
+                guard case .string(let text) = entry.value, var data = base64IgnoringWhitespace(text),
                     data.count == Conceal.keyLength
                 else {
                     throw ImportError(path: dump.path, "cipher_key is not a Base64-encoded 32-byte key, so it is not Facebook Conceal's KEY_256 key")
@@ -50,19 +50,22 @@ final class ConcealKeyring {
     }
 }
 
-/// Removes the whitespace Android's `Base64.DEFAULT` and XML indentation add.
-func stripWhitespace(_ text: String) -> String {
+/// The bytes of `text` as Base64 with the white space that Android's `Base64.DEFAULT` and XML indentation add
+/// removed (strict Base64 otherwise, as `Data(base64Encoded:)` reads it); nil when it is not Base64.
+func base64IgnoringWhitespace(_ text: String) -> Data? {
     // Base64 is ASCII: drop ASCII white space byte by byte, and leave other text to the full Unicode rule.
     var bytes: [UInt8] = []
     bytes.reserveCapacity(text.utf8.count)
     for byte in text.utf8 {
         switch byte {
         case 0x09...0x0D, 0x20: continue
-        case 0x80...: return String(String.UnicodeScalarView(text.unicodeScalars.filter { !CharacterSet.whitespacesAndNewlines.contains($0) }))
+        case 0x80...:
+            let stripped = text.unicodeScalars.filter { !CharacterSet.whitespacesAndNewlines.contains($0) }
+            return Data(base64Encoded: String(String.UnicodeScalarView(stripped)))
         default: bytes.append(byte)
         }
     }
-    return String(decoding: bytes, as: UTF8.self)
+    return Data(base64Encoded: Data(bytes))
 }
 
 /// Facebook Conceal's AES-256-GCM format as react-native-keychain used it (Conceal 1.1.3, `KEY_256`):
@@ -85,18 +88,26 @@ enum Conceal {
     enum Spelling: CaseIterable {
         case plain, spaced
 
-        func entity(service: String, field: Field) -> [UInt8] {
-            Array(("RN_KEYCHAIN:" + service + (self == .spaced ? " " : "") + field.rawValue).utf8)
+        /// The additional data of a blob: the header, then the entity (`RN_KEYCHAIN:<service>user`, or with a
+        /// space before `user` / `pass`).
+        func associatedData(service: String, field: Field) -> [UInt8] {
+            var aad = Conceal.header
+            aad.reserveCapacity(header.count + 18 + service.utf8.count)
+            aad.append(contentsOf: "RN_KEYCHAIN:".utf8)
+            aad.append(contentsOf: service.utf8)
+            if self == .spaced { aad.append(UInt8(ascii: " ")) }
+            aad.append(contentsOf: field.rawValue.utf8)
+            return aad
         }
     }
 
     /// Why a blob is not one of Conceal's, or nil; `what` names it (`username entry`).
-    static func formatProblem(_ blob: [UInt8], what: String = "value") -> String? {
+    static func formatProblem(_ blob: [UInt8], what: @autoclosure () -> String = "value") -> String? {
         guard blob.count >= header.count + ivLength + tagLength else {
-            return "the FacebookConceal \(what) is too short to be a Conceal ciphertext"
+            return "the FacebookConceal \(what()) is too short to be a Conceal ciphertext"
         }
-        guard Array(blob.prefix(2)) == header else {
-            return "the FacebookConceal \(what) does not start with Conceal's KEY_256 header (01 02)"
+        guard blob[0] == header[0], blob[1] == header[1] else {
+            return "the FacebookConceal \(what()) does not start with Conceal's KEY_256 header (01 02)"
         }
         return nil
     }
@@ -105,7 +116,7 @@ enum Conceal {
     static func open(_ blob: [UInt8], keys: [SecretBytes], service: String, field: Field) -> (SecretBytes, Spelling)? {
         for key in keys {
             for spelling in Spelling.allCases {
-                if let plain = open(blob, key: key.bytes, aad: header + spelling.entity(service: service, field: field)) {
+                if let plain = open(blob, key: key.bytes, aad: spelling.associatedData(service: service, field: field)) {
                     return (plain, spelling)
                 }
             }

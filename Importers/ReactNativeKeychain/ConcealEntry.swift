@@ -17,7 +17,7 @@ struct ConcealEntry {
     static func open(username: String, password: String, service: String, keyring: ConcealKeyring) -> ConcealEntry {
         var blobs: [[UInt8]] = []
         for (text, field) in [(username, "username"), (password, "password")] {
-            guard let data = Data(base64Encoded: stripWhitespace(text)) else {
+            guard let data = base64IgnoringWhitespace(text) else {
                 return ConcealEntry(value: .sealed("the FacebookConceal \(field) entry is not valid Base64"))
             }
             let blob = [UInt8](data)

@@ -46,6 +46,22 @@ struct ExpoSecureStoreAndroidTests {
         #expect(Expo.notes(item, contain: "@anonymous/mobile-storage-whit-rooting-c28f9c3e"))
     }
 
+    @Test("in a file of another name, an entry is claimed by expo's JSON layout, after white space or a byte order mark too, and other values are left alone")
+    func otherFileClaims() throws {
+        let path = "/data/data/com.example.app/shared_prefs/Other.xml"
+        let items = try Expo.run([
+            Expo.prefs(
+                [
+                    ("key_v1-plain", Expo.newEntry()), ("key_v1-spaced", " \n\t" + Expo.newEntry()),
+                    ("key_v1-bom", "\u{FEFF}" + Expo.newEntry()), ("base64", "AAECAwQFBgcICQoL"), ("empty", ""),
+                    ("array", "[" + Expo.newEntry() + "]"), ("no-signature", "{\"a\":1}"),
+                ], path: path)
+        ])
+        #expect(items.map(\.source.account) == ["plain", "spaced", "bom"])
+        #expect(items.map(\.origin.location) == ["entry 1", "entry 2", "entry 3"])
+        #expect(items.allSatisfy { $0.verdict == .migrate })
+    }
+
     @Test("a scoped copy is shadowed by SecureStore.xml's copy of the same service and key")
     func scopedShadowed() throws {
         let items = try Expo.run([
