@@ -136,7 +136,8 @@ struct ExpoIOSImport {
         let (base, variant) = ExpoServiceVariant.split(claim.service)
         let names = variant == .bare ? [claim.service] : [claim.service, base]
         var notes: [String] = []
-        var protection: [String: String] = ["sync": record.synchronizable ? "1" : "0"]
+        var protection = [String: String](minimumCapacity: 3)
+        protection["sync"] = record.synchronizable ? "1" : "0"
         if let pdmn = record.protection { protection["pdmn"] = pdmn }
         if let control = record.accessControl { protection["accessControl"] = control.raw }
 
@@ -165,7 +166,7 @@ struct ExpoIOSImport {
             value = .value(data)
             if String(validating: data, as: UTF8.self) == nil {
                 verdict = .skipped("the value is not valid UTF-8: expo-secure-store stores UTF-8 strings only and could not have written or read it back")
-            } else if data.contains(0) {
+            } else if data.withUnsafeBytes({ $0.firstIndex(of: 0) != nil }) {
                 kind = .bytes
                 notes.append("the value holds U+0000, which the package's strings refuse: stored as bytes (read it with getBytes)")
             }

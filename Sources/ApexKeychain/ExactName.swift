@@ -9,7 +9,30 @@ public struct ExactName: Hashable, Sendable {
         text = parts.count == 1 ? parts[0] : parts.joined(separator: "\u{0}")
     }
 
-    public static func == (a: ExactName, b: ExactName) -> Bool { a.text.utf8.elementsEqual(b.text.utf8) }
+    /// One part (as `init(_:)` with one part, without the variadic array).
+    public init(_ part: String) { text = part }
+
+    /// Two parts (as the variadic form, without its array).
+    public init(_ first: String, _ second: String) {
+        text = first
+        text.reserveCapacity(first.utf8.count + 1 + second.utf8.count)
+        text.append("\u{0}")
+        text.append(second)
+    }
+
+    /// Three parts (as the variadic form, without its array).
+    public init(_ first: String, _ second: String, _ third: String) {
+        text = first
+        text.reserveCapacity(first.utf8.count + 2 + second.utf8.count + third.utf8.count)
+        text.append("\u{0}")
+        text.append(second)
+        text.append("\u{0}")
+        text.append(third)
+    }
+
+    public static func == (a: ExactName, b: ExactName) -> Bool {
+        a.text.utf8.count == b.text.utf8.count && a.text.utf8.elementsEqual(b.text.utf8)
+    }
 
     public func hash(into hasher: inout Hasher) {
         var text = text

@@ -29,6 +29,39 @@ struct PlanApplyTests {
         #expect(try target.database.attributes(matching: ItemQuery()).isEmpty)
     }
 
+    /// ``PlainImporter``'s items that `keep` accepts, as another library's.
+    struct FilteredImporter: Importer {
+        var library: SourceLibrary
+        var keep: @Sendable (SourceItem) -> Bool
+
+        func importItems(from dumps: [Dump], options: ImportOptions) throws(ImportError) -> [SourceItem] {
+            try PlainImporter().importItems(from: dumps, options: options).filter(keep).map {
+                var item = $0
+                item.library = library
+                return item
+            }
+        }
+    }
+
+    @Test("with several importers, a place in a dump is one item: the first importer to claim it keeps it")
+    func firstImporterClaims() async throws {
+        let first = FilteredImporter(library: .expoSecureStore) { $0.origin.path == "a.plist" }
+        let second = FilteredImporter(library: .reactNativeKeychain) { $0.source.account != "mine" }
+        let migration = Migration(
+            importers: [first, second],
+            source: .dumps([
+                dump([("app", "mine", "v1", "ck", []), ("app", "both", "v2", "ck", [])], path: "a.plist"),
+                dump([("app", "theirs", "v3", "ck", [])], path: "b.plist"),
+            ]),
+            target: memoryTarget())
+        let plan = try await migration.plan()
+        let found = plan.actions.map { "\($0.item.origin.path) \($0.item.origin.location) \($0.item.library.rawValue)" }
+        #expect(found == [
+            "a.plist item 1 expo-secure-store", "a.plist item 2 expo-secure-store", "b.plist item 1 react-native-keychain",
+        ])
+        #expect(plan.dumps.map(\.library) == [.expoSecureStore, .reactNativeKeychain])
+    }
+
     @Test("apply writes every create through the core with its protection, and reads each back")
     func applyWritesAndVerifies() async throws {
         let device = SimulatedDevice()
