@@ -3,15 +3,22 @@ import Foundation
 /// The report as text for a terminal, and as Markdown for a pull request: the same content as the JSON, as a
 /// table and a summary.
 extension MigrationReport {
-    /// The columns of a row: item, target, action, reason.
+    /// The columns of every row, four per item: item, target, action, reason. Fields are read in place (a copy
+    /// of each item would retain every string it holds).
     private var rows: [[String]] {
-        items.map { item in
-            let source = [item.source.service, item.source.server, item.source.account].compactMap { $0 }.joined(separator: " / ")
-            let found = "\(item.source.library) \(item.source.platform) \(source.isEmpty ? item.source.location : source)"
-            let target = item.target.map { "\($0.service)/\($0.key) [\($0.kind), \($0.accessible), \($0.accessControl)]" } ?? "-"
-            var action = item.action ?? "-"
-            if let result = item.result { action += " (\(result))" }
-            let reason = [item.reason, item.resultReason].compactMap { $0 }.joined(separator: "; ")
+        items.indices.map { index in
+            let source = [items[index].source.service, items[index].source.server, items[index].source.account]
+                .compactMap { $0 }.joined(separator: " / ")
+            let found = "\(items[index].source.library) \(items[index].source.platform) \(source.isEmpty ? items[index].source.location : source)"
+            let target = items[index].target.map { "\($0.service)/\($0.key) [\($0.kind), \($0.accessible), \($0.accessControl)]" } ?? "-"
+            var action = items[index].action ?? "-"
+            if let result = items[index].result { action += " (\(result))" }
+            let reason: String
+            switch (items[index].reason, items[index].resultReason) {
+            case (let first?, let second?): reason = first + "; " + second
+            case (let only?, nil), (nil, let only?): reason = only
+            case (nil, nil): reason = ""
+            }
             return [found, target, action, reason]
         }
     }
@@ -133,14 +140,13 @@ struct RenderedText {
     }
 
     /// Trims the whitespace `CharacterSet.whitespaces` names (space separators and tab) from both ends of the
-    /// text written since `start`.
+    /// text written since `start`: ASCII spaces and tabs byte by byte, and the rest by Unicode scalar when a
+    /// line starts or ends with a non-ASCII byte.
     mutating func trimWhitespace(from start: Int) {
         func isSpaceOrTab(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
-        if let last = bytes.last, bytes.count > start, last < 0x80, !isSpaceOrTab(last),
-            bytes[start] < 0x80, !isSpaceOrTab(bytes[start])
-        {
-            return
-        }
+        while bytes.count > start, let last = bytes.last, isSpaceOrTab(last) { bytes.removeLast() }
+        guard let last = bytes.last, bytes.count > start else { return }
+        if last < 0x80, bytes[start] < 0x80, !isSpaceOrTab(bytes[start]) { return }
         let line = String(decoding: bytes[start...], as: UTF8.self)
         let scalars = line.unicodeScalars
         func isWhitespace(_ scalar: Unicode.Scalar) -> Bool {

@@ -45,6 +45,7 @@ struct InspectCommand: RunnableCommand {
         } else {
             try Console.write(Self.text(report))
         }
+        KeptUntilExit.keep(input, items, report)
     }
 
     /// The inventory as text: the sources, then a table of the items, then the count.

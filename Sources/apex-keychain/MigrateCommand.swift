@@ -159,7 +159,9 @@ struct MigrateCommand: RunnableCommand {
             if let device { profile = device } else { profile = try input.defaultProfile() }
             let target = MigrationTarget(database: InMemoryKeychainDatabase(), device: profile.simulatedDevice)
             let migration = Migration(importers: importers, source: .dumps(input.dumps), target: target, policy: policy)
-            try output(try await plan(migration, profile: profile, store: nil))
+            let report = try await plan(migration, profile: profile, store: nil)
+            try output(report)
+            KeptUntilExit.keep(input, migration, report)
             return
         }
         let opened = try store.open()
@@ -172,7 +174,9 @@ struct MigrateCommand: RunnableCommand {
         let target = MigrationTarget(database: opened.database, device: opened.device)
         let migration = Migration(importers: importers, source: .dumps(input.dumps), target: target, policy: policy)
         if dryRun {
-            try output(try await plan(migration, profile: profile, store: opened.path))
+            let report = try await plan(migration, profile: profile, store: opened.path)
+            try output(report)
+            KeptUntilExit.keep(input, migration, report)
             return
         }
         var report: MigrationReport
@@ -198,6 +202,7 @@ struct MigrateCommand: RunnableCommand {
             }
         }
         try output(report)
+        KeptUntilExit.keep(input, migration, report)
         if report.hasProblems {
             let s = report.summary
             throw CLIError(
@@ -213,6 +218,7 @@ struct MigrateCommand: RunnableCommand {
     {
         do throws(MigrationError) {
             let plan = try await migration.plan()
+            KeptUntilExit.keep(plan)
             return MigrationReport(plan: plan, device: profile.rawValue, includeLabels: includeLabels)
         } catch {
             throw ErrorMapping.migration(error, store: store)
