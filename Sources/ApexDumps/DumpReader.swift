@@ -118,7 +118,9 @@ public enum DumpReader {
             )
         }
         var data = prefix
-        if prefix.count == prefixLength { data += try file.readBytes(upTo: DumpLimits.maxFileBytes - prefixLength + 1) }
+        if prefix.count == prefixLength {
+            try file.read(upTo: DumpLimits.maxFileBytes - prefixLength + 1, appendingTo: &data)
+        }
         // The file may have grown since it was opened.
         guard data.count <= DumpLimits.maxFileBytes else { throw tooLarge }
         guard let format = detect(data) else { return .unknown }
@@ -324,20 +326,30 @@ private final class DumpFile {
     /// Up to `count` more bytes: fewer only at the end of the file.
     func readBytes(upTo count: Int) throws(DumpError) -> Data {
         var out = Data()
-        out.reserveCapacity(min(count, size))
-        let chunk = 1 << 20
-        var buffer = [UInt8](repeating: 0, count: min(chunk, max(count, 1)))
-        while out.count < count {
-            let wanted = min(buffer.count, count - out.count)
-            let got = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, wanted) }
+        try read(upTo: count, appendingTo: &out)
+        return out
+    }
+
+    /// Reads up to `count` more bytes straight onto the end of `out` (room for the rest of the file as opened,
+    /// growing only if the file has grown since); fewer only at the end of the file.
+    func read(upTo count: Int, appendingTo out: inout Data) throws(DumpError) {
+        let start = out.count
+        let limit = start + count
+        var filled = start
+        // One byte more than the file's size, to see the end of file (or growth) without another allocation.
+        out.count = start + min(count, max(size - start, 0) + 1)
+        defer { out.count = filled }
+        while filled < limit {
+            if filled == out.count { out.count = min(limit, start + max(2 * (out.count - start), 1 << 20)) }
+            let room = out.count - filled
+            let got = out.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + filled, room) }
             if got < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }
                 throw DumpError(.unreadable, path: path, "read failed: \(String(cString: strerror(errno)))")
             }
             if got == 0 { break }
-            out.append(contentsOf: buffer[0..<got])
+            filled += got
         }
-        return out
     }
 
     func closeFile() {
