@@ -65,7 +65,7 @@ struct ExpoIOSImport {
     /// The items, with shadowed copies marked.
     func finish() -> [ExpoFound] {
         let defaultGroup = resolveDefaultGroup()
-        var candidates = claimed.map { candidate(for: $0, defaultGroup: defaultGroup) }
+        var candidates = claimed.concurrentMap { candidate(for: $0, defaultGroup: defaultGroup) }
         // Copies of one key, by the first copy's index; a key found once (the usual case) makes no array.
         var first: [ExactName: Int] = [:]
         first.reserveCapacity(candidates.count)

@@ -20,7 +20,7 @@ struct AndroidImport {
     }
 
     /// One item per service, in file and entry order.
-    func items() -> [SourceItem] { services.map(item) }
+    func items() -> [SourceItem] { services.concurrentMap { item($0) } }
 
     static let conceal = "FacebookConceal"
     static let keystoreSealed = "Android Keystore key: the value can only be read on the device"

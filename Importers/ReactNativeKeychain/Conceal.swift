@@ -3,8 +3,9 @@ import ApexMigration
 import CSodium
 import Foundation
 
-/// Bytes that hold a secret: wiped when released.
-final class SecretBytes {
+/// Bytes that hold a secret: wiped when released. Written only by the code that creates them, before they are
+/// shared (a keyring's keys are then only read, from every thread that decrypts).
+final class SecretBytes: @unchecked Sendable {
     private(set) var bytes: [UInt8]
 
     init(_ bytes: [UInt8]) { self.bytes = bytes }
@@ -20,7 +21,7 @@ final class SecretBytes {
 }
 
 /// The Conceal keys of the dumps' `crypto.KEY_256.xml` files, or why there is none.
-final class ConcealKeyring {
+final class ConcealKeyring: Sendable {
     /// The 32-byte keys, in dump order.
     let keys: [SecretBytes]
     /// Why there is no key, when there is none.

@@ -27,13 +27,15 @@ struct IOSImport {
 
     /// One item per candidate record, in dump and record order.
     func items() -> [SourceItem] {
-        var perScope: [String: Int] = [:]
+        var counts: [String: Int] = [:]
         let scopes = candidates.map { scope($0.record) }
-        for case let scope? in scopes { perScope[scope, default: 0] += 1 }
-        return zip(candidates, scopes).map { candidate, scope in
-            var item = item(candidate.dump, candidate.record)
-            if let scope, let count = perScope[scope], count > 1 {
-                item.notes.append(duplicateNote(candidate.record, count: count))
+        for case let scope? in scopes { counts[scope, default: 0] += 1 }
+        let perScope = counts
+        return concurrentMap(count: candidates.count) { index in
+            let (dump, record) = candidates[index]
+            var item = item(dump, record)
+            if let scope = scopes[index], let count = perScope[scope], count > 1 {
+                item.notes.append(duplicateNote(record, count: count))
             }
             return item
         }

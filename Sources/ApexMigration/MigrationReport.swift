@@ -154,23 +154,19 @@ extension MigrationReport {
         }
         var summary = Summary()
         summary.found = plan.actions.count
-        var items: [Item] = []
-        items.reserveCapacity(plan.actions.count)
         for (index, planned) in plan.actions.enumerated() {
             summary.count(planned.action)
-            let outcome: ItemOutcome? = results?[index]
-            if let outcome {
-                summary.count(outcome.result)
-            }
-            let item: SourceItem = planned.item
-            let target: ItemTarget? = item.target.map { ItemTarget($0) }
-            items.append(
-                Item(
-                    source: ItemSource(item, includeLabels: includeLabels), target: target,
-                    action: planned.action.rawValue, reason: planned.reason, result: outcome?.result.rawValue,
-                    resultReason: outcome?.reason, notes: item.notes))
+            if let outcome = results?[index] { summary.count(outcome.result) }
         }
-        self.items = items
+        let actions = plan.actions
+        items = concurrentMap(count: actions.count) { index in
+            let outcome: ItemOutcome? = results?[index]
+            let item: SourceItem = actions[index].item
+            return Item(
+                source: ItemSource(item, includeLabels: includeLabels), target: item.target.map { ItemTarget($0) },
+                action: actions[index].action.rawValue, reason: actions[index].reason, result: outcome?.result.rawValue,
+                resultReason: outcome?.reason, notes: item.notes)
+        }
         self.summary = summary
     }
 

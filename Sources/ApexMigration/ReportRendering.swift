@@ -6,7 +6,7 @@ extension MigrationReport {
     /// The columns of every row, four per item: item, target, action, reason. Fields are read in place (a copy
     /// of each item would retain every string it holds).
     private var rows: [[String]] {
-        items.indices.map { index in
+        concurrentMap(count: items.count) { index in
             let source = [items[index].source.service, items[index].source.server, items[index].source.account]
                 .compactMap { $0 }.joined(separator: " / ")
             let found = "\(items[index].source.library) \(items[index].source.platform) \(source.isEmpty ? items[index].source.location : source)"
@@ -42,22 +42,17 @@ extension MigrationReport {
         }
         let table = [["ITEM", "TARGET", "ACTION", "REASON"]] + rows
         // Column widths in characters (as a terminal shows them), at most 60.
-        var widths = [0, 0, 0]
-        var counts: [Int] = []
-        counts.reserveCapacity(table.count * 3)
-        for row in table {
-            for column in 0..<3 {
-                let count = RenderedText.characterCount(row[column])
-                counts.append(count)
-                widths[column] = max(widths[column], min(60, count))
-            }
+        let counts = table.concurrentMap { row in
+            SIMD3(RenderedText.characterCount(row[0]), RenderedText.characterCount(row[1]), RenderedText.characterCount(row[2]))
         }
+        var widths = SIMD3<Int>(repeating: 0)
+        for row in counts { widths = pointwiseMax(widths, pointwiseMin(row, SIMD3(repeating: 60))) }
         out.append("\n")
         for (index, row) in table.enumerated() {
             let start = out.bytes.count
             for column in 0..<3 {
                 out.append(row[column])
-                out.spaces(max(0, widths[column] - counts[index * 3 + column]) + 2)
+                out.spaces(max(0, widths[column] - counts[index][column]) + 2)
             }
             out.append(row[3])
             out.trimWhitespace(from: start)
