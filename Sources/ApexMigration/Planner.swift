@@ -26,6 +26,9 @@ struct Planner {
         /// For an on-device source: the copies the importer marked shadowed, by location, with the target
         /// place they map to (a stale copy under its winner's target key may be replaced with `removeSource`).
         var staleCopies: [String: ExactName] = [:]
+        /// The keychain and key states of the last item's target, for the next item of the same service and
+        /// group (items of one service usually come together).
+        var last: (service: String, accessGroup: String?, keychain: Keychain, states: KeyStates)?
     }
 
     func plan(_ items: [SourceItem]) async -> [PlannedAction] {
@@ -101,16 +104,24 @@ struct Planner {
                 reason: "another source item maps to the same target key: \(elsewhere.joined(separator: ", "))")
         }
         do throws(KeychainError) {
-            let keychain = try self.target.keychain(service: target.service, accessGroup: target.accessGroup)
-            let place = Self.place(keychain.service, keychain.accessGroup)
+            let keychain: Keychain
             let known: KeyStates
-            if let cached = context.states[place] {
-                known = cached
-            } else if let occupied = context.occupied, !occupied.contains(place) {
-                known = KeyStates()
+            if let last = context.last, Self.sameBytes(last.service, target.service),
+                Self.sameBytes(last.accessGroup, target.accessGroup)
+            {
+                (keychain, known) = (last.keychain, last.states)
             } else {
-                known = try await keychain.keyStates()
-                context.states[place] = known
+                keychain = try self.target.keychain(service: target.service, accessGroup: target.accessGroup)
+                let place = Self.place(keychain.service, keychain.accessGroup)
+                if let cached = context.states[place] {
+                    known = cached
+                } else if let occupied = context.occupied, !occupied.contains(place) {
+                    known = KeyStates()
+                } else {
+                    known = try await keychain.keyStates()
+                    context.states[place] = known
+                }
+                context.last = (target.service, target.accessGroup, keychain, known)
             }
             switch known.state(of: target.key) {
             case .foreign:
@@ -189,6 +200,15 @@ struct Planner {
             return PlannedAction(item: item, action: entry.state == .verified ? .exists : .create)
         } catch {
             return PlannedAction(item: item, action: .blocked, reason: "\(error.code.rawValue): \(error.message)")
+        }
+    }
+
+    /// Whether two names (nil: none) are the same bytes.
+    static func sameBytes(_ a: String?, _ b: String?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): true
+        case (let a?, let b?): a.utf8.count == b.utf8.count && a.utf8.elementsEqual(b.utf8)
+        default: false
         }
     }
 
