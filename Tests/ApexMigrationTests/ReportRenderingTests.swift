@@ -70,6 +70,10 @@ struct ReportRenderingTests {
                 dumps: [DumpSummary(path: "x", format: .objectionJSON, library: .expoSecureStore, platform: .ios)],
                 includeLabels: true)),
             ("empty", MigrationReport(plan: MigrationPlan(actions: [], dumps: []), device: "ios", includeLabels: false)),
+            // Enough items to be written in several chunks.
+            ("many", MigrationReport(
+                plan: MigrationPlan(actions: Array(repeating: plan.actions, count: 200).flatMap { $0 }, dumps: plan.dumps),
+                results: results, device: "ios", includeLabels: true)),
         ]
     }
 
