@@ -45,26 +45,31 @@ extension MigrationReport {
         let counts = table.concurrentMap { row in
             SIMD3(RenderedText.characterCount(row[0]), RenderedText.characterCount(row[1]), RenderedText.characterCount(row[2]))
         }
-        var widths = SIMD3<Int>(repeating: 0)
-        for row in counts { widths = pointwiseMax(widths, pointwiseMin(row, SIMD3(repeating: 60))) }
+        let widths = counts.reduce(SIMD3<Int>(repeating: 0)) { pointwiseMax($0, pointwiseMin($1, SIMD3(repeating: 60))) }
         out.append("\n")
-        for (index, row) in table.enumerated() {
-            let start = out.bytes.count
-            for column in 0..<3 {
-                out.append(row[column])
-                out.spaces(max(0, widths[column] - counts[index][column]) + 2)
-            }
-            out.append(row[3])
-            out.trimWhitespace(from: start)
-            out.append("\n")
-            if index > 0 {
-                for note in items[index - 1].notes {
-                    out.append("    note: ")
-                    out.append(note)
-                    out.append("\n")
+        let items = items
+        out.append(
+            chunked(table.count) { range in
+                var part = RenderedText(capacity: range.count * 200)
+                for index in range {
+                    let start = part.bytes.count
+                    for column in 0..<3 {
+                        part.append(table[index][column])
+                        part.spaces(max(0, widths[column] - counts[index][column]) + 2)
+                    }
+                    part.append(table[index][3])
+                    part.trimWhitespace(from: start)
+                    part.append("\n")
+                    if index > 0 {
+                        for note in items[index - 1].notes {
+                            part.append("    note: ")
+                            part.append(note)
+                            part.append("\n")
+                        }
+                    }
                 }
-            }
-        }
+                return part
+            })
         out.append("\nsummary: \(summaryLine)\n")
         return out.string
     }
@@ -78,23 +83,40 @@ extension MigrationReport {
             out.append("- `\(source.path)`: \(source.format), \(source.library ?? "no library recognised"), \(source.platform)\n")
         }
         out.append("\n| Item | Target | Action | Reason | Notes |\n|---|---|---|---|---|\n")
-        for (row, item) in zip(rows, items) {
-            out.append("|")
-            for cell in row {
-                out.append(" ")
-                out.appendCell(cell)
-                out.append(" |")
-            }
-            out.append(" ")
-            for (index, note) in item.notes.enumerated() {
-                if index > 0 { out.append("; ") }
-                out.appendCell(note)
-            }
-            out.append(" |\n")
-        }
+        let (rows, items) = (rows, items)
+        out.append(
+            chunked(items.count) { range in
+                var part = RenderedText(capacity: range.count * 240)
+                for index in range {
+                    part.append("|")
+                    for cell in rows[index] {
+                        part.append(" ")
+                        part.appendCell(cell)
+                        part.append(" |")
+                    }
+                    part.append(" ")
+                    for (number, note) in items[index].notes.enumerated() {
+                        if number > 0 { part.append("; ") }
+                        part.appendCell(note)
+                    }
+                    part.append(" |\n")
+                }
+                return part
+            })
         out.append("\n**Summary:** \(summaryLine)\n")
         return out.string
     }
+}
+
+/// The text of `count` rows, written in chunks of rows on every core by `write` and joined in order.
+private func chunked(_ count: Int, _ write: @Sendable (Range<Int>) -> RenderedText) -> RenderedText {
+    let chunks = max(1, min(64, count / 512))
+    let parts = concurrentMap(count: chunks, minimumChunk: 1) { chunk in
+        write(count * chunk / chunks..<count * (chunk + 1) / chunks)
+    }
+    var joined = RenderedText(capacity: parts.reduce(0) { $0 + $1.bytes.count })
+    for part in parts { joined.append(part) }
+    return joined
 }
 
 /// Text built as UTF-8 bytes: a 100k-item report is tens of MB, and growing a `String` piece by piece, counting
@@ -107,6 +129,8 @@ struct RenderedText {
     var string: String { String(decoding: bytes, as: UTF8.self) }
 
     mutating func append(_ text: String) { bytes.append(contentsOf: text.utf8) }
+
+    mutating func append(_ other: RenderedText) { bytes.append(contentsOf: other.bytes) }
 
     mutating func spaces(_ count: Int) {
         bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: count))

@@ -128,9 +128,9 @@ struct ReportRenderingTests {
         }
     }
 
-    @Test("a Markdown row stays one line: `|` is escaped and CR LF, CR and LF each become one space")
-    func markdownCells() throws {
-        let report = try #require(Self.reports.first { $0.0 == "run" }?.1)
+    @Test("a Markdown row stays one line: `|` is escaped and CR LF, CR and LF each become one space", arguments: ["run", "many"])
+    func markdownCells(name: String) throws {
+        let report = try #require(Self.reports.first { $0.0 == name }?.1)
         let markdown = report.markdown()
         let rows = markdown.split(separator: "\n", omittingEmptySubsequences: false).filter { $0.hasPrefix("| ") && !$0.hasPrefix("| Item |") }
         #expect(rows.count == report.items.count)
