@@ -19,6 +19,15 @@ package func concurrentMap<T: Sendable>(count: Int, minimumChunk: Int = 2048, _ 
     }
 }
 
+/// `body`'s results for consecutive ranges that together cover `0..<count` (about 512 indices each, at most
+/// 64 ranges), in order, computed on the machine's cores: for output written in pieces and joined.
+package func concurrentChunks<T: Sendable>(count: Int, _ body: @Sendable (Range<Int>) -> T) -> [T] {
+    let chunks = max(1, min(64, count / 512))
+    return concurrentMap(count: chunks, minimumChunk: 1) { chunk in
+        body(count * chunk / chunks..<count * (chunk + 1) / chunks)
+    }
+}
+
 extension Array where Element: Sendable {
     /// `map(transform)`, computed as ``concurrentMap(count:minimumChunk:_:)`` computes it.
     package func concurrentMap<T: Sendable>(_ transform: @Sendable (Element) -> T) -> [T] {

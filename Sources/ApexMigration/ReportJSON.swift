@@ -142,9 +142,7 @@ extension MigrationReport {
             json.array { json in
                 // Chunks of items are written on every core, each by its own writer, and joined in order.
                 let (items, indent) = (items, json.indent)
-                let chunks = max(1, min(64, items.count / 512))
-                let parts = concurrentMap(count: chunks, minimumChunk: 1) { chunk in
-                    let range = items.count * chunk / chunks..<items.count * (chunk + 1) / chunks
+                let parts = concurrentChunks(count: items.count) { range in
                     var part = ReportJSON(capacity: range.count * 1000, indent: indent, members: range.lowerBound)
                     for index in range {
                         part.element()

@@ -110,10 +110,7 @@ extension MigrationReport {
 
 /// The text of `count` rows, written in chunks of rows on every core by `write` and joined in order.
 private func chunked(_ count: Int, _ write: @Sendable (Range<Int>) -> RenderedText) -> RenderedText {
-    let chunks = max(1, min(64, count / 512))
-    let parts = concurrentMap(count: chunks, minimumChunk: 1) { chunk in
-        write(count * chunk / chunks..<count * (chunk + 1) / chunks)
-    }
+    let parts = concurrentChunks(count: count, write)
     var joined = RenderedText(capacity: parts.reduce(0) { $0 + $1.bytes.count })
     for part in parts { joined.append(part) }
     return joined
