@@ -81,7 +81,7 @@ let package = Package(
             name: "ApexKeychainStoreTests", dependencies: ["ApexKeychain", "ApexKeychainStore", "CSQLite", "store-writer"],
             path: "Tests/ApexKeychainStoreTests"),
         .testTarget(
-            name: "ApexDumpsTests", dependencies: ["ApexDumps", "ApexKeychain", "CSQLite", "dump-samples"],
+            name: "ApexDumpsTests", dependencies: ["ApexDumps", "ApexKeychain", "CSQLite", "CLibXML2", "dump-samples"],
             path: "Tests/ApexDumpsTests", resources: [.copy("Fixtures")]),
         .testTarget(
             name: "ImporterTests",

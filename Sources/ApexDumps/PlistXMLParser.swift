@@ -19,9 +19,9 @@ import Foundation
 /// entity, element, attribute list or notation) is refused as soon as the declaration is seen, which answers
 /// entity-expansion and external-entity attacks. libxml2 limits element nesting to 256 levels and prints
 /// nothing: its errors are kept in the parse state and turned into ``PlistParseError`` values that name a line,
-/// never a value. The safety setup mirrors ``SafeXML/read(_:documentTypes:)`` with ``SafeXML/DocumentTypes/bareOnly``
-/// (same options, same refusing callbacks, same silenced thread handler); it is repeated here because the
-/// content callbacks are this parser's own.
+/// never a value. The safety setup is that of ``SafeXML/parse(_:documentTypes:user:content:)`` with
+/// ``SafeXML/DocumentTypes/bareOnly`` (its options, refusing callbacks and silenced thread handler), around this
+/// parser's own content callbacks.
 enum PlistXMLParser {
     /// What a malformed XML plist is called in messages (the CLI's tests pin this text).
     static let malformed = "an XML property list that is malformed, truncated or nested too deeply"

@@ -24,17 +24,6 @@ enum SafeXML {
         case bareOnly
     }
 
-    /// Reads `data` into a document. The caller frees the document.
-    /// - Returns: the document, or nil when it is not well-formed or was refused; and what the callbacks saw.
-    static func read(_ data: Data, documentTypes: DocumentTypes) -> (document: xmlDocPtr?, state: State) {
-        let parsed = parse(data, documentTypes: documentTypes, user: nil, content: nil)
-        if parsed.state.refusedLine != nil || !parsed.wellFormed {
-            if let document = parsed.document { xmlFreeDoc(document) }
-            return (nil, parsed.state)
-        }
-        return (parsed.document, parsed.state)
-    }
-
     /// What the callbacks reach through the parser context's `_private` pointer: this type's state and the
     /// caller's own.
     private struct Shared {
@@ -114,41 +103,28 @@ enum SafeXML {
     /// The caller's state behind a callback's user data (the parser context), as given to ``parse``.
     static func user(_ userData: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer? { shared(userData)?.pointee.user }
 
-    /// The text and CDATA children of `node` joined, as libxml2 unescaped them; comments and processing
-    /// instructions are skipped. The usual single text child is read without copying its bytes twice.
-    /// - Returns: the text, or the line of the first child that is neither (an element or an entity reference).
-    static func text(of node: xmlNodePtr) -> Result<String, NonText> {
-        guard let first = node.pointee.children else { return .success("") }
-        if first.pointee.next == nil, first.pointee.type == XML_TEXT_NODE || first.pointee.type == XML_CDATA_SECTION_NODE {
-            return .success(string(first.pointee.content))
+    /// Records an error that libxml2's tree builder raises by itself, for a streaming caller that must end as a read
+    /// into a document would: kept as the first error when none came before, at the current line, with the
+    /// builder's effect on the parser context (its out-of-memory error stops the parse; an `xml:id` that is not a
+    /// name marks the document invalid; a repeated ID changes nothing more).
+    static func treeBuilderError(_ userData: UnsafeMutableRawPointer, _ code: xmlParserErrors) {
+        guard let shared = shared(userData) else { return }
+        if shared.pointee.state.firstErrorCode == 0 {
+            shared.pointee.state.firstErrorCode = Int32(code.rawValue)
+            shared.pointee.state.firstErrorLine = xmlSAX2GetLineNumber(userData)
         }
-        var bytes: [UInt8] = []
-        var child: xmlNodePtr? = first
-        while let part = child {
-            child = part.pointee.next
-            switch part.pointee.type {
-            case XML_TEXT_NODE, XML_CDATA_SECTION_NODE:
-                if let content = part.pointee.content {
-                    bytes.append(contentsOf: UnsafeBufferPointer(start: content, count: strlen(content)))
-                }
-            case XML_COMMENT_NODE, XML_PI_NODE:
-                continue
-            default:
-                return .failure(NonText(line: Int(xmlGetLineNo(part))))
-            }
+        let context = userData.assumingMemoryBound(to: xmlParserCtxt.self)
+        switch code {
+        case XML_ERR_NO_MEMORY:
+            context.pointee.errNo = Int32(code.rawValue)
+            context.pointee.instate = XML_PARSER_EOF
+            context.pointee.disableSAX = 1
+        case XML_DTD_XMLID_VALUE:
+            context.pointee.errNo = Int32(code.rawValue)
+            context.pointee.valid = 0
+        default:
+            break
         }
-        return .success(String(decoding: bytes, as: UTF8.self))
-    }
-
-    /// A child where only text may be: its line.
-    struct NonText: Error {
-        let line: Int
-    }
-
-    /// The UTF-8 text of a libxml2 string; "" for none.
-    static func string(_ content: UnsafeMutablePointer<xmlChar>?) -> String {
-        guard let content else { return "" }
-        return String(decoding: UnsafeBufferPointer(start: content, count: strlen(content)), as: UTF8.self)
     }
 
     /// What is shared behind a SAX callback's user data (the parser context).

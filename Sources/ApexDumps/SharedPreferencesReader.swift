@@ -10,6 +10,14 @@ import Foundation
 /// embedded newlines (Android's wrapped Base64) are kept. The reader knows nothing of which library wrote the
 /// file; it does not interpret entry names or values.
 ///
+/// The parse streams: libxml2's SAX2 callbacks read each entry as its elements end, and no document tree is built.
+/// What is accepted, and the error and line given for what is not, are those of a walk over the finished document:
+/// libxml2's own errors (a document that is not well-formed) come first, then the first problem in document order,
+/// where a number's or boolean's value is checked after its children. What libxml2's tree builder adds to the
+/// parser is kept: it stops the parse when a text node would grow past libxml2's 10 MB text limit (the read then
+/// ends where that tree ended), and it reports an `xml:id` value that is not a name or is repeated, which can decide
+/// the error a document that is not well-formed reports. Lines are exact, also past line 65,535.
+///
 /// The input is untrusted. It is parsed by libxml2 without network access, without entity substitution and
 /// without loading external DTDs; a document that has a `<!DOCTYPE …>` at all is refused before its internal
 /// subset is read (SharedPreferences files never have one), which answers entity-expansion and external-entity
@@ -67,23 +75,25 @@ public enum SharedPreferencesReader {
                 .malformed, path: path,
                 "\(data.count) bytes is larger than the \(DumpLimits.maxXMLBytes >> 20) MiB limit for an XML preferences file")
         }
-        let parsed = SafeXML.read(data, documentTypes: .refused)
-        defer { if let document = parsed.document { xmlFreeDoc(document) } }
+        let builder = UnsafeMutablePointer<Builder>.allocate(capacity: 1)
+        builder.initialize(to: Builder(path: path))
+        defer {
+            builder.deinitialize(count: 1)
+            builder.deallocate()
+        }
+        // SafeXML's way (no network, entities or DTD; any DOCTYPE refused; nothing printed), streaming: the
+        // document libxml2 returns is an empty shell.
+        let parsed = SafeXML.parse(data, documentTypes: .refused, user: UnsafeMutableRawPointer(builder)) { sax in
+            installCallbacks(sax)
+        }
+        if let document = parsed.document { xmlFreeDoc(document) }
         if let line = parsed.state.refusedLine {
             throw DumpError(
                 .malformed, path: path,
                 "line \(line): the document declares a DTD (<!DOCTYPE>); SharedPreferences files have none, and documents with DTDs or entity declarations are refused")
         }
-        guard let document = parsed.document else {
-            throw DumpError(.malformed, path: path, describeParseFailure(parsed.state))
-        }
-        guard document.pointee.intSubset == nil, document.pointee.extSubset == nil else {
-            throw DumpError(.malformed, path: path, "the document declares a DTD; documents with DTDs are refused")
-        }
-        guard let root = xmlDocGetRootElement(document) else {
-            throw DumpError(.malformed, path: path, "the document has no root element")
-        }
-        return try readMap(root, path: path)
+        guard parsed.wellFormed else { throw DumpError(.malformed, path: path, describeParseFailure(parsed.state)) }
+        return try builder.pointee.finish()
     }
 
     // MARK: - Parsing
@@ -109,83 +119,410 @@ public enum SharedPreferencesReader {
         return "\(location)not a well-formed XML file: \(what) (libxml2 error \(code))"
     }
 
-    // MARK: - The tree
+    // MARK: - Callbacks
 
-    private static func readMap(_ root: xmlNodePtr, path: String) throws(DumpError) -> [PreferenceEntry] {
-        guard root.pointee.ns == nil, elementName(root) == "map" else {
-            throw DumpError(
-                .malformed, path: path,
-                "line \(xmlGetLineNo(root)): the root element is <\(printableName(root))>, not <map>; not a SharedPreferences file")
+    /// Sets this reader's content callbacks on the handler, so that no element, text or comment node is ever made.
+    private static func installCallbacks(_ sax: UnsafeMutablePointer<xmlSAXHandler>) {
+        // One function for text and white space, so libxml2 never asks whether blanks are ignorable.
+        let characters: charactersSAXFunc = { context, bytes, length in
+            guard let context, let bytes, let builder = SharedPreferencesReader.builder(context) else { return }
+            builder.pointee.characters(context, UnsafeBufferPointer(start: bytes, count: Int(length)))
         }
+        sax.pointee.characters = characters
+        sax.pointee.ignorableWhitespace = characters
+        sax.pointee.cdataBlock = { context, bytes, length in
+            guard let context, let builder = SharedPreferencesReader.builder(context) else { return }
+            builder.pointee.cdata(context, UnsafeBufferPointer(start: bytes, count: bytes == nil ? 0 : Int(length)))
+        }
+        sax.pointee.startElementNs = { context, localName, prefix, uri, _, _, count, defaulted, attributes in
+            guard let context, let localName, let builder = SharedPreferencesReader.builder(context) else { return }
+            // Attributes come as (local name, prefix, URI, value, end of value); libxml2's tree leaves out the
+            // defaulted ones, which come last.
+            let attributes = Attributes(base: attributes, count: attributes == nil ? 0 : Int(count - defaulted))
+            builder.pointee.startElement(context, localName, prefix: prefix, uri: uri, attributes: attributes)
+        }
+        sax.pointee.endElementNs = { context, _, _, _ in
+            guard let context, let builder = SharedPreferencesReader.builder(context) else { return }
+            builder.pointee.endElement()
+        }
+        sax.pointee.reference = { context, _ in
+            guard let context, let builder = SharedPreferencesReader.builder(context) else { return }
+            builder.pointee.reference()
+        }
+        sax.pointee.comment = { context, _ in
+            guard let context, let builder = SharedPreferencesReader.builder(context) else { return }
+            builder.pointee.skipped(context, .comment)
+        }
+        sax.pointee.processingInstruction = { context, _, _ in
+            guard let context, let builder = SharedPreferencesReader.builder(context) else { return }
+            builder.pointee.skipped(context, .instruction)
+        }
+    }
+
+    /// The builder behind a callback's user data (the parser context).
+    private static func builder(_ context: UnsafeMutableRawPointer) -> UnsafeMutablePointer<Builder>? {
+        SafeXML.user(context)?.assumingMemoryBound(to: Builder.self)
+    }
+
+    // MARK: - Reading
+
+    /// The attributes of a start tag, as libxml2 hands them to the callback.
+    fileprivate struct Attributes {
+        let base: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?
+        let count: Int
+
+        /// The value of the attribute without a prefix named `name`, as libxml2's tree holds it.
+        func value(_ name: StaticString) -> String? {
+            guard let base else { return nil }
+            for index in 0..<count {
+                let attribute = base + 5 * index
+                guard attribute[1] == nil, let localName = attribute[0], SharedPreferencesReader.equals(localName, name),
+                    let start = attribute[3], let end = attribute[4]
+                else { continue }
+                return SharedPreferencesReader.attributeValue(UnsafeBufferPointer(start: start, count: end - start))
+            }
+            return nil
+        }
+    }
+
+    /// An entry element.
+    fileprivate enum Kind {
+        case string, set, boolean, int, long, float, double
+
+        init?(_ localName: UnsafePointer<xmlChar>) {
+            let kind: Kind
+            switch localName[0] {
+            case UInt8(ascii: "s"): kind = localName[1] == UInt8(ascii: "t") ? .string : .set
+            case UInt8(ascii: "b"): kind = .boolean
+            case UInt8(ascii: "i"): kind = .int
+            case UInt8(ascii: "l"): kind = .long
+            case UInt8(ascii: "f"): kind = .float
+            case UInt8(ascii: "d"): kind = .double
+            default: return nil
+            }
+            guard SharedPreferencesReader.equals(localName, kind.staticName) else { return nil }
+            self = kind
+        }
+
+        var staticName: StaticString {
+            switch self {
+            case .string: "string"
+            case .set: "set"
+            case .boolean: "boolean"
+            case .int: "int"
+            case .long: "long"
+            case .float: "float"
+            case .double: "double"
+            }
+        }
+
+        var name: String { staticName.description }
+    }
+
+    /// A child node as a walk over the document would have seen it, for the line an error names.
+    fileprivate enum Child {
+        case none, element, text, comment, instruction, cdata
+    }
+
+    /// An open element whose children are read: the `<map>` root, an entry, or a `<string>` in a `<set>`.
+    fileprivate struct Open {
+        /// The line of its start tag.
+        var line = 0
+        /// Its last child so far, and that child's line.
+        var last = Child.none
+        var lastLine = 0
+
+        /// The line a walk over the document gives a CDATA section or reference child now: that of the child before
+        /// it when that is an element, text, comment or processing instruction, else that of this element.
+        var lineOfNextChild: Int {
+            switch last {
+            case .element, .text, .comment, .instruction: lastLine
+            case .none, .cdata: line
+            }
+        }
+    }
+
+    /// A run of text or CDATA callbacks: one node of libxml2's tree.
+    fileprivate enum Run {
+        case none, text, cdata
+    }
+
+    /// The parse state the callbacks share.
+    fileprivate struct Builder {
+        /// The file, for errors.
+        let path: String
+        /// The entries so far.
         var entries: [PreferenceEntry] = []
-        var child = root.pointee.children
-        while let node = child {
-            child = node.pointee.next
-            guard try isElement(node, in: "<map>", path: path) else { continue }
-            entries.append(try readEntry(node, path: path))
-        }
-        return entries
-    }
+        /// The first problem in document order; once there is one, the rest of the document is not read.
+        var problem: DumpError?
 
-    /// Whether `node` is an element to read. Whitespace, comments and processing instructions are skipped;
-    /// anything else (text, CDATA, entity references) is refused.
-    private static func isElement(_ node: xmlNodePtr, in parent: String, path: String) throws(DumpError) -> Bool {
-        switch node.pointee.type {
-        case XML_ELEMENT_NODE:
+        /// How many elements are open (the root is 1), and whether the root has started.
+        var depth = 0
+        var rootSeen = false
+        /// The open elements being read, by depth: the `<map>` root, the entry, a `<string>` in a `<set>`.
+        var open = [Open](repeating: Open(), count: 3)
+
+        /// The entry being read: what it is, its name, and a number's or boolean's value attribute.
+        var kind = Kind.string
+        var name = ""
+        var value: String?
+        /// The text of the `<string>` being read (an entry or a set's), and the strings of the `<set>`.
+        var text: [UInt8] = []
+        var strings: [String] = []
+
+        /// The run going on: what it is, its bytes so far, the line of its first part, and whether a text run
+        /// holds anything but XML white space (only looked at where only elements may be).
+        var run = Run.none
+        var runLength = 0
+        var runLine = 0
+        var runHasText = false
+
+        /// The `xml:id` values seen, which libxml2's tree builder registers.
+        var ids = Set<[UInt8]>()
+        /// Whether the parse stopped where libxml2's tree builder would have stopped it.
+        var halted = false
+
+        init(path: String) {
+            self.path = path
+        }
+
+        // MARK: Events
+
+        mutating func startElement(
+            _ context: UnsafeMutableRawPointer, _ localName: UnsafePointer<xmlChar>, prefix: UnsafePointer<xmlChar>?,
+            uri: UnsafePointer<xmlChar>?, attributes: Attributes
+        ) {
+            endRun()
+            registerIDs(context, attributes)
+            depth += 1
+            guard problem == nil else { return }
+            let line = Int(xmlSAX2GetLineNumber(context))
+            // An element with a prefix or a namespace is never one of the file's: libxml2's tree gives it a
+            // namespace, or names it by its qualified name when the prefix is not declared.
+            let plain = prefix == nil && uri == nil
+            switch depth {
+            case 1:
+                rootSeen = true
+                guard plain, SharedPreferencesReader.equals(localName, "map") else {
+                    return fail(
+                        line,
+                        "the root element is <\(SharedPreferencesReader.printable(localName, prefix))>, not <map>; not a SharedPreferences file")
+                }
+                open[0] = Open(line: line)
+            case 2:
+                open[0].last = .element
+                open[0].lastLine = line
+                startEntry(line, plain ? Kind(localName) : nil, localName, prefix: prefix, attributes: attributes)
+            case 3:
+                open[1].last = .element
+                open[1].lastLine = line
+                switch kind {
+                case .string:
+                    fail(line, Self.nonText)
+                case .set:
+                    guard plain, SharedPreferencesReader.equals(localName, "string") else {
+                        return fail(
+                            line,
+                            "<set> holds <\(SharedPreferencesReader.printable(localName, prefix))>; only <string> elements are allowed")
+                    }
+                    text.removeAll(keepingCapacity: true)
+                    open[2] = Open(line: line)
+                default:
+                    fail(line, "<\(kind.name)> holds an element; it must be empty")
+                }
+            default:
+                fail(line, Self.nonText)
+            }
+        }
+
+        mutating func endElement() {
+            endRun()
+            let ending = depth
+            depth -= 1
+            guard problem == nil else { return }
+            switch ending {
+            case 2: finishEntry()
+            case 3: strings.append(String(decoding: text, as: UTF8.self))
+            default: break
+            }
+        }
+
+        mutating func characters(_ context: UnsafeMutableRawPointer, _ bytes: UnsafeBufferPointer<xmlChar>) {
+            if run == .text {
+                guard grow(context, by: bytes.count) else { return }
+            } else {
+                endRun()
+                run = .text
+                runLength = bytes.count
+                runHasText = false
+                guard problem == nil, depth > 0 else { return }
+                runLine = Int(xmlSAX2GetLineNumber(context))
+                open[depth - 1].last = .text
+                open[depth - 1].lastLine = runLine
+            }
+            guard problem == nil, depth > 0 else { return }
+            if holdsText {
+                text.append(contentsOf: bytes)
+            } else if !runHasText {
+                runHasText = bytes.contains { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }
+            }
+        }
+
+        mutating func cdata(_ context: UnsafeMutableRawPointer, _ bytes: UnsafeBufferPointer<xmlChar>) {
+            if run == .cdata {
+                // A section right after another joins its node.
+                guard grow(context, by: bytes.count), problem == nil, depth > 0 else { return }
+                if holdsText { text.append(contentsOf: bytes) }
+                return
+            }
+            endRun()
+            run = .cdata
+            runLength = bytes.count
+            guard problem == nil, depth > 0 else { return }
+            if holdsText {
+                text.append(contentsOf: bytes)
+                open[depth - 1].last = .cdata
+            } else {
+                fail(open[depth - 1].lineOfNextChild, misplaced)
+            }
+        }
+
+        /// An entity reference node (libxml2 makes none for the predefined entities and character references it
+        /// substitutes; any other is refused before the content is read): never text.
+        mutating func reference() {
+            endRun()
+            guard problem == nil, depth > 0 else { return }
+            fail(open[depth - 1].lineOfNextChild, holdsText ? Self.nonText : misplaced)
+        }
+
+        /// A comment or processing instruction: skipped, but remembered for the line of a later error.
+        mutating func skipped(_ context: UnsafeMutableRawPointer, _ child: Child) {
+            endRun()
+            guard problem == nil, depth > 0 else { return }
+            open[depth - 1].last = child
+            open[depth - 1].lastLine = Int(xmlSAX2GetLineNumber(context))
+        }
+
+        /// The entries, or the first problem.
+        mutating func finish() throws(DumpError) -> [PreferenceEntry] {
+            // Where the tree builder stopped, the tree ends: the elements still open are read as they stand.
+            if halted {
+                while depth > 0 { endElement() }
+            }
+            if let problem { throw problem }
+            guard rootSeen else { throw DumpError(.malformed, path: path, "the document has no root element") }
+            return entries
+        }
+
+        // MARK: Entries
+
+        private mutating func startEntry(
+            _ line: Int, _ kind: Kind?, _ localName: UnsafePointer<xmlChar>, prefix: UnsafePointer<xmlChar>?,
+            attributes: Attributes
+        ) {
+            guard let kind else {
+                return fail(
+                    line,
+                    "unknown element <\(SharedPreferencesReader.printable(localName, prefix))>; a SharedPreferences entry is <string>, <boolean>, <int>, <long>, <float>, <double> or <set>")
+            }
+            guard let name = attributes.value("name") else { return fail(line, "<\(kind.name)> has no name attribute") }
+            self.kind = kind
+            self.name = name
+            open[1] = Open(line: line)
+            switch kind {
+            case .string: text.removeAll(keepingCapacity: true)
+            case .set: strings = []
+            default: value = attributes.value("value")
+            }
+        }
+
+        private mutating func finishEntry() {
+            switch kind {
+            case .string:
+                entries.append(PreferenceEntry(name: name, value: .string(String(decoding: text, as: UTF8.self))))
+            case .set:
+                entries.append(PreferenceEntry(name: name, value: .stringSet(strings)))
+            default:
+                // Checked once the children are, as a walk over the document does.
+                let line = open[1].line
+                guard let value else { return fail(line, "<\(kind.name)> has no value attribute") }
+                guard let parsed = SharedPreferencesReader.primitive(kind, value) else {
+                    return fail(line, "the value of <\(kind.name)> is not a valid \(kind.name)")
+                }
+                entries.append(PreferenceEntry(name: name, value: parsed))
+            }
+        }
+
+        /// Whether the open element holds text: a `<string>`, as an entry or in a `<set>`.
+        private var holdsText: Bool { depth == 3 || (depth == 2 && kind == .string) }
+
+        // MARK: Errors
+
+        private static let nonText = "<string> holds an element or a reference, not only text"
+
+        /// Text, CDATA or a reference where only elements may be.
+        private var misplaced: String {
+            "unexpected text or content inside " + (depth == 1 ? "<map>" : "<\(kind.name)>")
+        }
+
+        /// The text of a run that has ended is checked where only elements may be.
+        private mutating func endRun() {
+            guard run != .none else { return }
+            if run == .text, runHasText, problem == nil { fail(runLine, misplaced) }
+            run = .none
+        }
+
+        private mutating func fail(_ line: Int, _ detail: String) {
+            if problem == nil { problem = DumpError(.malformed, path: path, "line \(line): \(detail)") }
+        }
+
+        // MARK: The tree builder's checks
+
+        /// Adds `count` bytes to the run going on, unless libxml2's tree builder would refuse to grow its node past
+        /// libxml2's text limit: then the parse stops with the builder's error, and the node keeps what it had.
+        private mutating func grow(_ context: UnsafeMutableRawPointer, by count: Int) -> Bool {
+            guard runLength + count <= Int(XML_MAX_TEXT_LENGTH) else {
+                SafeXML.treeBuilderError(context, XML_ERR_NO_MEMORY)
+                halted = true
+                return false
+            }
+            runLength += count
             return true
-        case XML_COMMENT_NODE, XML_PI_NODE:
-            return false
-        case XML_TEXT_NODE where isWhitespace(node.pointee.content):
-            return false
-        default:
-            throw DumpError(
-                .malformed, path: path, "line \(xmlGetLineNo(node)): unexpected text or content inside \(parent)")
+        }
+
+        /// Registers the `xml:id` attributes of a start tag as libxml2's tree builder does: a value that is not a
+        /// name, and a value seen before, are errors (which do not make the document ill-formed).
+        private mutating func registerIDs(_ context: UnsafeMutableRawPointer, _ attributes: Attributes) {
+            guard let base = attributes.base else { return }
+            for index in 0..<attributes.count {
+                let attribute = base + 5 * index
+                guard let prefix = attribute[1], SharedPreferencesReader.equals(prefix, "xml"), let localName = attribute[0],
+                    SharedPreferencesReader.equals(localName, "id"), let start = attribute[3], let end = attribute[4]
+                else { continue }
+                var id = Array(UnsafeBufferPointer(start: start, count: end - start))
+                id.append(0)
+                if xmlValidateNCName(id, 1) != 0 { SafeXML.treeBuilderError(context, XML_DTD_XMLID_VALUE) }
+                id.removeLast()
+                if !id.isEmpty, !ids.insert(id).inserted { SafeXML.treeBuilderError(context, XML_DTD_ID_REDEFINED) }
+            }
         }
     }
 
-    private static func readEntry(_ node: xmlNodePtr, path: String) throws(DumpError) -> PreferenceEntry {
-        let line = xmlGetLineNo(node)
-        let type = elementName(node)
-        guard node.pointee.ns == nil,
-            ["string", "boolean", "int", "long", "float", "double", "set"].contains(type)
-        else {
-            throw DumpError(
-                .malformed, path: path,
-                "line \(line): unknown element <\(printableName(node))>; a SharedPreferences entry is <string>, <boolean>, <int>, <long>, <float>, <double> or <set>")
-        }
-        guard let name = attribute("name", of: node) else {
-            throw DumpError(.malformed, path: path, "line \(line): <\(type)> has no name attribute")
-        }
-        switch type {
-        case "string":
-            return PreferenceEntry(name: name, value: .string(try text(of: node, path: path)))
-        case "set":
-            return PreferenceEntry(name: name, value: .stringSet(try strings(in: node, path: path)))
-        default:
-            try requireNoChildren(node, type: type, path: path)
-            guard let raw = attribute("value", of: node) else {
-                throw DumpError(.malformed, path: path, "line \(line): <\(type)> has no value attribute")
-            }
-            guard let value = primitive(type, raw) else {
-                throw DumpError(.malformed, path: path, "line \(line): the value of <\(type)> is not a valid \(type)")
-            }
-            return PreferenceEntry(name: name, value: value)
-        }
-    }
+    // MARK: - Values
 
-    private static func primitive(_ type: String, _ raw: String) -> PreferenceValue? {
-        switch type {
-        case "boolean":
+    private static func primitive(_ kind: Kind, _ raw: String) -> PreferenceValue? {
+        switch kind {
+        case .boolean:
             switch raw.lowercased() {
             case "true": return .boolean(true)
             case "false": return .boolean(false)
             default: return nil
             }
-        case "int": return Int32(raw).map { .int($0) }
-        case "long": return Int64(raw).map { .long($0) }
-        case "float": return isNumberText(raw) ? Float(raw).map { .float($0) } : nil
-        case "double": return isNumberText(raw) ? Double(raw).map { .double($0) } : nil
-        default: return nil
+        case .int: return Int32(raw).map { .int($0) }
+        case .long: return Int64(raw).map { .long($0) }
+        case .float: return isNumberText(raw) ? Float(raw).map { .float($0) } : nil
+        case .double: return isNumberText(raw) ? Double(raw).map { .double($0) } : nil
+        case .string, .set: return nil
         }
     }
 
@@ -201,85 +538,45 @@ public enum SharedPreferencesReader {
         }
     }
 
-    /// The text of a `<string>`: its text and CDATA children concatenated, exactly as the parser unescaped them.
-    private static func text(of node: xmlNodePtr, path: String) throws(DumpError) -> String {
-        switch SafeXML.text(of: node) {
-        case .success(let text): return text
-        case .failure(let other):
-            throw DumpError(
-                .malformed, path: path,
-                "line \(other.line): <string> holds an element or a reference, not only text")
-        }
-    }
-
-    private static func strings(in set: xmlNodePtr, path: String) throws(DumpError) -> [String] {
-        var strings: [String] = []
-        var child = set.pointee.children
-        while let node = child {
-            child = node.pointee.next
-            guard try isElement(node, in: "<set>", path: path) else { continue }
-            guard node.pointee.ns == nil, elementName(node) == "string" else {
-                throw DumpError(
-                    .malformed, path: path,
-                    "line \(xmlGetLineNo(node)): <set> holds <\(printableName(node))>; only <string> elements are allowed")
+    /// An attribute value as libxml2's tree holds it. The parser hands over every `&` that a reference stood for as
+    /// the character reference `&#38;` (every other reference already substituted), which the tree decodes.
+    fileprivate static func attributeValue(_ bytes: UnsafeBufferPointer<xmlChar>) -> String {
+        guard bytes.contains(UInt8(ascii: "&")) else { return String(decoding: bytes, as: UTF8.self) }
+        let ampersand = Array("&#38;".utf8)
+        var decoded: [UInt8] = []
+        decoded.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            if bytes[index...].starts(with: ampersand) {
+                decoded.append(UInt8(ascii: "&"))
+                index += ampersand.count
+            } else {
+                decoded.append(bytes[index])
+                index += 1
             }
-            strings.append(try text(of: node, path: path))
         }
-        return strings
-    }
-
-    private static func requireNoChildren(_ node: xmlNodePtr, type: String, path: String) throws(DumpError) {
-        var child = node.pointee.children
-        while let part = child {
-            child = part.pointee.next
-            guard try isElement(part, in: "<\(type)>", path: path) else { continue }
-            throw DumpError(
-                .malformed, path: path, "line \(xmlGetLineNo(part)): <\(type)> holds an element; it must be empty")
-        }
+        return String(decoding: decoded, as: UTF8.self)
     }
 
     // MARK: - Small helpers
 
-    private static func elementName(_ node: xmlNodePtr) -> String {
-        guard let name = node.pointee.name else { return "" }
-        return String(cString: name)
+    /// Whether the libxml2 string `name` is `literal`.
+    fileprivate static func equals(_ name: UnsafePointer<xmlChar>, _ literal: StaticString) -> Bool {
+        literal.withUTF8Buffer { bytes in
+            for index in 0..<bytes.count where name[index] != bytes[index] { return false }
+            return name[bytes.count] == 0
+        }
     }
 
-    /// An element name for a message, with its namespace prefix: at most 40 characters.
-    private static func printableName(_ node: xmlNodePtr) -> String {
-        var name = elementName(node)
-        if let prefix = node.pointee.ns?.pointee.prefix { name = String(cString: prefix) + ":" + name }
+    /// An element name for a message, with its prefix: at most 40 characters.
+    fileprivate static func printable(_ localName: UnsafePointer<xmlChar>, _ prefix: UnsafePointer<xmlChar>?) -> String {
+        var name = string(localName)
+        if let prefix { name = string(prefix) + ":" + name }
         return name.count > 40 ? String(name.prefix(40)) + "…" : name
     }
 
-    /// The value of the un-namespaced attribute `name`, read from the tree (no allocation to free).
-    private static func attribute(_ name: String, of node: xmlNodePtr) -> String? {
-        var property = node.pointee.properties
-        while let attribute = property {
-            property = attribute.pointee.next
-            guard attribute.pointee.ns == nil, let attributeName = attribute.pointee.name,
-                String(cString: attributeName) == name
-            else { continue }
-            var bytes: [UInt8] = []
-            var child = attribute.pointee.children
-            while let part = child {
-                child = part.pointee.next
-                if let content = part.pointee.content {
-                    bytes.append(contentsOf: UnsafeBufferPointer(start: content, count: strlen(content)))
-                }
-            }
-            return String(decoding: bytes, as: UTF8.self)
-        }
-        return nil
-    }
-
-    private static func isWhitespace(_ content: UnsafeMutablePointer<xmlChar>?) -> Bool {
-        guard var cursor = content else { return true }
-        while cursor.pointee != 0 {
-            guard isXMLWhitespace(cursor.pointee) else { return false }
-            cursor += 1
-        }
-        return true
+    private static func string(_ name: UnsafePointer<xmlChar>) -> String {
+        String(decoding: UnsafeBufferPointer(start: name, count: strlen(name)), as: UTF8.self)
     }
 
     private static func isXMLWhitespace(_ byte: UInt8) -> Bool {
