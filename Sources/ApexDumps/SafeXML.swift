@@ -105,8 +105,8 @@ enum SafeXML {
 
     /// Records an error that libxml2's tree builder raises by itself, for a streaming caller that must end as a read
     /// into a document would: kept as the first error when none came before, at the current line, with the
-    /// builder's effect on the parser context (its out-of-memory error stops the parse; an `xml:id` that is not a
-    /// name marks the document invalid; a repeated ID changes nothing more).
+    /// builder's effect on the parser context (an `xml:id` that is not a name marks the document invalid; a
+    /// repeated ID changes nothing more).
     static func treeBuilderError(_ userData: UnsafeMutableRawPointer, _ code: xmlParserErrors) {
         guard let shared = shared(userData) else { return }
         if shared.pointee.state.firstErrorCode == 0 {
@@ -114,16 +114,9 @@ enum SafeXML {
             shared.pointee.state.firstErrorLine = xmlSAX2GetLineNumber(userData)
         }
         let context = userData.assumingMemoryBound(to: xmlParserCtxt.self)
-        switch code {
-        case XML_ERR_NO_MEMORY:
-            context.pointee.errNo = Int32(code.rawValue)
-            context.pointee.instate = XML_PARSER_EOF
-            context.pointee.disableSAX = 1
-        case XML_DTD_XMLID_VALUE:
+        if code == XML_DTD_XMLID_VALUE {
             context.pointee.errNo = Int32(code.rawValue)
             context.pointee.valid = 0
-        default:
-            break
         }
     }
 

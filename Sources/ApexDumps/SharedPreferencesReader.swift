@@ -13,10 +13,11 @@ import Foundation
 /// The parse streams: libxml2's SAX2 callbacks read each entry as its elements end, and no document tree is built.
 /// What is accepted, and the error and line given for what is not, are those of a walk over the finished document:
 /// libxml2's own errors (a document that is not well-formed) come first, then the first problem in document order,
-/// where a number's or boolean's value is checked after its children. What libxml2's tree builder adds to the
-/// parser is kept: it stops the parse when a text node would grow past libxml2's 10 MB text limit (the read then
-/// ends where that tree ended), and it reports an `xml:id` value that is not a name or is repeated, which can decide
-/// the error a document that is not well-formed reports. Lines are exact, also past line 65,535.
+/// where a number's or boolean's value is checked after its children. One check of libxml2's tree builder is kept:
+/// it reports an `xml:id` value that is not a name or is repeated, which can decide the error a document that is
+/// not well-formed reports. Its 10 MB limit on one text node is not: a tree cut such a node short and silently
+/// dropped every entry after it, while streaming reads text of any length (the file's size is capped). Lines are
+/// exact, also past line 65,535.
 ///
 /// The input is untrusted. It is parsed by libxml2 without network access, without entity substitution and
 /// without loading external DTDs; a document that has a `<!DOCTYPE …>` at all is refused before its internal
@@ -270,17 +271,14 @@ public enum SharedPreferencesReader {
         var text: [UInt8] = []
         var strings: [String] = []
 
-        /// The run going on: what it is, its bytes so far, the line of its first part, and whether a text run
-        /// holds anything but XML white space (only looked at where only elements may be).
+        /// The run going on: what it is, the line of its first part, and whether a text run holds anything but
+        /// XML white space (only looked at where only elements may be).
         var run = Run.none
-        var runLength = 0
         var runLine = 0
         var runHasText = false
 
         /// The `xml:id` values seen, which libxml2's tree builder registers.
         var ids = Set<[UInt8]>()
-        /// Whether the parse stopped where libxml2's tree builder would have stopped it.
-        var halted = false
 
         init(path: String) {
             self.path = path
@@ -348,12 +346,9 @@ public enum SharedPreferencesReader {
         }
 
         mutating func characters(_ context: UnsafeMutableRawPointer, _ bytes: UnsafeBufferPointer<xmlChar>) {
-            if run == .text {
-                guard grow(context, by: bytes.count) else { return }
-            } else {
+            if run != .text {
                 endRun()
                 run = .text
-                runLength = bytes.count
                 runHasText = false
                 guard problem == nil, depth > 0 else { return }
                 runLine = Int(xmlSAX2GetLineNumber(context))
@@ -371,13 +366,12 @@ public enum SharedPreferencesReader {
         mutating func cdata(_ context: UnsafeMutableRawPointer, _ bytes: UnsafeBufferPointer<xmlChar>) {
             if run == .cdata {
                 // A section right after another joins its node.
-                guard grow(context, by: bytes.count), problem == nil, depth > 0 else { return }
+                guard problem == nil, depth > 0 else { return }
                 if holdsText { text.append(contentsOf: bytes) }
                 return
             }
             endRun()
             run = .cdata
-            runLength = bytes.count
             guard problem == nil, depth > 0 else { return }
             if holdsText {
                 text.append(contentsOf: bytes)
@@ -405,10 +399,6 @@ public enum SharedPreferencesReader {
 
         /// The entries, or the first problem.
         mutating func finish() throws(DumpError) -> [PreferenceEntry] {
-            // Where the tree builder stopped, the tree ends: the elements still open are read as they stand.
-            if halted {
-                while depth > 0 { endElement() }
-            }
             if let problem { throw problem }
             guard rootSeen else { throw DumpError(.malformed, path: path, "the document has no root element") }
             return entries
@@ -477,18 +467,6 @@ public enum SharedPreferencesReader {
         }
 
         // MARK: The tree builder's checks
-
-        /// Adds `count` bytes to the run going on, unless libxml2's tree builder would refuse to grow its node past
-        /// libxml2's text limit: then the parse stops with the builder's error, and the node keeps what it had.
-        private mutating func grow(_ context: UnsafeMutableRawPointer, by count: Int) -> Bool {
-            guard runLength + count <= Int(XML_MAX_TEXT_LENGTH) else {
-                SafeXML.treeBuilderError(context, XML_ERR_NO_MEMORY)
-                halted = true
-                return false
-            }
-            runLength += count
-            return true
-        }
 
         /// Registers the `xml:id` attributes of a start tag as libxml2's tree builder does: a value that is not a
         /// name, and a value seen before, are errors (which do not make the document ill-formed).

@@ -7,7 +7,7 @@ import Testing
 @Suite("migrate and inspect: JSON bytes")
 struct ReportJSONTests {
     static let realWorld = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/fixtures/real-world")
+        .appendingPathComponent("ApexDumpsTests/Fixtures/real-world")
 
     /// Every dump in `samples/` (the data folders as the CLI is given them) and the real-world fixtures the
     /// readers take; `conceal` is the real-world FacebookConceal pair, named as on the device.
