@@ -13,17 +13,33 @@ struct AppIdentity {
 
     /// The app as the user names it, or as the records' access groups show it.
     init(records: [KeychainRecord], bundleID: String?) {
-        let groups = records.compactMap { $0.accessGroup.flatMap(Self.split) }
+        // The distinct access groups in the order they first occur (a dump has a handful among its items).
+        var seen = Set<String>()
+        var distinct: [String] = []
+        var last: String?
+        for record in records {
+            guard let group = record.accessGroup, group != last else { continue }
+            last = group
+            if seen.insert(group).inserted { distinct.append(group) }
+        }
+        let groups = distinct.compactMap(Self.split)
         if let bundleID {
             defaultService = bundleID
             team = groups.first { $0.bundle == bundleID }?.team
             note = "the app's default service \(quoted(bundleID)) is the bundle id given by --bundle-id"
             return
         }
-        let services = Set(records.filter { $0.itemClass == "genp" }.compactMap { $0.service?.text })
         var candidates: [(team: String, bundle: String)] = []
         for group in groups where !candidates.contains(where: { $0.bundle == group.bundle }) {
             candidates.append(group)
+        }
+        // The candidates' bundle ids that are also the service of a generic password.
+        let bundles = Set(candidates.map(\.bundle))
+        var services = Set<String>()
+        if !bundles.isEmpty {
+            for record in records where record.itemClass == "genp" {
+                if let service = record.service?.text, bundles.contains(service) { services.insert(service) }
+            }
         }
         let matching = candidates.filter { services.contains($0.bundle) }
         let chosen = matching.count == 1 ? matching[0] : (candidates.count == 1 ? candidates[0] : nil)

@@ -27,8 +27,9 @@ struct IOSImport {
 
     /// One item per candidate record, in dump and record order.
     func items() -> [SourceItem] {
+        let scopes = candidates.concurrentMap { scope($0.record) }
         var counts: [String: Int] = [:]
-        let scopes = candidates.map { scope($0.record) }
+        counts.reserveCapacity(scopes.count)
         for case let scope? in scopes { counts[scope, default: 0] += 1 }
         let perScope = counts
         return concurrentMap(count: candidates.count) { index in
