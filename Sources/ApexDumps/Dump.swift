@@ -117,7 +117,7 @@ public struct AccessControlDescription: Sendable, Equatable {
 ///
 /// The attributes live in one shared box: a record passes through readers, importers and their indexes, and a
 /// copy is then one reference count instead of one per attribute. The box is written only when this record
-/// holds the only reference to it.
+/// holds the only reference to it, in place (`record.extra[name] = text` does not copy the dictionary).
 public struct KeychainRecord: Sendable, Equatable {
     private struct Fields: Equatable {
         var location: String
@@ -161,107 +161,107 @@ public struct KeychainRecord: Sendable, Equatable {
     /// Where in the file: `item 3`, `genp row 17`.
     public var location: String {
         get { storage.fields.location }
-        set { unique.fields.location = newValue }
+        _modify { yield &unique.fields.location }
     }
     /// `class`: `genp`, `inet`, `cert`, `keys`, `idnt`, or as found.
     public var itemClass: String {
         get { storage.fields.itemClass }
-        set { unique.fields.itemClass = newValue }
+        _modify { yield &unique.fields.itemClass }
     }
     /// `svce`.
     public var service: DumpBytes? {
         get { storage.fields.service }
-        set { unique.fields.service = newValue }
+        _modify { yield &unique.fields.service }
     }
     /// `acct`.
     public var account: DumpBytes? {
         get { storage.fields.account }
-        set { unique.fields.account = newValue }
+        _modify { yield &unique.fields.account }
     }
     /// `gena`.
     public var generic: DumpBytes? {
         get { storage.fields.generic }
-        set { unique.fields.generic = newValue }
+        _modify { yield &unique.fields.generic }
     }
     /// `v_Data`.
     public var value: DumpValue {
         get { storage.fields.value }
-        set { unique.fields.value = newValue }
+        _modify { yield &unique.fields.value }
     }
     /// `pdmn`: `ak`, `ck`, `dk`, `aku`, `cku`, `dku`, `akpu`, or as found.
     public var protection: String? {
         get { storage.fields.protection }
-        set { unique.fields.protection = newValue }
+        _modify { yield &unique.fields.protection }
     }
     /// `agrp`.
     public var accessGroup: String? {
         get { storage.fields.accessGroup }
-        set { unique.fields.accessGroup = newValue }
+        _modify { yield &unique.fields.accessGroup }
     }
     /// `labl`.
     public var label: String? {
         get { storage.fields.label }
-        set { unique.fields.label = newValue }
+        _modify { yield &unique.fields.label }
     }
     /// `crtr` as a four-character code.
     public var creator: UInt32? {
         get { storage.fields.creator }
-        set { unique.fields.creator = newValue }
+        _modify { yield &unique.fields.creator }
     }
     /// `sync`.
     public var synchronizable: Bool {
         get { storage.fields.synchronizable }
-        set { unique.fields.synchronizable = newValue }
+        _modify { yield &unique.fields.synchronizable }
     }
     /// `cdat`.
     public var createdAt: Date? {
         get { storage.fields.createdAt }
-        set { unique.fields.createdAt = newValue }
+        _modify { yield &unique.fields.createdAt }
     }
     /// `mdat`.
     public var modifiedAt: Date? {
         get { storage.fields.modifiedAt }
-        set { unique.fields.modifiedAt = newValue }
+        _modify { yield &unique.fields.modifiedAt }
     }
     /// `srvr` (internet passwords).
     public var server: String? {
         get { storage.fields.server }
-        set { unique.fields.server = newValue }
+        _modify { yield &unique.fields.server }
     }
     /// `ptcl`.
     public var protocolCode: String? {
         get { storage.fields.protocolCode }
-        set { unique.fields.protocolCode = newValue }
+        _modify { yield &unique.fields.protocolCode }
     }
     /// `port`.
     public var port: Int? {
         get { storage.fields.port }
-        set { unique.fields.port = newValue }
+        _modify { yield &unique.fields.port }
     }
     /// `path`.
     public var path: String? {
         get { storage.fields.path }
-        set { unique.fields.path = newValue }
+        _modify { yield &unique.fields.path }
     }
     /// `atyp`.
     public var authenticationType: String? {
         get { storage.fields.authenticationType }
-        set { unique.fields.authenticationType = newValue }
+        _modify { yield &unique.fields.authenticationType }
     }
     /// `sdmn`.
     public var securityDomain: String? {
         get { storage.fields.securityDomain }
-        set { unique.fields.securityDomain = newValue }
+        _modify { yield &unique.fields.securityDomain }
     }
     /// `accc`, decoded.
     public var accessControl: AccessControlDescription? {
         get { storage.fields.accessControl }
-        set { unique.fields.accessControl = newValue }
+        _modify { yield &unique.fields.accessControl }
     }
     /// Every other attribute, as text, keyed by its name in the dump.
     public var extra: [String: String] {
         get { storage.fields.extra }
-        set { unique.fields.extra = newValue }
+        _modify { yield &unique.fields.extra }
     }
 
     /// Creates a record; everything but the location and class defaults to absent.

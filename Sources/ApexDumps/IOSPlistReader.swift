@@ -125,12 +125,17 @@ public enum IOSPlistReader {
         case .dictionary(let top):
             let classKeys = IOSAttributes.classOrder.filter { top[$0] != nil }
             guard !classKeys.isEmpty else { throw noItems(top, path: path) }
+            // Every class is an array, before any item is looked at.
+            var arrays: [(key: String, elements: [PlistNode])] = []
             for key in classKeys {
                 guard case .array(let elements) = top[key] else {
                     let kind = top[key]?.kindName ?? "missing"
                     throw DumpError(.malformed, path: path, "\(key) is \(kind), expected an array of items")
                 }
-                items.reserveCapacity(items.count + elements.count)
+                arrays.append((key, elements))
+            }
+            items.reserveCapacity(arrays.reduce(0) { $0 + $1.elements.count })
+            for (key, elements) in arrays {
                 let prefix = key + " item "
                 for (index, element) in elements.enumerated() {
                     try add(element, location: prefix + String(index + 1), classKey: key, depth: 3)

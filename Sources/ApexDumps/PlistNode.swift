@@ -74,13 +74,9 @@ struct PlistDictionary {
     /// The entries with one entry per key (the last one wins), in file order of their last occurrence; nil when
     /// a key is not a string.
     func stringKeyed() -> [(key: String, value: PlistNode)]? {
-        var pairs: [(key: String, value: PlistNode)] = []
-        pairs.reserveCapacity(entries.count)
-        for entry in entries {
-            guard case .string(let key) = entry.key else { return nil }
-            pairs.append((key, entry.value))
+        stringKeyedEntries()?.compactMap { entry in
+            if case .string(let key) = entry.key { (key, entry.value) } else { nil }
         }
-        return Self.lastOfEachKey(pairs)
     }
 
     /// The entries with one entry per key (the last one wins), in file order of their last occurrence, keys
@@ -128,26 +124,6 @@ struct PlistDictionary {
             unique.append(entry)
         }
         return unique.compactMap { $0 }
-    }
-
-    /// `pairs` without the earlier entries of a repeated key. Small dictionaries (every keychain item) are checked
-    /// pair by pair, larger ones through a hash table.
-    private static func lastOfEachKey(_ pairs: [(key: String, value: PlistNode)]) -> [(key: String, value: PlistNode)] {
-        if pairs.count <= 32 {
-            var repeated = false
-            outer: for index in pairs.indices {
-                for later in pairs.index(after: index)..<pairs.endIndex where pairs[later].key == pairs[index].key {
-                    repeated = true
-                    break outer
-                }
-            }
-            if !repeated { return pairs }
-        }
-        var last: [String: Int] = [:]
-        last.reserveCapacity(pairs.count)
-        for (index, pair) in pairs.enumerated() { last[pair.key] = index }
-        guard last.count < pairs.count else { return pairs }
-        return pairs.indices.filter { last[pairs[$0].key] == $0 }.map { pairs[$0] }
     }
 }
 

@@ -141,8 +141,6 @@ enum PlistXMLParser {
             self.line = line
         }
 
-        var holdsText: Bool { tag.holdsText }
-
         /// The line a walk over the document gives a CDATA section or reference child now: that of the child before
         /// it when that is an element, text, comment or processing instruction, else that of this element.
         var lineOfNextChild: Int {

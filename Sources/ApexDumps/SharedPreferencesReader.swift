@@ -254,7 +254,8 @@ public enum SharedPreferencesReader {
         let path: String
         /// The entries so far.
         var entries: [PreferenceEntry] = []
-        /// The first problem in document order; once there is one, the rest of the document is not read.
+        /// The first problem in document order; once there is one, libxml2 still parses the rest (so that a later
+        /// well-formedness error wins), but no more entries are read.
         var problem: DumpError?
 
         /// How many elements are open (the root is 1), and whether the root has started.

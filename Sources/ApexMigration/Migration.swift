@@ -165,47 +165,26 @@ public struct Migration: Sendable {
 
     /// Every importer's items, each source record claimed once (the first importer wins), and the dumps.
     func collect(_ dumps: [Dump]) throws(MigrationError) -> ([SourceItem], [DumpSummary]) {
-        var results: [[SourceItem]] = []
+        var items: [SourceItem] = []
+        var claimed = Set<SourceOrigin>()
+        var libraryOfPath: [String: SourceLibrary] = [:]
         for importer in importers {
+            let found: [SourceItem]
             do {
-                results.append(try importer.importItems(from: dumps, options: policy.importOptions))
+                found = try importer.importItems(from: dumps, options: policy.importOptions)
             } catch {
                 throw .importer(error)
             }
-        }
-        // An origin can be claimed twice only in a file that more than one importer found items in; elsewhere
-        // no origin needs remembering. (Items of one file share its path, so comparing with the last path seen
-        // is enough to list an importer's files.)
-        var importersOfPath: [String: Int] = [:]
-        for found in results {
+            // With one importer nothing can be claimed twice: no need to remember every origin.
+            let first = items.isEmpty && importers.count == 1
+            items.reserveCapacity(items.count + found.count)
             var last: String?
-            var paths = Set<String>()
-            for item in found where item.origin.path != last {
-                last = item.origin.path
-                paths.insert(item.origin.path)
-            }
-            for path in paths { importersOfPath[path, default: 0] += 1 }
-        }
-        let shared = Set(importersOfPath.filter { $0.value > 1 }.keys)
-        var items: [SourceItem] = []
-        items.reserveCapacity(results.reduce(0) { $0 + $1.count })
-        var claimed = Set<SourceOrigin>()
-        var libraryOfPath: [String: SourceLibrary] = [:]
-        for found in results {
-            var last: String?
-            var inShared = false
-            var libraryPending = false
-            for item in found {
+            for item in found where first || claimed.insert(item.origin).inserted {
+                items.append(item)
+                // Items of one file come together: its library is looked up once per run of them.
                 if item.origin.path != last {
                     last = item.origin.path
-                    inShared = !shared.isEmpty && shared.contains(item.origin.path)
-                    libraryPending = libraryOfPath[item.origin.path] == nil
-                }
-                if inShared, !claimed.insert(item.origin).inserted { continue }
-                items.append(item)
-                if libraryPending {
-                    libraryOfPath[item.origin.path] = item.library
-                    libraryPending = false
+                    if libraryOfPath[item.origin.path] == nil { libraryOfPath[item.origin.path] = item.library }
                 }
             }
         }

@@ -155,9 +155,9 @@ struct RenderedText {
         return simple ? text.utf8.count : text.count
     }
 
-    /// Trims the whitespace `CharacterSet.whitespaces` names (space separators and tab) from both ends of the
-    /// text written since `start`: ASCII spaces and tabs byte by byte, and the rest by Unicode scalar when a
-    /// line starts or ends with a non-ASCII byte.
+    /// Trims the whitespace `CharacterSet.whitespaces` names from both ends of the text written since `start`:
+    /// ASCII spaces and tabs (its only ASCII members) byte by byte, and the rest by Unicode scalar when a line
+    /// starts or ends with a non-ASCII byte.
     mutating func trimWhitespace(from start: Int) {
         func isSpaceOrTab(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
         while bytes.count > start, let last = bytes.last, isSpaceOrTab(last) { bytes.removeLast() }
@@ -165,9 +165,7 @@ struct RenderedText {
         if last < 0x80, bytes[start] < 0x80, !isSpaceOrTab(bytes[start]) { return }
         let line = String(decoding: bytes[start...], as: UTF8.self)
         let scalars = line.unicodeScalars
-        func isWhitespace(_ scalar: Unicode.Scalar) -> Bool {
-            scalar == "\t" || scalar.properties.generalCategory == .spaceSeparator
-        }
+        func isWhitespace(_ scalar: Unicode.Scalar) -> Bool { CharacterSet.whitespaces.contains(scalar) }
         let head = scalars.firstIndex { !isWhitespace($0) } ?? scalars.endIndex
         let tail = scalars.lastIndex { !isWhitespace($0) }.map { scalars.index(after: $0) } ?? head
         let trimmed = head < tail ? String(scalars[head..<tail]) : ""

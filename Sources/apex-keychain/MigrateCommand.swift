@@ -161,7 +161,7 @@ struct MigrateCommand: RunnableCommand {
             let migration = Migration(importers: importers, source: .dumps(input.dumps), target: target, policy: policy)
             let report = try await plan(migration, profile: profile, store: nil)
             try output(report)
-            KeptUntilExit.keep(input, migration, report)
+            KeptUntilExit.keep(input, report)
             return
         }
         let opened = try store.open()
@@ -176,7 +176,7 @@ struct MigrateCommand: RunnableCommand {
         if dryRun {
             let report = try await plan(migration, profile: profile, store: opened.path)
             try output(report)
-            KeptUntilExit.keep(input, migration, report)
+            KeptUntilExit.keep(input, report)
             return
         }
         var report: MigrationReport
@@ -202,7 +202,7 @@ struct MigrateCommand: RunnableCommand {
             }
         }
         try output(report)
-        KeptUntilExit.keep(input, migration, report)
+        KeptUntilExit.keep(input, report)
         if report.hasProblems {
             let s = report.summary
             throw CLIError(

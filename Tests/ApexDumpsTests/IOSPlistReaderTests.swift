@@ -343,6 +343,8 @@ struct IOSPlistReaderTests {
             ("accc bad DER", with("accc", Data([0x31, 0x84, 0xFF, 0xFF, 0xFF, 0xFF])), "item 1: accc: DER length"),
             ("accc bad text", with("accc", "<SecAccessControlRef: 0x1234>"), "item 1: accc is text that is not an access-control description"),
             ("class not an array", xml(["genp": "s3cr3t"]), "genp is a string, expected an array of items"),
+            // Every class is checked to be an array before any item is read.
+            ("later class not an array", xml(["genp": ["s3cr3t"], "inet": "s3cr3t"]), "inet is a string, expected an array of items"),
             ("class item not a dictionary", xml(["inet": [["class": "inet"], 3]]), "inet item 2 is a number, expected a dictionary"),
             ("no class arrays", xml(["version": 1]), "no keychain items"),
             ("XML nested 10000 deep", Data(deepXML.utf8), "an XML property list that is malformed, truncated or nested too deeply"),
