@@ -165,16 +165,24 @@ public struct Migration: Sendable {
 
     /// Every importer's items, each source record claimed once (the first importer wins), and the dumps.
     func collect(_ dumps: [Dump]) throws(MigrationError) -> ([SourceItem], [DumpSummary]) {
+        do {
+            return try Self.collect(importers: importers, dumps: dumps, options: policy.importOptions)
+        } catch {
+            throw .importer(error)
+        }
+    }
+
+    /// Every importer's items from `dumps`, each source record claimed once (the first importer to find it keeps
+    /// it), and a summary of each dump naming the library whose items it held: what a plan starts from.
+    /// - Throws: the first ``ImportError`` (an importer that can't use its data at all).
+    public static func collect(importers: [any Importer], dumps: [Dump], options: ImportOptions) throws(ImportError)
+        -> ([SourceItem], [DumpSummary])
+    {
         var items: [SourceItem] = []
         var claimed = Set<SourceOrigin>()
         var libraryOfPath: [String: SourceLibrary] = [:]
         for importer in importers {
-            let found: [SourceItem]
-            do {
-                found = try importer.importItems(from: dumps, options: policy.importOptions)
-            } catch {
-                throw .importer(error)
-            }
+            let found = try importer.importItems(from: dumps, options: options)
             // With one importer nothing can be claimed twice: no need to remember every origin.
             let first = items.isEmpty && importers.count == 1
             items.reserveCapacity(items.count + found.count)

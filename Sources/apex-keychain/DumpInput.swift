@@ -50,28 +50,14 @@ struct DumpInput {
     }
 
     /// Every importer's items, each source record claimed once (the first importer wins), and a summary of
-    /// each dump, as the migration collects them.
+    /// each dump, as the migration collects them (``Migration/collect(importers:dumps:options:)``).
     /// - Throws: 65 when an importer can't use its data at all (a bad key file).
     func items(importers: [any Importer], options: ImportOptions) throws(CLIError) -> ([SourceItem], [DumpSummary]) {
-        var items: [SourceItem] = []
-        var claimed = Set<SourceOrigin>()
-        var libraryOfPath: [String: SourceLibrary] = [:]
-        for importer in importers {
-            let found: [SourceItem]
-            do throws(ImportError) {
-                found = try importer.importItems(from: dumps, options: options)
-            } catch {
-                throw CLIError(.dataError, error.description)
-            }
-            for item in found where claimed.insert(item.origin).inserted {
-                items.append(item)
-                if libraryOfPath[item.origin.path] == nil { libraryOfPath[item.origin.path] = item.library }
-            }
+        do throws(ImportError) {
+            return try Migration.collect(importers: importers, dumps: dumps, options: options)
+        } catch {
+            throw CLIError(.dataError, error.description)
         }
-        let summaries = dumps.map {
-            DumpSummary(path: $0.path, format: $0.format, library: libraryOfPath[$0.path], platform: $0.format.platform)
-        }
-        return (items, summaries)
     }
 
     /// The device profile of the dumps' platform: `ios` or `android`.
