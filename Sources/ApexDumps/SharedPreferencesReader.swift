@@ -99,7 +99,8 @@ public enum SharedPreferencesReader {
 
     // MARK: - Parsing
 
-    private static func describeParseFailure(_ state: SafeXML.State) -> String {
+    /// The message for a document libxml2 found not well-formed: the line and the kind of its first error.
+    static func describeParseFailure(_ state: SafeXML.State) -> String {
         let code = state.firstErrorCode
         let line = state.firstErrorLine
         let what: String
