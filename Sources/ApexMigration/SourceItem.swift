@@ -131,8 +131,9 @@ public enum SourceVerdict: Sendable, Equatable {
 /// Its description shows no secret: values are described by size only.
 public struct SourceItem: Sendable, Equatable, CustomStringConvertible {
     /// The fields, in one shared box: an item passes through importers, plans and reports, and a copy is then
-    /// one reference count instead of one per string. Written only when this item holds the only reference.
-    private final class Storage: @unchecked Sendable {
+    /// one reference count instead of one per string. Written only when this item holds the only reference, in
+    /// place (`item.notes.append(note)` does not copy the array). The same pattern as ``KeychainRecord``'s.
+    private struct Fields: Equatable {
         var library: SourceLibrary
         var platform: DumpPlatform
         var origin: SourceOrigin
@@ -141,77 +142,62 @@ public struct SourceItem: Sendable, Equatable, CustomStringConvertible {
         var target: TargetItem?
         var verdict: SourceVerdict
         var notes: [String]
+    }
 
-        init(
-            library: SourceLibrary, platform: DumpPlatform, origin: SourceOrigin, source: SourceDescription,
-            value: SourceValue, target: TargetItem?, verdict: SourceVerdict, notes: [String]
-        ) {
-            self.library = library
-            self.platform = platform
-            self.origin = origin
-            self.source = source
-            self.value = value
-            self.target = target
-            self.verdict = verdict
-            self.notes = notes
-        }
-
-        func copy() -> Storage {
-            Storage(
-                library: library, platform: platform, origin: origin, source: source, value: value, target: target,
-                verdict: verdict, notes: notes)
-        }
+    private final class Storage: @unchecked Sendable {
+        var fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
     }
 
     private var storage: Storage
 
-    /// The storage, copied first if another item shares it.
+    /// The fields to write, copied first if another item shares them.
     private var unique: Storage {
         mutating get {
-            if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+            if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
             return storage
         }
     }
 
     /// The library that wrote it.
     public var library: SourceLibrary {
-        get { storage.library }
-        set { unique.library = newValue }
+        get { storage.fields.library }
+        _modify { yield &unique.fields.library }
     }
     /// The platform.
     public var platform: DumpPlatform {
-        get { storage.platform }
-        set { unique.platform = newValue }
+        get { storage.fields.platform }
+        _modify { yield &unique.fields.platform }
     }
     /// Where it was found.
     public var origin: SourceOrigin {
-        get { storage.origin }
-        set { unique.origin = newValue }
+        get { storage.fields.origin }
+        _modify { yield &unique.fields.origin }
     }
     /// What it looked like.
     public var source: SourceDescription {
-        get { storage.source }
-        set { unique.source = newValue }
+        get { storage.fields.source }
+        _modify { yield &unique.fields.source }
     }
     /// Its secret.
     public var value: SourceValue {
-        get { storage.value }
-        set { unique.value = newValue }
+        get { storage.fields.value }
+        _modify { yield &unique.fields.value }
     }
     /// Where it goes; nil when it has no place in the package (its verdict then says why).
     public var target: TargetItem? {
-        get { storage.target }
-        set { unique.target = newValue }
+        get { storage.fields.target }
+        _modify { yield &unique.fields.target }
     }
     /// The importer's verdict.
     public var verdict: SourceVerdict {
-        get { storage.verdict }
-        set { unique.verdict = newValue }
+        get { storage.fields.verdict }
+        _modify { yield &unique.fields.verdict }
     }
     /// Notes for the report: inferred defaults, nearest-stronger mappings, choices the user can change.
     public var notes: [String] {
-        get { storage.notes }
-        set { unique.notes = newValue }
+        get { storage.fields.notes }
+        _modify { yield &unique.fields.notes }
     }
 
     /// Creates a source item.
@@ -220,14 +206,13 @@ public struct SourceItem: Sendable, Equatable, CustomStringConvertible {
         value: SourceValue, target: TargetItem?, verdict: SourceVerdict = .migrate, notes: [String] = []
     ) {
         storage = Storage(
-            library: library, platform: platform, origin: origin, source: source, value: value, target: target,
-            verdict: verdict, notes: notes)
+            Fields(
+                library: library, platform: platform, origin: origin, source: source, value: value, target: target,
+                verdict: verdict, notes: notes))
     }
 
     public static func == (a: SourceItem, b: SourceItem) -> Bool {
-        if a.storage === b.storage { return true }
-        return a.library == b.library && a.platform == b.platform && a.origin == b.origin && a.source == b.source
-            && a.value == b.value && a.target == b.target && a.verdict == b.verdict && a.notes == b.notes
+        a.storage === b.storage || a.storage.fields == b.storage.fields
     }
 
     /// `library platform path location → service/key (verdict)`, without the value or the account.
