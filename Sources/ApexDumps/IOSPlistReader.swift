@@ -1,5 +1,6 @@
 import ApexKeychain
 import Foundation
+import Synchronization
 
 /// Reads iOS keychain dumps written as property lists (XML or binary): `SecItemCopyMatching`-style attribute
 /// dictionaries, as on-device dumpers and decrypted forensic exports write them.
@@ -55,14 +56,68 @@ public enum IOSPlistReader {
     ///   documentation).
     public static func read(_ data: Data, path: String) throws(DumpError) -> [KeychainRecord] {
         let root = try parse(data, path: path)
-        var budget = PlistNode.expansionBudget(byteCount: data.count)
-        let items = try items(in: root, path: path, budget: &budget)
+        let budget = PlistNode.expansionBudget(byteCount: data.count)
+        let arrays = try itemArrays(in: root, path: path)
+        if let records = try readConcurrently(arrays, root: root, path: path, budget: budget) { return records }
+
+        // Item by item, for the first error in file order.
+        var remaining = budget
+        var items: [FoundItem] = []
+        items.reserveCapacity(arrays.reduce(0) { $0 + $1.elements.count })
+        for array in arrays {
+            for (index, element) in array.elements.enumerated() {
+                items.append(try found(element, in: array.classKey, at: index, path: path, budget: &remaining))
+            }
+        }
         try refuseEncryptedBackup(items, root: root, path: path)
         var records: [KeychainRecord] = []
         records.reserveCapacity(items.count)
         for item in items {
-            records.append(try PlistItem(item, path: path).record(budget: &budget))
+            records.append(try PlistItem(item, path: path).record(budget: &remaining))
         }
+        return records
+    }
+
+    /// The records of every item, read on the machine's cores; nil when an item fails or the items together spend
+    /// more than the budget, for the read item by item to find the first error. When every item reads, that read
+    /// would give these records.
+    ///
+    /// The budget is shared: each item may spend what the items read so far have left, and after a failure the
+    /// rest are not read, so a file that refers to one item over and over costs no more here than item by item.
+    private static func readConcurrently(
+        _ arrays: [(classKey: String?, elements: [PlistNode])], root: PlistNode, path: String, budget: Int
+    ) throws(DumpError) -> [KeychainRecord]? {
+        // Where each array's items start in the flat list of all items.
+        let starts = arrays.indices.map { array in arrays[..<array].reduce(0) { $0 + $1.elements.count } }
+        let total = arrays.reduce(0) { $0 + $1.elements.count }
+        // What the items read so far spent; past the budget once anything fails.
+        let spent = Atomic<Int>(0)
+        let results = concurrentMap(count: total) { flat -> (item: FoundItem, record: KeychainRecord)? in
+            let left = budget - spent.load(ordering: .relaxed)
+            guard left >= 0 else { return nil }
+            let array = starts.lastIndex { $0 <= flat } ?? 0
+            let index = flat - starts[array]
+            var remaining = left
+            guard
+                let item = try? found(
+                    arrays[array].elements[index], in: arrays[array].classKey, at: index, path: path,
+                    budget: &remaining),
+                let record = try? PlistItem(item, path: path).record(budget: &remaining)
+            else {
+                spent.wrappingAdd(budget + 1, ordering: .relaxed)
+                return nil
+            }
+            spent.wrappingAdd(left - remaining, ordering: .relaxed)
+            return (item, record)
+        }
+        guard spent.load(ordering: .relaxed) <= budget else { return nil }
+        var records: [KeychainRecord] = []
+        records.reserveCapacity(total)
+        for result in results {
+            guard let result else { return nil }
+            records.append(result.record)
+        }
+        try refuseEncryptedBackup(results.lazy.map { $0!.item }, root: root, path: path)
         return records
     }
 
@@ -101,32 +156,16 @@ public enum IOSPlistReader {
         }
     }
 
-    /// The items, each with its attributes; every attribute is taken from `budget`, which a file that refers to
-    /// one item over and over exhausts.
-    private static func items(in root: PlistNode, path: String, budget: inout Int) throws(DumpError) -> [FoundItem] {
-        var items: [FoundItem] = []
-        func add(_ element: PlistNode, location: String, classKey: String?, depth: Int) throws(DumpError) {
-            guard case .dictionary(let dictionary) = element else {
-                throw DumpError(.malformed, path: path, "\(location) is \(element.kindName), expected a dictionary")
-            }
-            budget -= 1 + dictionary.entries.count
-            guard budget >= 0 else { throw expands(path) }
-            guard let attributes = dictionary.stringKeyedEntries() else {
-                throw DumpError(.malformed, path: path, "\(location) has a key that is not a string")
-            }
-            items.append(FoundItem(location: location, classKey: classKey, attributes: attributes, depth: depth))
-        }
+    /// The arrays of items: the top-level array, or the class arrays of the dictionary form in class order, each
+    /// checked to be an array before any item is looked at.
+    private static func itemArrays(in root: PlistNode, path: String) throws(DumpError) -> [(classKey: String?, elements: [PlistNode])] {
         switch root {
         case .array(let elements):
-            items.reserveCapacity(elements.count)
-            for (index, element) in elements.enumerated() {
-                try add(element, location: "item " + String(index + 1), classKey: nil, depth: 2)
-            }
+            return [(nil, elements)]
         case .dictionary(let top):
             let classKeys = IOSAttributes.classOrder.filter { top[$0] != nil }
             guard !classKeys.isEmpty else { throw noItems(top, path: path) }
-            // Every class is an array, before any item is looked at.
-            var arrays: [(key: String, elements: [PlistNode])] = []
+            var arrays: [(classKey: String?, elements: [PlistNode])] = []
             for key in classKeys {
                 guard case .array(let elements) = top[key] else {
                     let kind = top[key]?.kindName ?? "missing"
@@ -134,19 +173,29 @@ public enum IOSPlistReader {
                 }
                 arrays.append((key, elements))
             }
-            items.reserveCapacity(arrays.reduce(0) { $0 + $1.elements.count })
-            for (key, elements) in arrays {
-                let prefix = key + " item "
-                for (index, element) in elements.enumerated() {
-                    try add(element, location: prefix + String(index + 1), classKey: key, depth: 3)
-                }
-            }
+            return arrays
         case let other:
             throw DumpError(
                 .malformed, path: path,
                 "the top level is \(other.kindName), expected an array of items or a dictionary of item arrays by class")
         }
-        return items
+    }
+
+    /// Item `index` of the array of class `classKey` (nil for the top-level array) with its attributes, each
+    /// taken from `budget`, which a file that refers to one item over and over exhausts.
+    private static func found(
+        _ element: PlistNode, in classKey: String?, at index: Int, path: String, budget: inout Int
+    ) throws(DumpError) -> FoundItem {
+        let location = (classKey.map { $0 + " item " } ?? "item ") + String(index + 1)
+        guard case .dictionary(let dictionary) = element else {
+            throw DumpError(.malformed, path: path, "\(location) is \(element.kindName), expected a dictionary")
+        }
+        budget -= 1 + dictionary.entries.count
+        guard budget >= 0 else { throw expands(path) }
+        guard let attributes = dictionary.stringKeyedEntries() else {
+            throw DumpError(.malformed, path: path, "\(location) has a key that is not a string")
+        }
+        return FoundItem(location: location, classKey: classKey, attributes: attributes, depth: classKey == nil ? 2 : 3)
     }
 
     /// The error for a file whose shared objects expand past the read's budget.
@@ -170,7 +219,9 @@ public enum IOSPlistReader {
     }
 
     /// Refuses a file whose every item is a backup's sealed pair `{v_Data, v_PersistentRef}`.
-    private static func refuseEncryptedBackup(_ items: [FoundItem], root: PlistNode, path: String) throws(DumpError) {
+    private static func refuseEncryptedBackup(
+        _ items: some Collection<FoundItem>, root: PlistNode, path: String
+    ) throws(DumpError) {
         guard !items.isEmpty, items.allSatisfy({ isBackupPair($0) }) else { return }
         let hasKeybagUUID: Bool = {
             if case .dictionary(let top) = root { return top["keybag-uuid"] != nil }

@@ -7,7 +7,7 @@ import Foundation
 /// a date is not a number; data is not text. Integers above `Int64.max` (a binary plist's 16-byte integers, or
 /// an XML `<integer>` that large) are ``unsignedInteger(_:)``. A binary plist's keyed-archiver UIDs are kept as
 /// ``uid(_:)`` and its null object as ``null``; no keychain attribute has either.
-enum PlistNode {
+enum PlistNode: Sendable {
     case string(String)
     case data(Data)
     case date(Date)
@@ -56,7 +56,7 @@ enum PlistNode {
 /// Keys are strings in every XML plist and in every binary plist Apple writes, but a binary plist can use any
 /// object as a key, so a key is a ``PlistNode``. Lookups by string take the last entry with that key, as a
 /// dictionary built entry by entry would.
-struct PlistDictionary {
+struct PlistDictionary: Sendable {
     var entries: [(key: PlistNode, value: PlistNode)]
 
     init(_ entries: [(key: PlistNode, value: PlistNode)] = []) {

@@ -29,8 +29,60 @@ enum PlistXMLParser {
     /// What a document whose DOCTYPE declares something is called.
     static let refused = "an XML property list whose DOCTYPE declares entities or other DTD content, which is refused"
 
-    /// Parses `data`, a document that starts (after a byte order mark and white space) with `<`.
+    /// How a document is cut to be parsed on several cores (see ``PlistXMLSplit``): into up to `pieces` pieces,
+    /// between items at least `granularity` bytes apart.
+    struct Splitting {
+        var pieces: Int
+        var granularity: Int
+
+        /// Pieces of at least 512 KiB, one per core; nil (one piece) on one core or for a smaller document.
+        static func automatic(byteCount: Int) -> Splitting? {
+            let pieces = min(ProcessInfo.processInfo.activeProcessorCount, byteCount / (512 * 1024))
+            guard pieces > 1 else { return nil }
+            return Splitting(pieces: pieces, granularity: max(4096, byteCount / (pieces * 64)))
+        }
+    }
+
+    /// Parses `data`, a document that starts (after a byte order mark and white space) with `<`: a large one in
+    /// pieces on the machine's cores, when it can be cut (see ``PlistXMLSplit``), else in one piece.
     static func parse(_ data: Data) throws(PlistParseError) -> PlistNode {
+        try parse(data, splitting: .automatic(byteCount: data.count))
+    }
+
+    /// Parses `data` in the pieces `splitting` asks for, when it can be cut so; else, or when any piece fails to
+    /// parse, in one piece, which gives the error and line of the whole document. The value is the same either
+    /// way.
+    static func parse(_ data: Data, splitting: Splitting?) throws(PlistParseError) -> PlistNode {
+        if let splitting,
+            let plan = data.withUnsafeBytes({
+                PlistXMLSplit.plan($0, pieces: splitting.pieces, granularity: splitting.granularity)
+            }),
+            let value = parse(data, plan)
+        {
+            return value
+        }
+        return try parseWhole(data)
+    }
+
+    /// The value of `data` parsed in the pieces of `plan` at once, or nil when a piece fails to parse or is not
+    /// shaped as the plan says.
+    static func parse(_ data: Data, _ plan: PlistXMLSplit) -> PlistNode? {
+        // libxml2 2.9 sets itself up on the first call, which must not race with another thread's.
+        xmlInitParser()
+        let values = concurrentMap(count: plan.pieces.count, minimumChunk: 1) { piece in
+            try? parseWhole(plan.document(piece, of: data))
+        }
+        guard let first = values[0] else { return nil }
+        var rest: [[PlistNode]] = []
+        for piece in 1..<values.count {
+            guard let value = values[piece], let items = plan.items(piece, in: value) else { return nil }
+            rest.append(items)
+        }
+        return plan.joined(first, rest)
+    }
+
+    /// Parses `data` in one piece.
+    private static func parseWhole(_ data: Data) throws(PlistParseError) -> PlistNode {
         let builder = UnsafeMutablePointer<Builder>.allocate(capacity: 1)
         builder.initialize(to: Builder())
         defer {

@@ -1,3 +1,5 @@
+import ApexDumps
+
 /// The JSON report written straight into bytes, in the exact form `JSONEncoder` gives with
 /// `[.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]` (two-space indent, `"key" : value`, keys in UTF-8
 /// byte order, empty containers as `[\n\n<indent>]`): `JSONEncoder` builds a tree of boxed values for the whole

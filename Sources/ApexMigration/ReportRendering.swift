@@ -1,3 +1,4 @@
+import ApexDumps
 import Foundation
 
 /// The report as text for a terminal, and as Markdown for a pull request: the same content as the JSON, as a

@@ -407,6 +407,55 @@ struct PlistParserTests {
         #expect(once.count == 1 && once[0].extra["tags"]?.isEmpty == false)
     }
 
+    @Test("items read on every core: the error named is still the first in file order, item or attribute")
+    func firstErrorAmongManyItems() throws {
+        // Enough items for several chunks; faults in later chunks than the first fault's.
+        func document(faults: [Int: String]) -> Data {
+            var xml = "<plist><array>"
+            for index in 0..<9000 {
+                let fault = faults[index] ?? ""
+                xml += "<dict><key>class</key><string>genp</string><key>svce</key><string>s\(index)</string>\(fault)</dict>"
+            }
+            return Data((xml + "</array></plist>").utf8)
+        }
+        let wrongKind = "<key>acct</key><integer>1</integer>"
+        let notADate = "<key>cdat</key><string>soon</string>"
+        let first = try Self.readError(document(faults: [3500: wrongKind, 6000: notADate, 8999: wrongKind]), "faults")
+        #expect(first.message.hasPrefix("item 3501: acct is a number, expected a string or data"))
+        let second = try Self.readError(document(faults: [6000: notADate, 8999: wrongKind]), "faults")
+        #expect(second.message.hasPrefix("item 6001: cdat"))
+        // Every item is found a dictionary before any attribute is read: one that is not comes first, even after
+        // a faulty attribute.
+        var xml = String(decoding: document(faults: [2000: wrongKind]), as: UTF8.self)
+        xml = xml.replacingOccurrences(of: "</array>", with: "<string>not an item</string></array>")
+        let third = try Self.readError(Data(xml.utf8), "faults")
+        #expect(third.message.hasPrefix("item 9001 is a string, expected a dictionary"))
+        let records = try IOSPlistReader.read(document(faults: [:]), path: "fine.plist")
+        #expect(records.count == 9000)
+        #expect(records[8999].service == .string("s8999"))
+    }
+
+    @Test("the expansion budget is shared by items read on every core")
+    func budgetAcrossChunks() throws {
+        // 5000 references to one item whose `tags` expands to 2^k values: each item alone is far within the
+        // budget (2^21 values for a small file); all of them together are over it at k = 8, not at k = 7.
+        func shared(_ levels: Int) -> Data {
+            let count = 5000
+            var objects: [[UInt8]] = [[0xAF, 0x11] + TinyBinaryPlist.bigEndian(count, 2) + Array(repeating: [0, 1], count: count).flatMap { $0 }]
+            objects.append([0xD2, 0, 2, 0, 3, 0, 4, 0, 5])
+            objects += [[0x55] + Array("class".utf8), [0x54] + Array("tags".utf8), [0x54] + Array("genp".utf8)]
+            for level in 0..<levels {
+                objects.append([0xA2] + TinyBinaryPlist.bigEndian(6 + level, 2) + TinyBinaryPlist.bigEndian(6 + level, 2))
+            }
+            objects.append([0x51, 0x78])
+            return TinyBinaryPlist.build(objects, refSize: 2)
+        }
+        let over = try Self.readError(shared(8), "shared")
+        #expect(over.message.hasPrefix("the file refers to the same objects over and over"))
+        let within = try IOSPlistReader.read(shared(7), path: "within.plist")
+        #expect(within.count == 5000)
+    }
+
     @Test("the text classification of files that are no plist")
     func notAPlist() throws {
         #expect(try Self.readError(Data("{ a = b; }".utf8), "openstep").message == "the file is not an XML or binary property list")

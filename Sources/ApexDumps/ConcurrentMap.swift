@@ -32,7 +32,7 @@ package func concurrentChunks<T: Sendable>(count: Int, _ body: @Sendable (Range<
 extension Array where Element: Sendable {
     /// `map(transform)`, computed as ``concurrentMap(count:minimumChunk:_:)`` computes it.
     package func concurrentMap<T: Sendable>(_ transform: @Sendable (Element) -> T) -> [T] {
-        ApexMigration.concurrentMap(count: count) { transform(self[$0]) }
+        ApexDumps.concurrentMap(count: count) { transform(self[$0]) }
     }
 }
 

@@ -1,4 +1,4 @@
-import ApexMigration
+import ApexDumps
 import Foundation
 import Testing
 
