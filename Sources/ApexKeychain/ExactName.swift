@@ -30,9 +30,7 @@ public struct ExactName: Hashable, Sendable {
         text.append(third)
     }
 
-    public static func == (a: ExactName, b: ExactName) -> Bool {
-        a.text.utf8.count == b.text.utf8.count && a.text.utf8.elementsEqual(b.text.utf8)
-    }
+    public static func == (a: ExactName, b: ExactName) -> Bool { ExactText.equal(a.text, b.text) }
 
     public func hash(into hasher: inout Hasher) {
         var text = text

@@ -178,22 +178,46 @@ public struct Migration: Sendable {
     public static func collect(importers: [any Importer], dumps: [Dump], options: ImportOptions) throws(ImportError)
         -> ([SourceItem], [DumpSummary])
     {
+        var found: [[SourceItem]] = []
+        for importer in importers {
+            found.append(try importer.importItems(from: dumps, options: options))
+        }
+        // An importer finds each record of a dump once, so a record can be found twice only in a file that
+        // several importers found items in, or a dump given twice. Only items of such files are checked against
+        // the ones claimed before them (with one importer, none are).
+        var sharedPaths = Set<String>()
+        if importers.count > 1 {
+            var seen = Set<String>()
+            for dump in dumps where !seen.insert(dump.path).inserted { sharedPaths.insert(dump.path) }
+            var importersOfPath: [String: Int] = [:]
+            for items in found {
+                var paths = Set<String>()
+                var last: String?
+                for item in items where item.origin.path != last {
+                    last = item.origin.path
+                    paths.insert(item.origin.path)
+                }
+                for path in paths { importersOfPath[path, default: 0] += 1 }
+            }
+            for (path, count) in importersOfPath where count > 1 { sharedPaths.insert(path) }
+        }
         var items: [SourceItem] = []
+        items.reserveCapacity(found.reduce(0) { $0 + $1.count })
         var claimed = Set<SourceOrigin>()
         var libraryOfPath: [String: SourceLibrary] = [:]
-        for importer in importers {
-            let found = try importer.importItems(from: dumps, options: options)
-            // With one importer nothing can be claimed twice: no need to remember every origin.
-            let first = items.isEmpty && importers.count == 1
-            items.reserveCapacity(items.count + found.count)
+        for importerItems in found {
             var last: String?
-            for item in found where first || claimed.insert(item.origin).inserted {
-                items.append(item)
-                // Items of one file come together: its library is looked up once per run of them.
+            var shared = false
+            for item in importerItems {
+                // Items of one file come together: its library and whether it is shared are looked up once per
+                // run of them.
                 if item.origin.path != last {
                     last = item.origin.path
+                    shared = sharedPaths.contains(item.origin.path)
                     if libraryOfPath[item.origin.path] == nil { libraryOfPath[item.origin.path] = item.library }
                 }
+                guard !shared || claimed.insert(item.origin).inserted else { continue }
+                items.append(item)
             }
         }
         let summaries = dumps.map {

@@ -106,20 +106,25 @@ struct Planner {
         do throws(KeychainError) {
             let keychain: Keychain
             let known: KeyStates
-            if let last = context.last, Self.sameBytes(last.service, target.service),
-                Self.sameBytes(last.accessGroup, target.accessGroup)
+            if let last = context.last, ExactText.equal(last.service, target.service),
+                ExactText.equal(last.accessGroup, target.accessGroup)
             {
                 (keychain, known) = (last.keychain, last.states)
             } else {
                 keychain = try self.target.keychain(service: target.service, accessGroup: target.accessGroup)
-                let place = Self.place(keychain.service, keychain.accessGroup)
-                if let cached = context.states[place] {
-                    known = cached
-                } else if let occupied = context.occupied, !occupied.contains(place) {
+                if context.occupied?.isEmpty == true {
+                    // The store holds no item at all: nothing to look up or remember.
                     known = KeyStates()
                 } else {
-                    known = try await keychain.keyStates()
-                    context.states[place] = known
+                    let place = Self.place(keychain.service, keychain.accessGroup)
+                    if let cached = context.states[place] {
+                        known = cached
+                    } else if let occupied = context.occupied, !occupied.contains(place) {
+                        known = KeyStates()
+                    } else {
+                        known = try await keychain.keyStates()
+                        context.states[place] = known
+                    }
                 }
                 context.last = (target.service, target.accessGroup, keychain, known)
             }
@@ -203,18 +208,9 @@ struct Planner {
         }
     }
 
-    /// Whether two names (nil: none) are the same bytes.
-    static func sameBytes(_ a: String?, _ b: String?) -> Bool {
-        switch (a, b) {
-        case (nil, nil): true
-        case (let a?, let b?): a.utf8.count == b.utf8.count && a.utf8.elementsEqual(b.utf8)
-        default: false
-        }
-    }
-
     /// Whether a label is `username`, byte for byte.
     static func same(_ label: String?, _ username: String) -> Bool {
-        label.map { $0.utf8.elementsEqual(username.utf8) } ?? false
+        label.map { ExactText.equal($0, username) } ?? false
     }
 
     /// Whether the item described by `info` has the protection the target asks for (unset options resolved to

@@ -20,4 +20,22 @@ struct ExactNameTests {
         #expect(ExactName("svc", "caf\u{E9}", "", "x") == ExactName("svc\u{0}caf\u{E9}\u{0}\u{0}x"))
         #expect(ExactName("a", "b").hashValue == ExactName("a\u{0}b").hashValue)
     }
+
+    @Test("ExactText compares the UTF-8 bytes: equivalent spellings differ, empty and long texts compare right")
+    func exactText() {
+        #expect(!ExactText.equal("caf\u{E9}", "cafe\u{301}"))
+        #expect(ExactText.equal("caf\u{E9}", "caf\u{E9}"))
+        #expect(ExactText.equal("", ""))
+        #expect(!ExactText.equal("", "a"))
+        #expect(!ExactText.equal("ab", "a"))
+        let long = String(repeating: "key-\u{1F511}-", count: 100)
+        #expect(ExactText.equal(long, String(repeating: "key-\u{1F511}-", count: 100)))
+        #expect(!ExactText.equal(long, String(long.dropLast()) + "."))
+        #expect(ExactText.equal(nil, nil))
+        #expect(!ExactText.equal(nil, ""))
+        #expect(!ExactText.equal("a", nil))
+        // A substring's text (stored elsewhere) compares by its bytes too.
+        let sliced = String("xx-caf\u{E9}".dropFirst(3))
+        #expect(ExactText.equal(sliced, "caf\u{E9}"))
+    }
 }

@@ -152,10 +152,19 @@ public struct ItemAttributes: Sendable, Equatable, Hashable {
 }
 
 /// Byte-exact string comparison: the keychain compares attribute bytes, not canonical equivalence.
-enum ExactText {
-    static func equal(_ a: String, _ b: String) -> Bool { a.utf8.elementsEqual(b.utf8) }
+public enum ExactText {
+    /// Whether `a` and `b` are the same UTF-8 bytes.
+    public static func equal(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        var a = a
+        var b = b
+        return a.withUTF8 { a in
+            b.withUTF8 { b in a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 }
+        }
+    }
 
-    static func equal(_ a: String?, _ b: String?) -> Bool {
+    /// Whether `a` and `b` are both nil, or the same UTF-8 bytes.
+    public static func equal(_ a: String?, _ b: String?) -> Bool {
         switch (a, b) {
         case (nil, nil): true
         case (let a?, let b?): equal(a, b)

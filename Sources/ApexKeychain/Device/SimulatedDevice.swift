@@ -24,8 +24,10 @@ public final class SimulatedDevice: Device {
         var faceIDUsageDescription: Bool
         var now: Date
         var uptime: Double = 0
-        var launch = 1
-        var foreground = 1
+        var launch = 1 { didSet { session = nil } }
+        var foreground = 1 { didSet { session = nil } }
+        /// The session identifier of the current launch and foreground, once asked for.
+        var session: String?
         var installMarker = false
         var answers: [AuthenticationResult] = []
         var defaultAnswer: AuthenticationResult
@@ -73,11 +75,13 @@ public final class SimulatedDevice: Device {
     /// The device as it is now.
     public func state() -> DeviceState {
         store.withLock { s in
-            DeviceState(
+            let session = s.session ?? "\(identity)/\(s.launch)/\(s.foreground)"
+            s.session = session
+            return DeviceState(
                 platform: s.platform, biometry: s.biometry, enrolledSet: s.enrolledSet, biometryLockedOut: s.lockedOut,
                 passcodeSet: s.passcodeSet, isLocked: s.locked, unlockedSinceBoot: s.unlockedSinceBoot,
                 hasStrongBox: s.strongBox, hasFaceIDUsageDescription: s.faceIDUsageDescription, now: s.now,
-                uptime: s.uptime, session: "\(identity)/\(s.launch)/\(s.foreground)")
+                uptime: s.uptime, session: session)
         }
     }
 
