@@ -35,7 +35,19 @@ extension MigrationReport {
     }
 
     /// A readable table and summary. Notes follow their item, indented.
-    public func text() -> String {
+    public func text() -> String { renderedText().string }
+
+    /// ``text()`` as UTF-8 bytes, for writing out without a `String` in between.
+    public func textData() -> Data { Data(renderedText().bytes) }
+
+    /// A Markdown table and summary. A cell's `|` is escaped and its line breaks (CR, LF, CR LF) become spaces,
+    /// so each item stays one table row.
+    public func markdown() -> String { renderedMarkdown().string }
+
+    /// ``markdown()`` as UTF-8 bytes, for writing out without a `String` in between.
+    public func markdownData() -> Data { Data(renderedMarkdown().bytes) }
+
+    private func renderedText() -> RenderedText {
         var out = RenderedText(capacity: 256 + items.count * 200)
         out.append(dryRun ? "Dry run for device \(device): nothing was written.\n" : "Migration on device \(device).\n")
         for source in sources {
@@ -49,35 +61,32 @@ extension MigrationReport {
         let widths = counts.reduce(SIMD3<Int>(repeating: 0)) { pointwiseMax($0, pointwiseMin($1, SIMD3(repeating: 60))) }
         out.append("\n")
         let items = items
-        out.append(
-            chunked(table.count) { range in
-                var part = RenderedText(capacity: range.count * 200)
-                for index in range {
-                    let start = part.bytes.count
-                    for column in 0..<3 {
-                        part.append(table[index][column])
-                        part.spaces(max(0, widths[column] - counts[index][column]) + 2)
-                    }
-                    part.append(table[index][3])
-                    part.trimWhitespace(from: start)
-                    part.append("\n")
-                    if index > 0 {
-                        for note in items[index - 1].notes {
-                            part.append("    note: ")
-                            part.append(note)
-                            part.append("\n")
-                        }
+        out.appendChunks(table.count) { range in
+            var part = RenderedText(capacity: range.count * 200)
+            for index in range {
+                let start = part.bytes.count
+                for column in 0..<3 {
+                    part.append(table[index][column])
+                    part.spaces(max(0, widths[column] - counts[index][column]) + 2)
+                }
+                part.append(table[index][3])
+                part.trimWhitespace(from: start)
+                part.append("\n")
+                if index > 0 {
+                    for note in items[index - 1].notes {
+                        part.append("    note: ")
+                        part.append(note)
+                        part.append("\n")
                     }
                 }
-                return part
-            })
+            }
+            return part
+        }
         out.append("\nsummary: \(summaryLine)\n")
-        return out.string
+        return out
     }
 
-    /// A Markdown table and summary. A cell's `|` is escaped and its line breaks (CR, LF, CR LF) become spaces,
-    /// so each item stays one table row.
-    public func markdown() -> String {
+    private func renderedMarkdown() -> RenderedText {
         var out = RenderedText(capacity: 256 + items.count * 240)
         out.append("## Keychain migration\(dryRun ? " (dry run)" : "")\n\nDevice: `\(device)`\n\n")
         for source in sources {
@@ -85,36 +94,27 @@ extension MigrationReport {
         }
         out.append("\n| Item | Target | Action | Reason | Notes |\n|---|---|---|---|---|\n")
         let (rows, items) = (rows, items)
-        out.append(
-            chunked(items.count) { range in
-                var part = RenderedText(capacity: range.count * 240)
-                for index in range {
-                    part.append("|")
-                    for cell in rows[index] {
-                        part.append(" ")
-                        part.appendCell(cell)
-                        part.append(" |")
-                    }
+        out.appendChunks(items.count) { range in
+            var part = RenderedText(capacity: range.count * 240)
+            for index in range {
+                part.append("|")
+                for cell in rows[index] {
                     part.append(" ")
-                    for (number, note) in items[index].notes.enumerated() {
-                        if number > 0 { part.append("; ") }
-                        part.appendCell(note)
-                    }
-                    part.append(" |\n")
+                    part.appendCell(cell)
+                    part.append(" |")
                 }
-                return part
-            })
+                part.append(" ")
+                for (number, note) in items[index].notes.enumerated() {
+                    if number > 0 { part.append("; ") }
+                    part.appendCell(note)
+                }
+                part.append(" |\n")
+            }
+            return part
+        }
         out.append("\n**Summary:** \(summaryLine)\n")
-        return out.string
+        return out
     }
-}
-
-/// The text of `count` rows, written in chunks of rows on every core by `write` and joined in order.
-private func chunked(_ count: Int, _ write: @Sendable (Range<Int>) -> RenderedText) -> RenderedText {
-    let parts = concurrentChunks(count: count, write)
-    var joined = RenderedText(capacity: parts.reduce(0) { $0 + $1.bytes.count })
-    for part in parts { joined.append(part) }
-    return joined
 }
 
 /// Text built as UTF-8 bytes: a 100k-item report is tens of MB, and growing a `String` piece by piece, counting
@@ -129,6 +129,13 @@ struct RenderedText {
     mutating func append(_ text: String) { bytes.append(contentsOf: text.utf8) }
 
     mutating func append(_ other: RenderedText) { bytes.append(contentsOf: other.bytes) }
+
+    /// Appends the text of `count` rows, written in chunks of rows on every core by `write`, in order.
+    mutating func appendChunks(_ count: Int, _ write: @Sendable (Range<Int>) -> RenderedText) {
+        let parts = concurrentChunks(count: count, write)
+        bytes.reserveCapacity(bytes.count + parts.reduce(0) { $0 + $1.bytes.count })
+        for part in parts { append(part) }
+    }
 
     mutating func spaces(_ count: Int) {
         bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: count))

@@ -150,8 +150,8 @@ enum MigrationBench {
             var reportStages: [(String, Stage)] = []
             let report = MigrationReport(plan: plan, device: scenario.profile.rawValue, includeLabels: false)
             for (style, render) in [
-                ("text", { Data(report.text().utf8) }), ("json", { report.json() }),
-                ("md", { Data(report.markdown().utf8) }),
+                ("text", { report.textData() }), ("json", { report.json() }),
+                ("md", { report.markdownData() }),
             ] as [(String, () -> Data)] {
                 resetPeak()
                 started = Clock.nanoseconds()

@@ -254,8 +254,8 @@ struct MigrateCommand: RunnableCommand {
         let data: Data =
             switch format {
             case .json: report.json()
-            case .text: Data(report.text().utf8)
-            case .markdown: Data(report.markdown().utf8)
+            case .text: report.textData()
+            case .markdown: report.markdownData()
             }
         if let reportFile {
             do {
