@@ -69,8 +69,11 @@ enum PlistXMLParser {
     static func parse(_ data: Data, _ plan: PlistXMLSplit) -> PlistNode? {
         // libxml2 2.9 sets itself up on the first call, which must not race with another thread's.
         xmlInitParser()
-        let values = concurrentMap(count: plan.pieces.count, minimumChunk: 1) { piece in
-            try? parseWhole(plan.document(piece, of: data))
+        let values = data.withUnsafeBytes { bytes in
+            let document = SharedBytes(bytes: bytes)
+            return concurrentMap(count: plan.pieces.count, minimumChunk: 1) { piece in
+                plan.withParts(piece, of: document.bytes) { try? parse(parts: $0) }
+            }
         }
         guard let first = values[0] else { return nil }
         var rest: [[PlistNode]] = []
@@ -81,8 +84,29 @@ enum PlistXMLParser {
         return plan.joined(first, rest)
     }
 
+    /// The document's bytes, shared by the pieces' parses (which only read them, while the document is alive).
+    private struct SharedBytes: @unchecked Sendable {
+        let bytes: UnsafeRawBufferPointer
+    }
+
     /// Parses `data` in one piece.
     private static func parseWhole(_ data: Data) throws(PlistParseError) -> PlistNode {
+        try parseWhole { builder in
+            SafeXML.parse(data, documentTypes: .bareOnly, user: builder) { installCallbacks($0) }
+        }
+    }
+
+    /// Parses the document that is `parts` one after the other, in one piece, without joining them.
+    static func parse(parts: [UnsafeRawBufferPointer]) throws(PlistParseError) -> PlistNode {
+        try parseWhole { builder in
+            SafeXML.parse(parts: parts, documentTypes: .bareOnly, user: builder) { installCallbacks($0) }
+        }
+    }
+
+    /// The value `run` reads with this parser's callbacks and a builder (its user data) of its own.
+    private static func parseWhole(
+        _ run: (UnsafeMutableRawPointer) -> (document: xmlDocPtr?, state: SafeXML.State, wellFormed: Bool)
+    ) throws(PlistParseError) -> PlistNode {
         let builder = UnsafeMutablePointer<Builder>.allocate(capacity: 1)
         builder.initialize(to: Builder())
         defer {
@@ -91,9 +115,7 @@ enum PlistXMLParser {
         }
         // SafeXML's way (no network, entities or DTD; a bare DOCTYPE only; nothing printed), streaming: the
         // document libxml2 returns is an empty shell.
-        let parsed = SafeXML.parse(data, documentTypes: .bareOnly, user: UnsafeMutableRawPointer(builder)) { sax in
-            installCallbacks(sax)
-        }
+        let parsed = run(UnsafeMutableRawPointer(builder))
         if let document = parsed.document { xmlFreeDoc(document) }
         if let line = parsed.state.refusedLine { throw PlistParseError(refused, detail: "line \(line)") }
         return try builder.pointee.finish(wellFormed: parsed.wellFormed)

@@ -205,6 +205,32 @@ struct PlistXMLSplitTests {
         }
     }
 
+    @Test("a document read in parts through libxml2's callback is read as the same document in one buffer")
+    func partsAreOneDocument() throws {
+        var generator = DumpTestRandom(seed: 0x9A27)
+        let documents = [Self.awkward, Self.dump(300, byClass: true), "<plist><string>x</strin></plist>", "<plist><array>"]
+        for xml in documents {
+            let bytes = Array(xml.utf8)
+            let whole = Self.outcome(Data(bytes), nil)
+            for round in 0..<20 {
+                // Cut anywhere, with empty parts among them, and (every other round) parts longer than libxml2's
+                // reads.
+                var cuts = (0..<Int.random(in: 1...40, using: &generator)).map { _ in Int.random(in: 0...bytes.count, using: &generator) }
+                if round % 2 == 0 { cuts = Array(cuts.prefix(2)) }
+                cuts = (cuts + [0, bytes.count]).sorted()
+                let outcome: String = bytes.withUnsafeBytes { buffer in
+                    let parts = zip(cuts, cuts.dropFirst()).map { UnsafeRawBufferPointer(rebasing: buffer[$0..<$1]) }
+                    do throws(PlistParseError) {
+                        return PlistCanonical.text(try PlistXMLParser.parse(parts: parts))
+                    } catch {
+                        return "error: " + error.message
+                    }
+                }
+                #expect(outcome == whole, "\(xml.prefix(30)) cut at \(cuts)")
+            }
+        }
+    }
+
     @Test("an error in any piece gives the whole document's error and line")
     func sameErrorEverywhere() {
         let before = Self.items(0..<10)
