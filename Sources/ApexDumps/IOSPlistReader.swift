@@ -238,7 +238,8 @@ public enum IOSPlistReader {
 
     /// Whether an item has nothing but `v_Data`, `v_PersistentRef` (and perhaps `class`).
     static func isBackupPair(_ item: FoundItem) -> Bool {
-        item["v_Data"] != nil && item.keys.allSatisfy { ["v_Data", "v_PersistentRef", "class"].contains($0) }
+        // The keys first: an ordinary item fails on its first attribute.
+        item.keys.allSatisfy { $0 == "v_Data" || $0 == "v_PersistentRef" || $0 == "class" } && item["v_Data"] != nil
     }
 
     /// The header of a backup item's `v_Data` when the item is a backup pair whose data starts like a sealed

@@ -191,9 +191,7 @@ extension MigrationReport {
     /// The report as JSON: sorted keys, pretty-printed, a newline at the end; byte for byte what `JSONEncoder`
     /// writes for it with `[.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]`.
     public func json() -> Data {
-        var bytes = jsonBytes()
-        bytes.append(UInt8(ascii: "\n"))
-        return Data(bytes)
+        jsonWriter().data(appending: UInt8(ascii: "\n"))
     }
 }
 

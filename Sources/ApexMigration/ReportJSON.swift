@@ -1,10 +1,14 @@
 import ApexDumps
+import Foundation
 
 /// The JSON report written straight into bytes, in the exact form `JSONEncoder` gives with
 /// `[.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]` (two-space indent, `"key" : value`, keys in UTF-8
 /// byte order, empty containers as `[\n\n<indent>]`): `JSONEncoder` builds a tree of boxed values for the whole
 /// report first, which costs seconds and hundreds of MiB for 100k items. Tests compare the two byte for byte.
 struct ReportJSON {
+    /// What has been written: the finished runs of bytes (parts other writers made are kept as they are, not
+    /// copied), then the run being written.
+    private var runs: [[UInt8]] = []
     private(set) var bytes: [UInt8] = []
     private(set) var indent = 0
     /// Whether the open container has a member yet.
@@ -23,8 +27,20 @@ struct ReportJSON {
     /// Appends bytes another writer made for the open container (``init(capacity:indent:members:)``), which
     /// held `members` elements.
     mutating func append(_ written: ReportJSON, members: Int) {
-        bytes.append(contentsOf: written.bytes)
+        runs.append(bytes)
+        runs.append(contentsOf: written.runs)
+        runs.append(written.bytes)
+        bytes = []
         if members > 0 { first = false }
+    }
+
+    /// Everything written, then `suffix`, joined once into one buffer.
+    func data(appending suffix: UInt8) -> Data {
+        var data = Data(capacity: runs.reduce(bytes.count + 1) { $0 + $1.count })
+        for run in runs { data.append(contentsOf: run) }
+        data.append(contentsOf: bytes)
+        data.append(suffix)
+        return data
     }
 
     // MARK: Containers
@@ -130,9 +146,9 @@ struct ReportJSON {
 }
 
 extension MigrationReport {
-    /// The report as JSON bytes, as ``json()`` returns them.
-    func jsonBytes() -> [UInt8] {
-        var json = ReportJSON(capacity: 64 + items.count * 900)
+    /// The report written as JSON (see ``json()``), in runs of bytes.
+    func jsonWriter() -> ReportJSON {
+        var json = ReportJSON(capacity: 4096)
         json.object { json in
             json.key("device")
             json.string(device)
@@ -173,7 +189,7 @@ extension MigrationReport {
             json.key("summary")
             summary.write(&json)
         }
-        return json.bytes
+        return json
     }
 }
 
