@@ -75,14 +75,23 @@ enum PlistXMLParser {
                 plan.withParts(piece, of: document.bytes) { try? parse(parts: $0) }
             }
         }
-        guard let first = values[0] else { return nil }
+        // libxml2 caps each parse's dictionary of names at 10 MB, which the whole document may reach where no
+        // piece does. Every name of the whole is a name of some piece, so when the pieces' dictionaries took at
+        // most 1 MiB together, the whole document's names take less, and its dictionary (whose pools grow
+        // fourfold) stays far below the cap; else the whole document is parsed, to fail as it would.
+        guard values.reduce(0, { $0 + ($1?.dictionaryBytes ?? 0) }) <= Self.dictionaryBudget else { return nil }
+        guard let first = values[0]?.value else { return nil }
         var rest: [[PlistNode]] = []
         for piece in 1..<values.count {
-            guard let value = values[piece], let items = plan.items(piece, in: value) else { return nil }
+            guard let value = values[piece]?.value, let items = plan.items(piece, in: value) else { return nil }
             rest.append(items)
         }
         return plan.joined(first, rest)
     }
+
+    /// The most bytes the pieces' dictionaries of names may take together for their value to be trusted (see
+    /// ``parse(_:_:)``): a plist uses a few dozen bytes of names.
+    static let dictionaryBudget = 1 << 20
 
     /// The document's bytes, shared by the pieces' parses (which only read them, while the document is alive).
     private struct SharedBytes: @unchecked Sendable {
@@ -96,11 +105,16 @@ enum PlistXMLParser {
         }
     }
 
-    /// Parses the document that is `parts` one after the other, in one piece, without joining them.
-    static func parse(parts: [UnsafeRawBufferPointer]) throws(PlistParseError) -> PlistNode {
-        try parseWhole { builder in
-            SafeXML.parse(parts: parts, documentTypes: .bareOnly, user: builder) { installCallbacks($0) }
+    /// Parses the document that is `parts` one after the other, in one piece, without joining them; also the bytes
+    /// libxml2's dictionary of names took.
+    static func parse(parts: [UnsafeRawBufferPointer]) throws(PlistParseError) -> (value: PlistNode, dictionaryBytes: Int) {
+        var dictionaryBytes = 0
+        let value = try parseWhole { builder in
+            let parsed = SafeXML.parse(parts: parts, documentTypes: .bareOnly, user: builder) { installCallbacks($0) }
+            dictionaryBytes = parsed.state.dictionaryBytes
+            return parsed
         }
+        return (value, dictionaryBytes)
     }
 
     /// The value `run` reads with this parser's callbacks and a builder (its user data) of its own.

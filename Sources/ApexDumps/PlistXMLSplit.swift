@@ -17,7 +17,8 @@ import Foundation
 ///
 /// The scan checks no more than it needs to cut between whole elements. Whatever is malformed is found by the
 /// parse of the piece that holds it, and then ``PlistXMLParser`` parses the whole document again in one piece
-/// for the error and line that parse gives.
+/// for the error and line that parse gives. So does a limit libxml2 counts over a whole parse, which pieces
+/// could each stay under: its dictionary of names (see ``PlistXMLParser/parse(_:_:)``).
 struct PlistXMLSplit: Equatable {
     /// The byte ranges of the pieces' items. The first starts right after the array's start tag, each other
     /// starts right after an item's end tag, and the last ends where the array's end tag starts.
@@ -37,7 +38,8 @@ struct PlistXMLSplit: Equatable {
     /// nil when the document is not one that can be cut (see the type's documentation) or has no array with
     /// items far enough apart.
     static func plan(_ bytes: UnsafeRawBufferPointer, pieces wanted: Int, granularity: Int) -> PlistXMLSplit? {
-        guard wanted > 1, bytes.count > 0 else { return nil }
+        // libxml2 takes at most Int32.max bytes in one buffer, and a whole document longer than that fails.
+        guard wanted > 1, bytes.count > 0, bytes.count <= Int(Int32.max) else { return nil }
         var scanner = Scanner(bytes: bytes, granularity: max(1, granularity))
         guard let array = scanner.run() else { return nil }
 

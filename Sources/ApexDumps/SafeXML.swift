@@ -13,6 +13,10 @@ enum SafeXML {
         /// The first error libxml2 reported, and its line (0 when none).
         var firstErrorCode: Int32 = 0
         var firstErrorLine: Int32 = 0
+        /// The bytes libxml2's dictionary of names (element, attribute and entity names, processing-instruction
+        /// targets) took by the end. libxml2 caps it at 10 MB per parse, a limit the whole of a document can
+        /// reach where none of its pieces does.
+        var dictionaryBytes = 0
     }
 
     /// What a DOCTYPE may be.
@@ -157,6 +161,7 @@ enum SafeXML {
             bitPattern: XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue
                 | XML_PARSE_COMPACT.rawValue | XML_PARSE_BIG_LINES.rawValue)
         let document = read(context, options)
+        shared.pointee.state.dictionaryBytes = context.pointee.dict.map { Int(xmlDictGetUsage($0)) } ?? 0
         return (document, shared.pointee.state, document != nil && context.pointee.wellFormed != 0)
     }
 

@@ -8,10 +8,21 @@ import Testing
 /// parses on awkward documents, cut everywhere, and on thousands of mutations of them.
 @Suite("XML plist split parse")
 struct PlistXMLSplitTests {
-    /// The canonical text of the value a parse gives, or its error message.
+    /// The value exactly as parsed: dictionary entries in file order, repeated keys kept (the canonical text
+    /// of the other tests sorts entries and keeps one per key, which would hide a splice in the wrong entry).
+    static func exact(_ node: PlistNode) -> String {
+        switch node {
+        case .array(let elements): "[" + elements.map(exact).joined(separator: ",") + "]"
+        case .dictionary(let dictionary):
+            "{" + dictionary.entries.map { exact($0.key) + ":" + exact($0.value) }.joined(separator: ",") + "}"
+        default: PlistCanonical.text(node)
+        }
+    }
+
+    /// The exact text of the value a parse gives, or its error message.
     static func outcome(_ data: Data, _ splitting: PlistXMLParser.Splitting?) -> String {
         do throws(PlistParseError) {
-            return PlistCanonical.text(try PlistXMLParser.parse(data, splitting: splitting))
+            return exact(try PlistXMLParser.parse(data, splitting: splitting))
         } catch {
             return "error: " + error.message
         }
@@ -25,7 +36,7 @@ struct PlistXMLSplitTests {
     /// when the document is not cut or a piece fails.
     static func piecesOutcome(_ xml: String, pieces: Int = 4) -> String? {
         guard let plan = plan(xml, pieces: pieces) else { return nil }
-        return PlistXMLParser.parse(Data(xml.utf8), plan).map(PlistCanonical.text)
+        return PlistXMLParser.parse(Data(xml.utf8), plan).map(exact)
     }
 
     /// Item `index` of a generated dump, varied: strings, data, dates, integers, booleans, nested containers.
@@ -221,7 +232,7 @@ struct PlistXMLSplitTests {
                 let outcome: String = bytes.withUnsafeBytes { buffer in
                     let parts = zip(cuts, cuts.dropFirst()).map { UnsafeRawBufferPointer(rebasing: buffer[$0..<$1]) }
                     do throws(PlistParseError) {
-                        return PlistCanonical.text(try PlistXMLParser.parse(parts: parts))
+                        return Self.exact(try PlistXMLParser.parse(parts: parts).value)
                     } catch {
                         return "error: " + error.message
                     }
@@ -258,6 +269,32 @@ struct PlistXMLSplitTests {
         // An error in the document around the array (the first piece) too.
         let outside = "<plist><array>\(before)\(after)</array><string>second value</string></plist>"
         #expect(Self.outcome(Data(outside.utf8), .init(pieces: 4, granularity: 1)) == Self.outcome(Data(outside.utf8), nil))
+    }
+
+    @Test("names that overflow libxml2's dictionary in the whole document, but in no piece, fail as the whole does")
+    func dictionaryLimit() throws {
+        // Every processing-instruction target is a name of its own in libxml2's dictionary, capped at 10 MB a parse.
+        var xml = "<plist><array>"
+        for index in 0..<340 { xml += "<?p\(index)" + String(repeating: "a", count: 31_000) + "?><string/>" }
+        xml += "</array></plist>"
+        let data = Data(xml.utf8)
+        let whole = Self.outcome(data, nil)
+        #expect(whole == "error: the file is \(PlistXMLParser.malformed)")
+        let plan = try #require(Self.plan(xml, pieces: 2))
+        // Each piece alone parses: only the dictionaries' size tells the pieces' value apart from the whole's.
+        let pieces = data.withUnsafeBytes { bytes in
+            (0..<plan.pieces.count).map { piece in plan.withParts(piece, of: bytes) { try? PlistXMLParser.parse(parts: $0) } }
+        }
+        #expect(pieces.allSatisfy { $0 != nil })
+        #expect(pieces.reduce(0) { $0 + ($1?.dictionaryBytes ?? 0) } > PlistXMLParser.dictionaryBudget)
+        #expect(PlistXMLParser.parse(data, plan) == nil)
+        #expect(Self.outcome(data, .init(pieces: 2, granularity: 1)) == whole)
+        // A plist's own names take little room.
+        let dump = Self.dump(200, byClass: true)
+        let small = Data(dump.utf8).withUnsafeBytes { bytes in
+            try? PlistXMLParser.parse(parts: [bytes]).dictionaryBytes
+        }
+        #expect((small ?? .max) < 16_384)
     }
 
     @Test("items sit as deep in their piece as in the document: nesting limits are met at the same level")
