@@ -10,7 +10,8 @@ import Foundation
 /// processing instructions are skipped everywhere.
 ///
 /// The parse streams: libxml2's SAX2 callbacks build the values on an explicit stack as the elements end, and no
-/// DOM is ever allocated. The checks and their order are those of a walk over the finished document: libxml2's own
+/// DOM is ever allocated. A large document is cut between items and its pieces parsed on every core (see
+/// ``PlistXMLSplit``), with the same value or the same error as one parse. The checks and their order are those of a walk over the finished document: libxml2's own
 /// errors (a document that is not well-formed) come first, then, in a `<plist>` root, what is wrong among the
 /// root's children, then the first problem inside its value in document order.
 ///
@@ -90,7 +91,7 @@ enum PlistXMLParser {
     }
 
     /// The most bytes the pieces' dictionaries of names may take together for their value to be trusted (see
-    /// ``parse(_:_:)``): a plist uses a few dozen bytes of names.
+    /// ``parse(_:_:)``): a plist's names fit in the dictionary's first kilobyte.
     static let dictionaryBudget = 1 << 20
 
     /// The document's bytes, shared by the pieces' parses (which only read them, while the document is alive).

@@ -3,7 +3,8 @@ import Foundation
 /// Where a large XML property list can be cut so that its pieces parse on several cores at once.
 ///
 /// A keychain dump is one long array of item dictionaries (or a few, one per class). The plan finds the array
-/// that spans the most bytes and cuts its content between items into pieces of about equal size:
+/// whose items let cuts share out the most bytes, and cuts its content between items into pieces of about equal
+/// size:
 /// - the first piece is the whole document with the other pieces' items cut out;
 /// - every other piece is its items inside as many `<array>` elements as there are containers around them in
 ///   the document, under a `<plist>` when the document has one, so that the items sit exactly as deep as in
@@ -17,8 +18,9 @@ import Foundation
 ///
 /// The scan checks no more than it needs to cut between whole elements. Whatever is malformed is found by the
 /// parse of the piece that holds it, and then ``PlistXMLParser`` parses the whole document again in one piece
-/// for the error and line that parse gives. So does a limit libxml2 counts over a whole parse, which pieces
-/// could each stay under: its dictionary of names (see ``PlistXMLParser/parse(_:_:)``).
+/// for the error and line that parse gives. It does so too when the pieces come near a limit that libxml2
+/// counts over a whole parse and that each piece could stay under: the size of its dictionary of names (see
+/// ``PlistXMLParser/parse(_:_:)``).
 struct PlistXMLSplit: Equatable {
     /// The byte ranges of the pieces' items. The first starts right after the array's start tag, each other
     /// starts right after an item's end tag, and the last ends where the array's end tag starts.
