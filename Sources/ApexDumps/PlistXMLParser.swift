@@ -10,10 +10,11 @@ import Foundation
 /// processing instructions are skipped everywhere.
 ///
 /// The parse streams: libxml2's SAX2 callbacks build the values on an explicit stack as the elements end, and no
-/// DOM is ever allocated. A large document is cut between items and its pieces parsed on every core (see
-/// ``PlistXMLSplit``), with the same value or the same error as one parse. The checks and their order are those of a walk over the finished document: libxml2's own
-/// errors (a document that is not well-formed) come first, then, in a `<plist>` root, what is wrong among the
-/// root's children, then the first problem inside its value in document order.
+/// DOM is ever allocated. The checks and their order are those of a walk over the finished document: libxml2's
+/// own errors (a document that is not well-formed) come first, then, in a `<plist>` root, what is wrong among the
+/// root's children, then the first problem inside its value in document order. A large document is cut between
+/// items and its pieces parsed on every core (see ``PlistXMLSplit``), with the same value or the same error as
+/// one parse.
 ///
 /// The input is untrusted. libxml2 reads it without network access, without entity substitution and without
 /// loading the DTD that the usual `<!DOCTYPE plist …>` names; a document whose DOCTYPE declares anything (an
@@ -70,11 +71,8 @@ enum PlistXMLParser {
     static func parse(_ data: Data, _ plan: PlistXMLSplit) -> PlistNode? {
         // libxml2 2.9 sets itself up on the first call, which must not race with another thread's.
         xmlInitParser()
-        let values = data.withUnsafeBytes { bytes in
-            let document = SharedBytes(bytes: bytes)
-            return concurrentMap(count: plan.pieces.count, minimumChunk: 1) { piece in
-                plan.withParts(piece, of: document.bytes) { try? parse(parts: $0) }
-            }
+        let values = concurrentMap(count: plan.pieces.count, minimumChunk: 1) { piece in
+            try? parseCounting(plan.document(piece, of: data))
         }
         // libxml2 caps each parse's dictionary of names at 10 MB, which the whole document may reach where no
         // piece does. Every name of the whole is a name of some piece, so when the pieces' dictionaries took at
@@ -94,34 +92,13 @@ enum PlistXMLParser {
     /// ``parse(_:_:)``): a plist's names fit in the dictionary's first kilobyte.
     static let dictionaryBudget = 1 << 20
 
-    /// The document's bytes, shared by the pieces' parses (which only read them, while the document is alive).
-    private struct SharedBytes: @unchecked Sendable {
-        let bytes: UnsafeRawBufferPointer
-    }
-
     /// Parses `data` in one piece.
     private static func parseWhole(_ data: Data) throws(PlistParseError) -> PlistNode {
-        try parseWhole { builder in
-            SafeXML.parse(data, documentTypes: .bareOnly, user: builder) { installCallbacks($0) }
-        }
+        try parseCounting(data).value
     }
 
-    /// Parses the document that is `parts` one after the other, in one piece, without joining them; also the bytes
-    /// libxml2's dictionary of names took.
-    static func parse(parts: [UnsafeRawBufferPointer]) throws(PlistParseError) -> (value: PlistNode, dictionaryBytes: Int) {
-        var dictionaryBytes = 0
-        let value = try parseWhole { builder in
-            let parsed = SafeXML.parse(parts: parts, documentTypes: .bareOnly, user: builder) { installCallbacks($0) }
-            dictionaryBytes = parsed.state.dictionaryBytes
-            return parsed
-        }
-        return (value, dictionaryBytes)
-    }
-
-    /// The value `run` reads with this parser's callbacks and a builder (its user data) of its own.
-    private static func parseWhole(
-        _ run: (UnsafeMutableRawPointer) -> (document: xmlDocPtr?, state: SafeXML.State, wellFormed: Bool)
-    ) throws(PlistParseError) -> PlistNode {
+    /// Parses `data` in one piece; also the size of libxml2's dictionary of names by the end.
+    static func parseCounting(_ data: Data) throws(PlistParseError) -> (value: PlistNode, dictionaryBytes: Int) {
         let builder = UnsafeMutablePointer<Builder>.allocate(capacity: 1)
         builder.initialize(to: Builder())
         defer {
@@ -130,10 +107,12 @@ enum PlistXMLParser {
         }
         // SafeXML's way (no network, entities or DTD; a bare DOCTYPE only; nothing printed), streaming: the
         // document libxml2 returns is an empty shell.
-        let parsed = run(UnsafeMutableRawPointer(builder))
+        let parsed = SafeXML.parse(data, documentTypes: .bareOnly, user: UnsafeMutableRawPointer(builder)) { sax in
+            installCallbacks(sax)
+        }
         if let document = parsed.document { xmlFreeDoc(document) }
         if let line = parsed.state.refusedLine { throw PlistParseError(refused, detail: "line \(line)") }
-        return try builder.pointee.finish(wellFormed: parsed.wellFormed)
+        return (try builder.pointee.finish(wellFormed: parsed.wellFormed), parsed.state.dictionaryBytes)
     }
 
     // MARK: Callbacks

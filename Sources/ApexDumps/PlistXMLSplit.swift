@@ -68,23 +68,25 @@ struct PlistXMLSplit: Equatable {
             path: array.path)
     }
 
-    /// Runs `body` with the parts that make the document of piece `index` of the document `bytes`, read in
-    /// place: for the first piece, the document up to the end of its items and the document from the array's end
-    /// tag on; for the others, the wrapping start tags, the piece's items and the wrapping end tags.
-    func withParts<T>(_ index: Int, of bytes: UnsafeRawBufferPointer, _ body: ([UnsafeRawBufferPointer]) -> T) -> T {
+    /// The document of piece `index` of `data`, in one buffer: libxml2 reads it as it reads a whole document.
+    /// (Read through libxml2's callback instead, a few kilobytes at a time, 2.9.14 misses a `]]>` in text whose
+    /// first `]` ends a read, so a piece could pass where the whole document fails.)
+    func document(_ index: Int, of data: Data) -> Data {
         if index == 0 {
-            return body([
-                UnsafeRawBufferPointer(rebasing: bytes[..<pieces[0].upperBound]),
-                UnsafeRawBufferPointer(rebasing: bytes[pieces[pieces.count - 1].upperBound...]),
-            ])
+            // The document up to the end of the first piece's items, then from the array's end tag on.
+            var document = Data(capacity: pieces[0].upperBound + data.count - pieces[pieces.count - 1].upperBound)
+            document.append(data[data.startIndex..<data.startIndex + pieces[0].upperBound])
+            document.append(data[(data.startIndex + pieces[pieces.count - 1].upperBound)...])
+            return document
         }
-        let open = Array(((rootIsPlist ? "<plist>" : "") + String(repeating: "<array>", count: containers)).utf8)
-        let close = Array((String(repeating: "</array>", count: containers) + (rootIsPlist ? "</plist>" : "")).utf8)
-        return open.withUnsafeBytes { open in
-            close.withUnsafeBytes { close in
-                body([open, UnsafeRawBufferPointer(rebasing: bytes[pieces[index]]), close])
-            }
-        }
+        let open = (rootIsPlist ? "<plist>" : "") + String(repeating: "<array>", count: containers)
+        let close = String(repeating: "</array>", count: containers) + (rootIsPlist ? "</plist>" : "")
+        let range = pieces[index]
+        var document = Data(capacity: open.utf8.count + range.count + close.utf8.count)
+        document.append(contentsOf: open.utf8)
+        document.append(data[(data.startIndex + range.lowerBound)..<(data.startIndex + range.upperBound)])
+        document.append(contentsOf: close.utf8)
+        return document
     }
 
     /// The items of piece `index` (not the first) from the value its document parsed to: the innermost of the

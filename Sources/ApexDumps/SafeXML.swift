@@ -13,9 +13,9 @@ enum SafeXML {
         /// The first error libxml2 reported, and its line (0 when none).
         var firstErrorCode: Int32 = 0
         var firstErrorLine: Int32 = 0
-        /// The bytes libxml2's dictionary of names (element, attribute and entity names, processing-instruction
-        /// targets) took by the end. libxml2 caps it at 10 MB per parse, a limit the whole of a document can
-        /// reach where none of its pieces does.
+        /// The size of libxml2's dictionary of names (element, attribute and entity names, processing-instruction
+        /// targets) by the end: the bytes its string pools were given, which libxml2 caps at 10 MB per parse, a
+        /// limit the whole of a document can reach where none of its pieces does.
         var dictionaryBytes = 0
     }
 
@@ -45,69 +45,6 @@ enum SafeXML {
     static func parse(
         _ data: Data, documentTypes: DocumentTypes, user: UnsafeMutableRawPointer?,
         content: ((UnsafeMutablePointer<xmlSAXHandler>) -> Void)?
-    ) -> (document: xmlDocPtr?, state: State, wellFormed: Bool) {
-        run(documentTypes: documentTypes, user: user, content: content) { context, options in
-            data.withUnsafeBytes { buffer -> xmlDocPtr? in
-                guard let base = buffer.baseAddress, let length = Int32(exactly: buffer.count) else { return nil }
-                return xmlCtxtReadMemory(context, base.assumingMemoryBound(to: CChar.self), length, nil, nil, options)
-            }
-        }
-    }
-
-    /// ``parse(_:documentTypes:user:content:)`` over the document that is `parts` one after the other, which
-    /// libxml2 reads a few kilobytes at a time through a callback: the parts are never joined, and libxml2 never
-    /// holds a copy of the whole (it does of a document given as one buffer).
-    static func parse(
-        parts: [UnsafeRawBufferPointer], documentTypes: DocumentTypes, user: UnsafeMutableRawPointer?,
-        content: ((UnsafeMutablePointer<xmlSAXHandler>) -> Void)?
-    ) -> (document: xmlDocPtr?, state: State, wellFormed: Bool) {
-        run(documentTypes: documentTypes, user: user, content: content) { context, options in
-            let reader = UnsafeMutablePointer<PartsReader>.allocate(capacity: 1)
-            reader.initialize(to: PartsReader(parts: parts))
-            defer {
-                reader.deinitialize(count: 1)
-                reader.deallocate()
-            }
-            let read: xmlInputReadCallback = { reader, buffer, length in
-                guard let reader, let buffer else { return -1 }
-                return reader.assumingMemoryBound(to: PartsReader.self).pointee.read(into: buffer, length: Int(length))
-            }
-            return xmlCtxtReadIO(context, read, nil, UnsafeMutableRawPointer(reader), nil, nil, options)
-        }
-    }
-
-    /// Where a read of a document in parts has got to.
-    private struct PartsReader {
-        let parts: [UnsafeRawBufferPointer]
-        var part = 0
-        var offset = 0
-
-        /// Copies up to `length` next bytes into `buffer`; how many (0 at the end).
-        mutating func read(into buffer: UnsafeMutablePointer<CChar>, length: Int) -> Int32 {
-            var written = 0
-            while written < length, part < parts.count {
-                let count = min(length - written, parts[part].count - offset)
-                if count > 0, let base = parts[part].baseAddress {
-                    (buffer + written).withMemoryRebound(to: UInt8.self, capacity: count) { target in
-                        target.update(from: base.assumingMemoryBound(to: UInt8.self) + offset, count: count)
-                    }
-                    written += count
-                    offset += count
-                }
-                if offset == parts[part].count {
-                    part += 1
-                    offset = 0
-                }
-            }
-            return Int32(written)
-        }
-    }
-
-    /// Sets up a parser context the safe way and runs `read` with it and the safe options.
-    private static func run(
-        documentTypes: DocumentTypes, user: UnsafeMutableRawPointer?,
-        content: ((UnsafeMutablePointer<xmlSAXHandler>) -> Void)?,
-        read: (xmlParserCtxtPtr, Int32) -> xmlDocPtr?
     ) -> (document: xmlDocPtr?, state: State, wellFormed: Bool) {
         xmlInitParser()
         guard let context = xmlNewParserCtxt() else {
@@ -160,7 +97,10 @@ enum SafeXML {
         let options = Int32(
             bitPattern: XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue
                 | XML_PARSE_COMPACT.rawValue | XML_PARSE_BIG_LINES.rawValue)
-        let document = read(context, options)
+        let document = data.withUnsafeBytes { buffer -> xmlDocPtr? in
+            guard let base = buffer.baseAddress, let length = Int32(exactly: buffer.count) else { return nil }
+            return xmlCtxtReadMemory(context, base.assumingMemoryBound(to: CChar.self), length, nil, nil, options)
+        }
         shared.pointee.state.dictionaryBytes = context.pointee.dict.map { Int(xmlDictGetUsage($0)) } ?? 0
         return (document, shared.pointee.state, document != nil && context.pointee.wellFormed != 0)
     }

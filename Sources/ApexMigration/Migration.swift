@@ -182,13 +182,13 @@ public struct Migration: Sendable {
         for importer in importers {
             found.append(try importer.importItems(from: dumps, options: options))
         }
-        // An importer finds each record of a dump once, so a record can be found twice only in a file that
-        // several importers found items in, or a dump given twice. Only items of such files are checked against
-        // the ones claimed before them (with one importer, none are).
+        // An importer finds each record of a dump once, so a record can be found twice only in a dump given twice,
+        // or a file that several importers found items in. Only items of such files are checked against the ones
+        // claimed before them.
         var sharedPaths = Set<String>()
+        var seen = Set<String>()
+        for dump in dumps where !seen.insert(dump.path).inserted { sharedPaths.insert(dump.path) }
         if importers.count > 1 {
-            var seen = Set<String>()
-            for dump in dumps where !seen.insert(dump.path).inserted { sharedPaths.insert(dump.path) }
             var importersOfPath: [String: Int] = [:]
             for items in found {
                 var paths = Set<String>()

@@ -9,7 +9,7 @@ struct ReportJSON {
     /// What has been written: the finished runs of bytes (parts other writers made are kept as they are, not
     /// copied), then the run being written.
     private var runs: [[UInt8]] = []
-    private(set) var bytes: [UInt8] = []
+    private var bytes: [UInt8] = []
     private(set) var indent = 0
     /// Whether the open container has a member yet.
     private var first = true

@@ -216,29 +216,18 @@ struct PlistXMLSplitTests {
         }
     }
 
-    @Test("a document read in parts through libxml2's callback is read as the same document in one buffer")
-    func partsAreOneDocument() throws {
-        var generator = DumpTestRandom(seed: 0x9A27)
-        let documents = [Self.awkward, Self.dump(300, byClass: true), "<plist><string>x</strin></plist>", "<plist><array>"]
-        for xml in documents {
-            let bytes = Array(xml.utf8)
-            let whole = Self.outcome(Data(bytes), nil)
-            for round in 0..<20 {
-                // Cut anywhere, with empty parts among them, and (every other round) parts longer than libxml2's
-                // reads.
-                var cuts = (0..<Int.random(in: 1...40, using: &generator)).map { _ in Int.random(in: 0...bytes.count, using: &generator) }
-                if round % 2 == 0 { cuts = Array(cuts.prefix(2)) }
-                cuts = (cuts + [0, bytes.count]).sorted()
-                let outcome: String = bytes.withUnsafeBytes { buffer in
-                    let parts = zip(cuts, cuts.dropFirst()).map { UnsafeRawBufferPointer(rebasing: buffer[$0..<$1]) }
-                    do throws(PlistParseError) {
-                        return Self.exact(try PlistXMLParser.parse(parts: parts).value)
-                    } catch {
-                        return "error: " + error.message
-                    }
-                }
-                #expect(outcome == whole, "\(xml.prefix(30)) cut at \(cuts)")
-            }
+    @Test("a `]]>` in a piece's text fails the piece wherever it falls (libxml2 misses it across a callback read)")
+    func textEndingCDATA() {
+        // One piece per item: the string's piece is `<plist><array>`, the item, `</array></plist>`, so sliding
+        // the padding moves the `]]>` across offset 4000, where a read through libxml2's callback would end.
+        for padding in 3960..<4010 {
+            let xml = "<plist><array>\(Self.items(0..<3))<string>\(String(repeating: "a", count: padding))]]>q</string>"
+                + "\(Self.items(3..<6))</array></plist>"
+            let data = Data(xml.utf8)
+            let whole = Self.outcome(data, nil)
+            #expect(whole.hasPrefix("error"))
+            #expect(Self.piecesOutcome(xml, pieces: 7) == nil, "padding \(padding)")
+            #expect(Self.outcome(data, .init(pieces: 7, granularity: 1)) == whole, "padding \(padding)")
         }
     }
 
@@ -282,18 +271,14 @@ struct PlistXMLSplitTests {
         #expect(whole == "error: the file is \(PlistXMLParser.malformed)")
         let plan = try #require(Self.plan(xml, pieces: 2))
         // Each piece alone parses: only the dictionaries' size tells the pieces' value apart from the whole's.
-        let pieces = data.withUnsafeBytes { bytes in
-            (0..<plan.pieces.count).map { piece in plan.withParts(piece, of: bytes) { try? PlistXMLParser.parse(parts: $0) } }
-        }
+        let pieces = (0..<plan.pieces.count).map { try? PlistXMLParser.parseCounting(plan.document($0, of: data)) }
         #expect(pieces.allSatisfy { $0 != nil })
         #expect(pieces.reduce(0) { $0 + ($1?.dictionaryBytes ?? 0) } > PlistXMLParser.dictionaryBudget)
         #expect(PlistXMLParser.parse(data, plan) == nil)
         #expect(Self.outcome(data, .init(pieces: 2, granularity: 1)) == whole)
         // A plist's own names take little room.
         let dump = Self.dump(200, byClass: true)
-        let small = Data(dump.utf8).withUnsafeBytes { bytes in
-            try? PlistXMLParser.parse(parts: [bytes]).dictionaryBytes
-        }
+        let small = try? PlistXMLParser.parseCounting(Data(dump.utf8)).dictionaryBytes
         #expect((small ?? .max) < 16_384)
     }
 

@@ -62,12 +62,13 @@ struct PlanApplyTests {
         #expect(plan.dumps.map(\.library) == [.expoSecureStore, .reactNativeKeychain])
     }
 
-    @Test("with several importers, a dump given twice gives its items once")
-    func dumpGivenTwice() async throws {
+    @Test("a dump given twice gives its items once, with one importer or several", arguments: [1, 2])
+    func dumpGivenTwice(importers count: Int) async throws {
         let first = FilteredImporter(library: .expoSecureStore) { _ in true }
         let second = FilteredImporter(library: .reactNativeKeychain) { _ in false }
         let twice = dump([("app", "one", "v1", "ck", []), ("app", "two", "v2", "ck", [])], path: "a.plist")
-        let migration = Migration(importers: [first, second], source: .dumps([twice, twice]), target: memoryTarget())
+        let importers: [any Importer] = count == 1 ? [first] : [first, second]
+        let migration = Migration(importers: importers, source: .dumps([twice, twice]), target: memoryTarget())
         let plan = try await migration.plan()
         #expect(plan.actions.map(\.item.origin.location) == ["item 1", "item 2"])
         #expect(plan.actions.allSatisfy { $0.action == .create })

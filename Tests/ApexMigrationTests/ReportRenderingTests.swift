@@ -117,14 +117,6 @@ struct ReportRenderingTests {
         return lines
     }
 
-    @Test("the text and Markdown reports as bytes are their strings' UTF-8", arguments: reports.map(\.0))
-    func bytesAreTheStrings(name: String) throws {
-        let report = try #require(Self.reports.first { $0.0 == name }?.1)
-        #expect(report.textData() == Data(report.text().utf8))
-        #expect(report.markdownData() == Data(report.markdown().utf8))
-        #expect(!report.textData().isEmpty)
-    }
-
     @Test("the text table pads by characters, caps columns at 60, trims each line and keeps notes under their item")
     func textLayout() throws {
         for (name, report) in Self.reports {

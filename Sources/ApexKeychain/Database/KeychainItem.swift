@@ -152,9 +152,9 @@ public struct ItemAttributes: Sendable, Equatable, Hashable {
 }
 
 /// Byte-exact string comparison: the keychain compares attribute bytes, not canonical equivalence.
-public enum ExactText {
+package enum ExactText {
     /// Whether `a` and `b` are the same UTF-8 bytes.
-    public static func equal(_ a: String, _ b: String) -> Bool {
+    package static func equal(_ a: String, _ b: String) -> Bool {
         guard a.utf8.count == b.utf8.count else { return false }
         var a = a
         var b = b
@@ -164,7 +164,7 @@ public enum ExactText {
     }
 
     /// Whether `a` and `b` are both nil, or the same UTF-8 bytes.
-    public static func equal(_ a: String?, _ b: String?) -> Bool {
+    package static func equal(_ a: String?, _ b: String?) -> Bool {
         switch (a, b) {
         case (nil, nil): true
         case (let a?, let b?): equal(a, b)
