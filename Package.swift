@@ -22,6 +22,8 @@ let package = Package(
         .systemLibrary(
             name: "CLibXML2", path: "Sources/CLibXML2", pkgConfig: "libxml-2.0",
             providers: [.apt(["libxml2-dev"])]),
+        // glibc's malloc.h (part of the C library itself).
+        .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
 
         .target(name: "ApexKeychain", path: "Sources/ApexKeychain"),
         .target(
@@ -43,7 +45,7 @@ let package = Package(
             name: "apex-keychain",
             dependencies: [
                 "ApexKeychain", "ApexKeychainStore", "ApexMigration", "ApexDumps", "ReactNativeKeychainImporter",
-                "ExpoSecureStoreImporter",
+                "ExpoSecureStoreImporter", "CMalloc",
             ],
             path: "Sources/apex-keychain"),
         .executableTarget(
