@@ -63,7 +63,7 @@ enum PlistXMLParser {
         {
             return value
         }
-        return try parseWhole(data)
+        return try parseCounting(data).value
     }
 
     /// The value of `data` parsed in the pieces of `plan` at once, or nil when a piece fails to parse or is not
@@ -91,11 +91,6 @@ enum PlistXMLParser {
     /// The most bytes the pieces' dictionaries of names may take together for their value to be trusted (see
     /// ``parse(_:_:)``): a plist's names fit in the dictionary's first kilobyte.
     static let dictionaryBudget = 1 << 20
-
-    /// Parses `data` in one piece.
-    private static func parseWhole(_ data: Data) throws(PlistParseError) -> PlistNode {
-        try parseCounting(data).value
-    }
 
     /// Parses `data` in one piece; also the size of libxml2's dictionary of names by the end.
     static func parseCounting(_ data: Data) throws(PlistParseError) -> (value: PlistNode, dictionaryBytes: Int) {
