@@ -41,8 +41,6 @@ public struct AccessControlAvailability: Sendable, Equatable {
         case passcodeNotSet
         /// Nothing is enrolled on the biometric sensor.
         case notEnrolled
-        /// iOS Face ID without `NSFaceIDUsageDescription` in the app.
-        case missingUsageDescription
     }
 
     /// Creates an answer.
@@ -55,20 +53,24 @@ public struct AccessControlAvailability: Sendable, Equatable {
 /// Answers what a write with `accessControl` would get on `device`, without prompting.
 ///
 /// A temporary biometric lockout does not make an option unavailable: the write would succeed.
-public func canUseAccessControl(_ accessControl: AccessControl, device: any Device) async -> AccessControlAvailability {
+/// - Throws: `MISSING_USAGE_DESCRIPTION` for a biometric option on a device with Face ID when the app doesn't
+///   declare `NSFaceIDUsageDescription`: that is an error of the app, not a reason the device gives.
+public func canUseAccessControl(
+    _ accessControl: AccessControl, device: any Device
+) async throws(KeychainError) -> AccessControlAvailability {
     let state = device.state()
     let check = ProtectionPolicy.check(
-        accessible: .afterFirstUnlock, accessControl: accessControl, authValidity: 0, keyStorage: nil, state: state)
+        accessible: Keychain.defaultAccessible, accessControl: accessControl, authValidity: 0, keyStorage: nil,
+        state: state)
     guard let failure = check.failure else { return AccessControlAvailability(available: true) }
-    let reason: AccessControlAvailability.Reason =
-        switch failure.code {
-        case .UNSUPPORTED: .unsupportedOS
-        case .BIOMETRY_NOT_AVAILABLE: .noHardware
-        case .PASSCODE_NOT_SET: .passcodeNotSet
-        case .BIOMETRY_NOT_ENROLLED: .notEnrolled
-        case .MISSING_USAGE_DESCRIPTION: .missingUsageDescription
-        default: .noHardware
-        }
+    let reason: AccessControlAvailability.Reason
+    switch failure.code {
+    case .UNSUPPORTED: reason = .unsupportedOS
+    case .BIOMETRY_NOT_AVAILABLE: reason = .noHardware
+    case .PASSCODE_NOT_SET: reason = .passcodeNotSet
+    case .BIOMETRY_NOT_ENROLLED: reason = .notEnrolled
+    default: throw failure
+    }
     return AccessControlAvailability(available: false, reason: reason)
 }
 

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// One service's items in a ``KeychainDatabase``, protected as the ``Device`` can protect them.
 ///
@@ -23,7 +22,10 @@ public final class Keychain: Sendable {
     let options: KeychainOptions
     let database: any KeychainDatabase
     let device: any Device
-    let installChecked = Mutex(false)
+    /// The device's prompts, windows, install check and warnings, shared with every keychain on it.
+    let context: DeviceContext
+    /// Whether the app may use ``accessGroup`` (iOS entitlement); when not, every call fails.
+    let entitled: Bool
 
     /// Opens the keychain of a service.
     /// - Parameters:
@@ -36,20 +38,24 @@ public final class Keychain: Sendable {
     ) throws(KeychainError) {
         let service = options.service ?? device.defaultService
         try Validation.name(service, "service")
-        if let group = options.accessGroup {
-            if group.isEmpty { throw .invalid("accessGroup must not be empty") }
-            try Validation.name(group, "accessGroup")
-        }
+        if options.accessGroup?.isEmpty == true { throw .invalid("accessGroup must not be empty") }
         try Validation.protection(
-            accessible: options.accessible ?? .whenUnlocked, accessControl: options.accessControl ?? .none,
+            accessible: options.accessible ?? Self.defaultAccessible, accessControl: options.accessControl ?? .none,
             authValidity: options.authValidity ?? 0, synchronizable: options.synchronizable ?? false)
         self.options = options
         self.database = database
         self.device = device
+        self.context = DeviceContext.of(device)
         self.service = service
-        let ignoresGroups = device.state().platform.isAndroid
-        self.accessGroup = ignoresGroups ? device.defaultAccessGroup : (options.accessGroup ?? device.defaultAccessGroup)
+        let platform = device.state().platform
+        self.accessGroup = platform.isAndroid ? device.defaultAccessGroup : (options.accessGroup ?? device.defaultAccessGroup)
+        self.entitled = !platform.isIOS || device.isEntitled(toAccessGroup: accessGroup)
+        if platform.isAndroid, options.synchronizable == true { warnSynchronizableIgnored() }
     }
+
+    /// The accessible class of a write that names none: readable from the first unlock after a restart, so
+    /// that background work (a silent push, a refresh timer) can read tokens while the device is locked.
+    public static let defaultAccessible = Accessible.afterFirstUnlock
 
     /// Stores a string under a key, replacing the item and all its attributes.
     /// - Parameters:
@@ -104,7 +110,7 @@ public final class Keychain: Sendable {
     func info(_ key: String, _ item: ItemAttributes) throws(KeychainError) -> ItemInfo {
         let metadata = try metadata(of: item)
         return ItemInfo(
-            key: key, label: label(of: item, metadata), accessible: item.protectionDomain.accessible ?? .whenUnlocked,
+            key: key, label: label(of: item, metadata), accessible: item.protectionDomain.accessible ?? Self.defaultAccessible,
             accessControl: metadata.accessControl, synchronizable: item.synchronizable,
             createdAt: Self.milliseconds(item.createdAt), modifiedAt: Self.milliseconds(item.modifiedAt),
             android: metadata.securityLevel.map(AndroidItemInfo.init(securityLevel:)))

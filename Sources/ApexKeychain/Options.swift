@@ -1,16 +1,20 @@
 /// The text of a biometric or passcode prompt. Fields left nil fall back to the keychain's defaults, field by field.
 public struct Prompt: Sendable, Codable, Equatable {
-    /// The prompt's title.
+    /// The prompt's title: the reason shown with the prompt (iOS `localizedReason`, Android's title).
     public var title: String?
-    /// A line under the title (Android).
+    /// A line under the title (Android); not used on iOS.
     public var subtitle: String?
-    /// A longer explanation (Android), or the reason shown by Touch ID (iOS).
+    /// A longer explanation (Android); not used on iOS.
     public var description: String?
-    /// The cancel button's text.
+    /// The cancel button's text (iOS `localizedCancelTitle`; Android's negative button, for options without a
+    /// passcode).
     public var cancel: String?
-    /// The fallback button's text (biometry-only items); nil hides the button where the platform allows.
+    /// The fallback button's text, shown after a failed scan (iOS `localizedFallbackTitle`): `""` hides the
+    /// button; nil keeps the system's button and text. A tap ends a read of `biometryAny` or
+    /// `biometryCurrentSet` with `USER_FALLBACK`; for the other options the fallback is the passcode. Not used
+    /// on Android.
     public var fallback: String?
-    /// Whether the user must confirm after a passive biometric match (Android).
+    /// Whether a passive biometric (a face) needs a tap to confirm (Android); nil means true. Not used on iOS.
     public var confirmationRequired: Bool?
 
     /// Creates a prompt; every field defaults to nil.
@@ -67,7 +71,7 @@ public struct AndroidOptions: Sendable, Codable, Equatable {
 public struct KeychainOptions: Sendable, Codable, Equatable {
     /// The service; nil means the app's default service (its bundle identifier).
     public var service: String?
-    /// Default ``Accessible`` of writes; nil means ``Accessible/whenUnlocked``.
+    /// Default ``Accessible`` of writes; nil means ``Accessible/afterFirstUnlock`` (``Keychain/defaultAccessible``).
     public var accessible: Accessible?
     /// Default ``AccessControl`` of writes; nil means ``AccessControl/none``.
     public var accessControl: AccessControl?
@@ -81,15 +85,12 @@ public struct KeychainOptions: Sendable, Codable, Equatable {
     public var prompt: Prompt?
     /// Android defaults.
     public var android: AndroidOptions?
-    /// Remove the package's own items of the default access group the first time a keychain is opened after
-    /// the app was installed anew (the keychain outlives an uninstall on iOS).
-    public var clearOnReinstall: Bool?
 
     /// Creates options; every field defaults to nil.
     public init(
         service: String? = nil, accessible: Accessible? = nil, accessControl: AccessControl? = nil,
         authValidity: Int? = nil, synchronizable: Bool? = nil, accessGroup: String? = nil, prompt: Prompt? = nil,
-        android: AndroidOptions? = nil, clearOnReinstall: Bool? = nil
+        android: AndroidOptions? = nil
     ) {
         self.service = service
         self.accessible = accessible
@@ -99,7 +100,6 @@ public struct KeychainOptions: Sendable, Codable, Equatable {
         self.accessGroup = accessGroup
         self.prompt = prompt
         self.android = android
-        self.clearOnReinstall = clearOnReinstall
     }
 
     /// Decodes options from their JSON form, refusing unknown names and values with `INVALID_ARGUMENT`.
@@ -107,13 +107,13 @@ public struct KeychainOptions: Sendable, Codable, Equatable {
         let c = try StrictContainer(
             decoder, type: "options",
             allowed: ["service", "accessible", "accessControl", "authValidity", "synchronizable", "accessGroup",
-                      "prompt", "android", "clearOnReinstall"])
+                      "prompt", "android"])
         self.init(
             service: try c.string("service"), accessible: try c.enumeration("accessible", Accessible.self),
             accessControl: try c.enumeration("accessControl", AccessControl.self),
             authValidity: try c.int("authValidity"), synchronizable: try c.bool("synchronizable"),
             accessGroup: try c.string("accessGroup"), prompt: try c.nested("prompt", Prompt.self),
-            android: try c.nested("android", AndroidOptions.self), clearOnReinstall: try c.bool("clearOnReinstall"))
+            android: try c.nested("android", AndroidOptions.self))
     }
 }
 
@@ -184,6 +184,15 @@ public struct Credentials: Sendable, Codable, Equatable {
     public init(username: String, password: String) {
         self.username = username
         self.password = password
+    }
+
+    /// Decodes credentials from their JSON form. A missing field, a field that isn't text (a lone surrogate
+    /// has no UTF-8 form) or an unknown name is `INVALID_ARGUMENT`; the message never holds the field's text.
+    public init(from decoder: any Decoder) throws {
+        let c = try StrictContainer(decoder, type: "credentials", allowed: ["username", "password"])
+        guard let username = try c.string("username") else { throw KeychainError.invalid("credentials.username is missing") }
+        guard let password = try c.string("password") else { throw KeychainError.invalid("credentials.password is missing") }
+        self.init(username: username, password: password)
     }
 }
 

@@ -1,3 +1,5 @@
+import ApexKeychain
+
 /// The device a store models, recorded in the store when it is created.
 ///
 /// `linux` is the default: a real machine with no biometric hardware, whose passcode is the store's passphrase
@@ -15,4 +17,21 @@ public enum DeviceProfile: String, Sendable, CaseIterable, Codable {
     case android10 = "android-10"
     /// This machine: no biometrics; a passcode only when the store has a passphrase.
     case linux
+}
+
+extension DeviceProfile {
+    /// The profile's device as a ``SimulatedDevice``: what a store of a phone profile runs on, and, for `linux`,
+    /// a machine without passphrase (no passcode, no biometrics), for plans made without a store. A store models
+    /// a device's keychain, not one app: its iOS devices may use every access group.
+    public var simulatedDevice: SimulatedDevice {
+        switch self {
+        case .ios: SimulatedDevice(platform: .iOS(major: 18), biometry: .faceID, accessGroups: .any)
+        case .iosNoBiometrics: SimulatedDevice(platform: .iOS(major: 18), biometry: nil, accessGroups: .any)
+        case .iosNoPasscode:
+            SimulatedDevice(platform: .iOS(major: 18), biometry: .faceID, passcodeSet: false, accessGroups: .any)
+        case .android: SimulatedDevice(platform: .android(apiLevel: 34), biometry: .fingerprint, hasStrongBox: true)
+        case .android10: SimulatedDevice(platform: .android(apiLevel: 29), biometry: .fingerprint)
+        case .linux: SimulatedDevice(platform: .linux, biometry: nil, passcodeSet: false)
+        }
+    }
 }

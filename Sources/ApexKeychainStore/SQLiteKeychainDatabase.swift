@@ -169,8 +169,9 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
     // MARK: Meta
 
     /// Whether the app install marker of the modelled device is recorded in the store.
-    public var installMarker: Bool {
-        get { (try? locked { () throws(DatabaseError) in try metaValue("install_marker") != nil }) ?? false }
+    /// - Throws: when the store can't be read (never "no marker" for "don't know").
+    public func hasInstallMarker() throws(DatabaseError) -> Bool {
+        try locked { () throws(DatabaseError) in try metaValue("install_marker") != nil }
     }
 
     /// Records the install marker.

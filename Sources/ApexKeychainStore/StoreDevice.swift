@@ -9,11 +9,7 @@ extension SQLiteKeychainDatabase {
     ///   asks on the terminal.
     public func makeDevice(passcode: PasscodeSource = .terminal) -> any Device {
         switch deviceProfile {
-        case .ios: SimulatedDevice(platform: .iOS(major: 18), biometry: .faceID)
-        case .iosNoBiometrics: SimulatedDevice(platform: .iOS(major: 18), biometry: nil)
-        case .iosNoPasscode: SimulatedDevice(platform: .iOS(major: 18), biometry: .faceID, passcodeSet: false)
-        case .android: SimulatedDevice(platform: .android(apiLevel: 34), biometry: .fingerprint, hasStrongBox: true)
-        case .android10: SimulatedDevice(platform: .android(apiLevel: 29), biometry: .fingerprint)
+        case .ios, .iosNoBiometrics, .iosNoPasscode, .android, .android10: deviceProfile.simulatedDevice
         case .linux: TerminalDevice(store: self, passcode: passcode)
         }
     }
@@ -95,10 +91,12 @@ public final class TerminalDevice: Device {
     }
 
     /// Whether the app's install marker exists.
-    public func hasInstallMarker() -> Bool { store.installMarker }
+    /// - Throws: the store's error when it can't be read.
+    public func hasInstallMarker() throws -> Bool { try store.hasInstallMarker() }
 
     /// Records the app's install marker.
-    public func setInstallMarker() { try? store.setInstallMarker() }
+    /// - Throws: the store's error when it can't be written.
+    public func setInstallMarker() throws { try store.setInstallMarker() }
 }
 
 /// Reading a secret from the controlling terminal (`/dev/tty`) with echo off. The terminal rather than stdin,

@@ -216,7 +216,7 @@ extension MigrationReport.ItemTarget {
         service = target.service
         key = target.key
         kind = target.kind.rawValue
-        accessible = (target.options.accessible ?? .whenUnlocked).rawValue
+        accessible = (target.options.accessible ?? Keychain.defaultAccessible).rawValue
         accessControl = (target.options.accessControl ?? .none).rawValue
         synchronizable = target.options.synchronizable ?? false
         accessGroup = target.accessGroup

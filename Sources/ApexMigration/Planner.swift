@@ -216,7 +216,7 @@ struct Planner {
     /// Whether the item described by `info` has the protection the target asks for (unset options resolved to
     /// the keychain's defaults).
     static func sameProtection(_ info: ItemInfo, _ target: TargetItem) -> Bool {
-        info.accessible == (target.options.accessible ?? .whenUnlocked)
+        info.accessible == (target.options.accessible ?? Keychain.defaultAccessible)
             && info.accessControl == (target.options.accessControl ?? .none)
             && info.synchronizable == (target.options.synchronizable ?? false)
     }

@@ -71,17 +71,3 @@ struct DumpInput {
     }
 }
 
-extension DeviceProfile {
-    /// The device of the profile, as a store of the profile makes it; `linux` without a passphrase (no
-    /// passcode, no biometrics). For plans made without a store.
-    var simulatedDevice: any Device {
-        switch self {
-        case .ios: SimulatedDevice(platform: .iOS(major: 18), biometry: .faceID)
-        case .iosNoBiometrics: SimulatedDevice(platform: .iOS(major: 18), biometry: nil)
-        case .iosNoPasscode: SimulatedDevice(platform: .iOS(major: 18), biometry: .faceID, passcodeSet: false)
-        case .android: SimulatedDevice(platform: .android(apiLevel: 34), biometry: .fingerprint, hasStrongBox: true)
-        case .android10: SimulatedDevice(platform: .android(apiLevel: 29), biometry: .fingerprint)
-        case .linux: SimulatedDevice(platform: .linux, biometry: nil, passcodeSet: false)
-        }
-    }
-}

@@ -26,7 +26,7 @@ struct StoreSetCommand: RunnableCommand {
             options: StoreOptions.definitions + [
                 .value(
                     "accessible", help: "When the item can be read.",
-                    allowedValues: Accessible.allCases.map(\.rawValue), defaultValue: Accessible.whenUnlocked.rawValue),
+                    allowedValues: Accessible.allCases.map(\.rawValue), defaultValue: Keychain.defaultAccessible.rawValue),
                 .value(
                     "access-control", help: "Who must be present to read the item.",
                     allowedValues: AccessControl.allCases.map(\.rawValue), defaultValue: AccessControl.none.rawValue),

@@ -2,13 +2,19 @@ import ApexKeychain
 import Foundation
 import Testing
 
-/// `clearOnReinstall`: the first call of a keychain opened after the app was installed anew removes the
-/// package's own non-synchronizable items of the default access group, in every service, and nothing else;
-/// then it records the install marker. Before the first unlock it fails and removes nothing.
+/// `ApexKeychainClearOnReinstall` (a setting of the app, on its ``Device``): the first call of any keychain after
+/// the app was installed anew removes the package's own non-synchronizable items of the default access group, in
+/// every service, and nothing else; the install marker is recorded. Before the first unlock it fails and removes
+/// nothing.
 @Suite("Clear on reinstall")
 struct ClearOnReinstallTests {
     static let sharedGroup = "ABCDE12345.shared"
-    static let clearing = KeychainOptions(service: "svc.a", clearOnReinstall: true)
+    static let clearing = KeychainOptions(service: "svc.a")
+
+    /// A fixture whose app declares the setting, and may use the shared group.
+    static func fixture(_ kind: DatabaseKind, clearOnReinstall: Bool = true) throws -> Fixture {
+        try Fixture(kind, device: SimulatedDevice(clearOnReinstall: clearOnReinstall, accessGroups: .listed([sharedGroup])))
+    }
 
     /// Where an item is, and under which account.
     struct Place: Hashable, CustomStringConvertible {
@@ -53,15 +59,15 @@ struct ClearOnReinstallTests {
     @Test("after a reinstall the first call removes the package's own non-synchronizable items of the default group in every service, then sets the marker",
           arguments: DatabaseKind.allCases)
     func clearsAfterReinstall(kind: DatabaseKind) async throws {
-        let f = try Fixture(kind)
+        let f = try Self.fixture(kind)
         try await Self.populate(f)
         f.device.reinstallApp()
-        #expect(!f.device.hasInstallMarker())
+        #expect(!f.device.installMarkerExists)
 
         let keychain = try f.keychain(Self.clearing)
         #expect(try await keychain.getAllKeys() == ["a-synced"])
         #expect(try Self.places(f) == Self.survivors(f))
-        #expect(f.device.hasInstallMarker())
+        #expect(f.device.installMarkerExists)
     }
 
     /// The calls a keychain can begin with, each checked against the state after the clear.
@@ -78,7 +84,7 @@ struct ClearOnReinstallTests {
             case .setItem: try await keychain.setItem("written-first", "v")
             case .removeItem: try await keychain.removeItem("not-there")
             case .getCredentials:
-                let b = try f.keychain(KeychainOptions(service: "svc.b", clearOnReinstall: true))
+                let b = try f.keychain(KeychainOptions(service: "svc.b"))
                 #expect(try await b.getCredentials() == nil)
             }
         }
@@ -86,7 +92,7 @@ struct ClearOnReinstallTests {
 
     @Test("the clear runs before whichever call comes first", arguments: DatabaseKind.allCases, FirstCall.allCases)
     func clearsBeforeFirstCall(kind: DatabaseKind, call: FirstCall) async throws {
-        let f = try Fixture(kind)
+        let f = try Self.fixture(kind)
         try await Self.populate(f)
         f.device.reinstallApp()
         let keychain = try f.keychain(Self.clearing)
@@ -96,48 +102,48 @@ struct ClearOnReinstallTests {
             expected.insert(Place(service: "svc.a", account: "written-first", accessGroup: f.device.defaultAccessGroup))
         }
         #expect(try Self.places(f) == expected)
-        #expect(f.device.hasInstallMarker())
+        #expect(f.device.installMarkerExists)
     }
 
     @Test("with the install marker present nothing is removed", arguments: DatabaseKind.allCases)
     func markerKeepsItems(kind: DatabaseKind) async throws {
-        let f = try Fixture(kind)
+        let f = try Self.fixture(kind)
         // First launch after install: the marker is set (there is nothing to clear yet).
         #expect(try await f.keychain(Self.clearing).getAllKeys() == [])
-        #expect(f.device.hasInstallMarker())
+        #expect(f.device.installMarkerExists)
         try await Self.populate(f)
         let before = try Self.places(f)
 
         f.device.relaunch()
         let keychain = try f.keychain(Self.clearing)
         #expect(try await keychain.getAllKeys() == ["a-device-only", "a-guarded", "a-plain", "a-synced"])
-        try await f.keychain(KeychainOptions(service: "svc.b", clearOnReinstall: true)).setItem("b-more", "v")
+        try await f.keychain(KeychainOptions(service: "svc.b")).setItem("b-more", "v")
         #expect(try Self.places(f).subtracting(before).map(\.account) == ["b-more"])
         #expect(before.isSubset(of: try Self.places(f)))
     }
 
-    @Test("a keychain without the option never clears", arguments: DatabaseKind.allCases)
-    func withoutOptionNeverClears(kind: DatabaseKind) async throws {
-        for option in [nil, false] as [Bool?] {
-            let f = try Fixture(kind)
+    @Test("an app without the setting never clears, and still records the marker", arguments: DatabaseKind.allCases)
+    func withoutSettingNeverClears(kind: DatabaseKind) async throws {
+        do {
+            let f = try Self.fixture(kind, clearOnReinstall: false)
             try await Self.populate(f)
             f.device.reinstallApp()
             let before = try Self.places(f)
-            let keychain = try f.keychain(KeychainOptions(service: "svc.a", clearOnReinstall: option))
+            let keychain = try f.keychain(KeychainOptions(service: "svc.a"))
             #expect(try await keychain.getAllKeys() == ["a-device-only", "a-guarded", "a-plain", "a-synced"])
             #expect(try await keychain.getItem("a-plain") == "v")
             try await keychain.setItem("a-more", "v")
             #expect(try Self.places(f) == before.union([
                 Place(service: "svc.a", account: "a-more", accessGroup: f.device.defaultAccessGroup)
             ]))
-            #expect(!f.device.hasInstallMarker())
+            #expect(f.device.installMarkerExists)
         }
     }
 
     @Test("before the first unlock the first call fails with INTERACTION_NOT_ALLOWED and deletes nothing; after unlock the next call clears",
           arguments: DatabaseKind.allCases)
     func waitsForFirstUnlock(kind: DatabaseKind) async throws {
-        let f = try Fixture(kind)
+        let f = try Self.fixture(kind)
         try await Self.populate(f)
         f.device.reinstallApp()
         f.device.reboot()
@@ -146,11 +152,11 @@ struct ClearOnReinstallTests {
         let keychain = try f.keychain(Self.clearing)
         #expect(await errorCode { _ = try await keychain.getAllKeys() } == .INTERACTION_NOT_ALLOWED)
         #expect(try Self.places(f) == before)
-        #expect(!f.device.hasInstallMarker())
+        #expect(!f.device.installMarkerExists)
 
         f.device.unlock()
         #expect(try await keychain.getAllKeys() == ["a-synced"])
         #expect(try Self.places(f) == Self.survivors(f))
-        #expect(f.device.hasInstallMarker())
+        #expect(f.device.installMarkerExists)
     }
 }

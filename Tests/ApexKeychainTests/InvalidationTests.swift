@@ -52,17 +52,19 @@ struct InvalidationTests {
         #expect(try await kc.hasItem("k"))
     }
 
-    @Test("after an OS major upgrade, a change of enrolment does not invalidate current-set items",
+    @Test("after an OS major upgrade, current-set items still read, and a change of enrolment still invalidates them",
           arguments: DatabaseKind.allCases, [AccessControl.biometryCurrentSet, .biometryCurrentSetOrPasscode])
-    func osUpgradeKeepsItem(kind: DatabaseKind, accessControl: AccessControl) async throws {
+    func osUpgradeKeepsItemUntilEnrolment(kind: DatabaseKind, accessControl: AccessControl) async throws {
         let f = try Fixture(kind, device: SimulatedDevice(platform: .iOS(major: 18)))
         let kc = try f.keychain()
         try await kc.setItem("k", "v", SetOptions(accessControl: accessControl))
         f.device.upgradeOS(to: .iOS(major: 19))
-        f.device.enrollBiometrics()
         #expect(try await kc.getItem("k") == "v")
         #expect(f.device.promptCount == 1)
-        #expect(try await kc.hasItem("k"))
+        f.device.enrollBiometrics()
+        #expect(await errorCode { _ = try await kc.getItem("k") } == .KEY_INVALIDATED)
+        #expect(f.device.promptCount == 1)
+        #expect(try await kc.hasItem("k") == false)
     }
 
     @Test("a removed passcode invalidates and removes passcode-bound items, without a prompt",

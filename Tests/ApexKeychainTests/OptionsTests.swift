@@ -67,12 +67,12 @@ struct OptionsTests {
         let json = """
             {"service":"svc","accessible":"afterFirstUnlock","accessControl":"biometryAny","authValidity":30,
              "synchronizable":false,"accessGroup":"TEAM.group","prompt":{"title":"T"},
-             "android":{"keyStorage":"strongbox"},"clearOnReinstall":true}
+             "android":{"keyStorage":"strongbox"}}
             """
         let expected = KeychainOptions(
             service: "svc", accessible: .afterFirstUnlock, accessControl: .biometryAny, authValidity: 30,
             synchronizable: false, accessGroup: "TEAM.group", prompt: Prompt(title: "T"),
-            android: AndroidOptions(keyStorage: .strongbox), clearOnReinstall: true)
+            android: AndroidOptions(keyStorage: .strongbox))
         #expect(try decode(KeychainOptions.self, json) == expected)
         #expect(try decode(KeychainOptions.self, "{}") == KeychainOptions())
         #expect(try decode(KeychainOptions.self, #"{"service":null}"#) == KeychainOptions())
@@ -204,13 +204,13 @@ struct OptionsTests {
 
     // MARK: Defaults
 
-    @Test("without options a write is whenUnlocked, without access control, not synchronizable", arguments: DatabaseKind.allCases)
+    @Test("without options a write is afterFirstUnlock, without access control, not synchronizable", arguments: DatabaseKind.allCases)
     func builtInDefaults(kind: DatabaseKind) async throws {
         let f = try Fixture(kind)
         let kc = try f.keychain()
         try await kc.setItem("k", "v")
         let info = try #require(try await kc.getItemInfo("k"))
-        #expect(info.accessible == .whenUnlocked)
+        #expect(info.accessible == .afterFirstUnlock)
         #expect(info.accessControl == .none)
         #expect(info.synchronizable == false)
     }
@@ -257,9 +257,9 @@ struct OptionsTests {
         let kc = try f.keychain(KeychainOptions(accessControl: .passcode, prompt: Prompt(title: "A", cancel: "C")))
         try await kc.setItem("k", "v")
         #expect(try await kc.getItem("k", GetOptions(prompt: Prompt(title: "B"))) == "v")
-        #expect(f.device.prompts.last?.prompt == Prompt(title: "B", cancel: "C"))
+        #expect(f.device.prompts.last?.prompt == Prompt(title: "B", cancel: "C", confirmationRequired: true))
         #expect(try await kc.getItem("k") == "v")
-        #expect(f.device.prompts.last?.prompt == Prompt(title: "A", cancel: "C"))
+        #expect(f.device.prompts.last?.prompt == Prompt(title: "A", cancel: "C", confirmationRequired: true))
     }
 
     // MARK: The protection a read uses

@@ -100,7 +100,8 @@ struct OwnershipTests {
             let item = try Self.item(f, key)
             let fields = try #require(Self.metadata(item))
             #expect(fields["ac"] == accessControl.rawValue)
-            #expect(fields["av"] == "\(validity)")
+            // With no access control authValidity has nothing to open: it is ignored, and kept as 0.
+            #expect(fields["av"] == (accessControl == .none ? "0" : "\(validity)"))
             #expect(item.accessControl == accessControl.flags)
             #expect(item.accessControl.rawValue == bits[accessControl])
         }
@@ -281,7 +282,7 @@ struct OwnershipTests {
 
     @Test("options.accessGroup puts items in that group", arguments: DatabaseKind.allCases)
     func accessGroupOption(kind: DatabaseKind) async throws {
-        let f = try Fixture(kind)
+        let f = try Fixture(kind, device: SimulatedDevice(accessGroups: .listed(["ABCDE12345.shared"])))
         let shared = try f.keychain(KeychainOptions(accessGroup: "ABCDE12345.shared"))
         #expect(shared.accessGroup == "ABCDE12345.shared")
         try await shared.setItem("k", "v")
@@ -294,7 +295,7 @@ struct OwnershipTests {
 
     @Test("a keychain of a different access group doesn't see another group's items", arguments: DatabaseKind.allCases)
     func otherGroupBlind(kind: DatabaseKind) async throws {
-        let f = try Fixture(kind)
+        let f = try Fixture(kind, device: SimulatedDevice(accessGroups: .listed(["ABCDE12345.shared", "ABCDE12345.other"])))
         let shared = try f.keychain(KeychainOptions(accessGroup: "ABCDE12345.shared"))
         try await shared.setItem("k", "shared value")
         for options in [KeychainOptions(), KeychainOptions(accessGroup: "ABCDE12345.other")] {

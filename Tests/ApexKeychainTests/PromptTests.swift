@@ -47,8 +47,8 @@ private final class PromptRecordingDevice: Device {
     }
 
     func release() { log.withLock { $0.held = false } }
-    func hasInstallMarker() -> Bool { inner.hasInstallMarker() }
-    func setInstallMarker() { inner.setInstallMarker() }
+    func hasInstallMarker() throws -> Bool { try inner.hasInstallMarker() }
+    func setInstallMarker() throws { try inner.setInstallMarker() }
 }
 
 /// Waits until `condition` holds, recording an issue after a minute (a loaded machine can be slow; a healthy
@@ -194,7 +194,7 @@ struct PromptTests {
             } else {
                 // Let the read queue behind the prompt on screen before the next one is asked.
                 try await waitUntilAsync("read \(key) queues for the prompt") {
-                    await PromptCoordinator.of(device).waitingCount == index
+                    await DeviceContext.of(device).prompts.waitingCount == index
                 }
             }
         }

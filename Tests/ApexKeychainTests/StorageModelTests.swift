@@ -247,7 +247,7 @@ struct StorageModelTests {
         try await kc.setItem("k", "v", SetOptions(accessible: .whenPasscodeSetThisDeviceOnly))
         #expect(try await kc.getItemInfo("k")?.accessible == .whenPasscodeSetThisDeviceOnly)
         try await kc.setItem("k", "v")
-        #expect(try await kc.getItemInfo("k")?.accessible == .whenUnlocked)
+        #expect(try await kc.getItemInfo("k")?.accessible == .afterFirstUnlock)
     }
 
     @Test("createdAt is kept across rewrites while modifiedAt moves", arguments: DatabaseKind.allCases)

@@ -138,7 +138,8 @@ struct HelpTests {
                                       When the item can be read. (values: afterFirstUnlock,
                                       afterFirstUnlockThisDeviceOnly, whenUnlocked,
                                       whenUnlockedThisDeviceOnly,
-                                      whenPasscodeSetThisDeviceOnly; default: whenUnlocked)
+                                      whenPasscodeSetThisDeviceOnly; default:
+                                      afterFirstUnlock)
 
             """))
     }

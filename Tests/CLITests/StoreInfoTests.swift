@@ -30,7 +30,7 @@ struct StoreInfoTests {
             normalized(result.out) == """
                 key:            api-token
                 label:          (none)
-                accessible:     whenUnlocked
+                accessible:     afterFirstUnlock
                 accessControl:  none
                 synchronizable: false
                 created:        <date>
@@ -74,7 +74,7 @@ struct StoreInfoTests {
             normalized(result.out) == """
                 key:            k
                 label:          (none)
-                accessible:     whenUnlocked
+                accessible:     afterFirstUnlock
                 accessControl:  biometryAny
                 synchronizable: false
                 created:        <date>

@@ -37,7 +37,9 @@ public struct DeviceState: Sendable, Equatable {
     public var platform: Platform
     /// The biometric sensor, or nil when there is none.
     public var biometry: BiometryType?
-    /// An identifier of the enrolled set of biometrics (changes on every enrolment change); nil when none enrolled.
+    /// An identifier of the enrolled set of biometrics as the platform knows it (changes on every enrolment
+    /// change, and only then); nil when none enrolled. The keychain (iOS) and the Keystore (Android) invalidate a
+    /// `biometryCurrentSet*` item when it changes, whatever the OS version.
     public var enrolledSet: String?
     /// Whether biometrics are temporarily locked out after failed attempts.
     public var biometryLockedOut: Bool
@@ -58,12 +60,18 @@ public struct DeviceState: Sendable, Equatable {
     /// Identifies one foreground session of one launch of the app: it changes when the app starts and when it
     /// goes to the background, which closes every authValidity window.
     public var session: String
+    /// The biometric domain state the platform reports to the app (iOS `evaluatedPolicyDomainState`), or nil
+    /// when it reports none. The package keeps it with a `biometryCurrentSet*` item and compares it under the
+    /// same major OS version only: the platform may report another hash for the same enrolled set after a
+    /// major update. ``enrolledSet`` is the set itself, which the platform's own invalidation follows.
+    public var biometryStateHash: String?
 
     /// Creates a state.
     public init(
         platform: Platform, biometry: BiometryType?, enrolledSet: String?, biometryLockedOut: Bool,
         passcodeSet: Bool, isLocked: Bool, unlockedSinceBoot: Bool, hasStrongBox: Bool,
-        hasFaceIDUsageDescription: Bool, now: Date, uptime: TimeInterval, session: String
+        hasFaceIDUsageDescription: Bool, now: Date, uptime: TimeInterval, session: String,
+        biometryStateHash: String? = nil
     ) {
         self.platform = platform
         self.biometry = biometry
@@ -77,6 +85,7 @@ public struct DeviceState: Sendable, Equatable {
         self.now = now
         self.uptime = uptime
         self.session = session
+        self.biometryStateHash = biometryStateHash
     }
 
     /// Whether biometrics are enrolled.
@@ -119,7 +128,8 @@ public enum AuthenticationResult: String, Sendable, Equatable, CaseIterable {
     case success
     /// The user dismissed the prompt.
     case canceled
-    /// The user chose the fallback button (biometry-only prompts).
+    /// The user chose the fallback button of a biometry-only prompt. On a prompt that accepts the passcode the
+    /// fallback is the passcode: the device asks for it and returns how that ended instead.
     case fallback
     /// The user failed to authenticate.
     case failed
@@ -143,10 +153,57 @@ public protocol Device: AnyObject, Sendable {
     var defaultAccessGroup: String { get }
     /// The device as it is now.
     func state() -> DeviceState
-    /// Shows a prompt and waits for the user.
+    /// Shows a prompt and waits for the user. Only a ``AuthenticationRequest/Policy/biometryOnly`` prompt can end
+    /// with ``AuthenticationResult/fallback``: on the others the fallback is the passcode.
     func authenticate(_ request: AuthenticationRequest) async -> AuthenticationResult
+    /// Whether the app declares `ApexKeychainClearOnReinstall = YES` in its Info.plist: a setting of the app, not
+    /// of one keychain. Default: false.
+    var clearOnReinstall: Bool { get }
+    /// Whether the app's keychain-access-groups entitlement holds `group` (iOS). A keychain of a group outside
+    /// them fails every call with `MISSING_ENTITLEMENT`. Default: the app's default group only.
+    func isEntitled(toAccessGroup group: String) -> Bool
     /// Whether the app's install marker exists (it is removed when the app is uninstalled; the keychain is not).
-    func hasInstallMarker() -> Bool
+    /// - Throws: when the marker can't be read (never answer false for "don't know"): a ``KeychainError`` passes
+    ///   through as it is (`INTERACTION_NOT_ALLOWED` before the first unlock), anything else is `INTERNAL`.
+    func hasInstallMarker() throws -> Bool
     /// Records the install marker.
-    func setInstallMarker()
+    /// - Throws: when it can't be recorded, as ``hasInstallMarker()``.
+    func setInstallMarker() throws
+    /// Receives a warning of the package (an option this platform ignores, for example). The package never
+    /// prints; a device shows warnings where the app's developers look. Default: dropped.
+    func warn(_ warning: KeychainWarning)
+}
+
+extension Device {
+    /// The app does not declare `ApexKeychainClearOnReinstall`.
+    public var clearOnReinstall: Bool { false }
+
+    /// The app's default access group only.
+    public func isEntitled(toAccessGroup group: String) -> Bool { ExactText.equal(group, defaultAccessGroup) }
+
+    /// Drops the warning.
+    public func warn(_ warning: KeychainWarning) {}
+}
+
+/// Something the package tells the app's developers without failing the call, once per device.
+public struct KeychainWarning: Sendable, Equatable, CustomStringConvertible {
+    /// Which warning.
+    public enum Code: String, Sendable, Equatable, CaseIterable {
+        /// `synchronizable` was asked for on Android, which has no iCloud Keychain: the item stays on the device.
+        case synchronizableIgnored
+    }
+
+    /// Which warning, for programs.
+    public let code: Code
+    /// The warning, for people. Never contains a secret.
+    public let message: String
+
+    /// Creates a warning.
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// `code: message`.
+    public var description: String { "\(code.rawValue): \(message)" }
 }

@@ -29,13 +29,35 @@ public final class SimulatedDevice: Device {
         /// The session identifier of the current launch and foreground, once asked for.
         var session: String?
         var installMarker = false
+        var markerFailure: InstallMarkerFailure?
+        var clearOnReinstall: Bool
+        var warnings: [KeychainWarning] = []
         var answers: [AuthenticationResult] = []
         var defaultAnswer: AuthenticationResult
         var prompts: [AuthenticationRequest] = []
     }
 
+    /// The app's keychain-access-groups entitlement.
+    public enum AccessGroups: Sendable, Equatable {
+        /// The default access group only.
+        case defaultOnly
+        /// The default group and these.
+        case listed([String])
+        /// Every group (a device that models the keychain rather than one app, such as a store's profile).
+        case any
+    }
+
+    /// How the install marker's storage fails.
+    public enum InstallMarkerFailure: Sendable, Equatable {
+        /// It can't be read.
+        case reading
+        /// It can be read, but not written.
+        case writing
+    }
+
     private let store: Mutex<State>
     private let identity = UUID().uuidString
+    private let accessGroups: AccessGroups
     /// The app's bundle identifier: the default service.
     public let defaultService: String
     /// The app's default access group: `<team id>.<bundle id>`.
@@ -53,12 +75,15 @@ public final class SimulatedDevice: Device {
     ///   - bundleIdentifier: the default service.
     ///   - teamIdentifier: the prefix of the default access group.
     ///   - defaultAnswer: how prompts end when no answer was scripted.
+    ///   - clearOnReinstall: whether the app declares `ApexKeychainClearOnReinstall = YES`.
+    ///   - accessGroups: the app's keychain-access-groups entitlement.
     public init(
         platform: Platform = .iOS(major: 18), biometry: Biometry? = .faceID, passcodeSet: Bool = true,
         biometricsEnrolled: Bool = true, hasStrongBox: Bool = false, hasFaceIDUsageDescription: Bool = true,
         locked: Bool = false, unlockedSinceBoot: Bool = true, bundleIdentifier: String = "com.example.app",
         teamIdentifier: String = "ABCDE12345", defaultAnswer: AuthenticationResult = .success,
-        now: Date = Date(timeIntervalSince1970: 1_767_225_600)
+        now: Date = Date(timeIntervalSince1970: 1_767_225_600), clearOnReinstall: Bool = false,
+        accessGroups: AccessGroups = .defaultOnly
     ) {
         let sensor = platform == .linux ? nil : biometry
         let enrolled = sensor != nil && passcodeSet && biometricsEnrolled
@@ -67,7 +92,9 @@ public final class SimulatedDevice: Device {
                 platform: platform, biometry: sensor, enrolledSet: enrolled ? "enrolment-1" : nil,
                 enrolments: enrolled ? 1 : 0, passcodeSet: passcodeSet, locked: locked,
                 unlockedSinceBoot: unlockedSinceBoot, strongBox: hasStrongBox,
-                faceIDUsageDescription: hasFaceIDUsageDescription, now: now, defaultAnswer: defaultAnswer))
+                faceIDUsageDescription: hasFaceIDUsageDescription, now: now, clearOnReinstall: clearOnReinstall,
+                defaultAnswer: defaultAnswer))
+        self.accessGroups = accessGroups
         defaultService = bundleIdentifier
         defaultAccessGroup = "\(teamIdentifier).\(bundleIdentifier)"
     }
@@ -81,8 +108,15 @@ public final class SimulatedDevice: Device {
                 platform: s.platform, biometry: s.biometry, enrolledSet: s.enrolledSet, biometryLockedOut: s.lockedOut,
                 passcodeSet: s.passcodeSet, isLocked: s.locked, unlockedSinceBoot: s.unlockedSinceBoot,
                 hasStrongBox: s.strongBox, hasFaceIDUsageDescription: s.faceIDUsageDescription, now: s.now,
-                uptime: s.uptime, session: session)
+                uptime: s.uptime, session: session, biometryStateHash: Self.stateHash(s))
         }
+    }
+
+    /// The domain state iOS reports: a hash of the enrolled set that, as on a phone, may differ after a major
+    /// update for the same set. Android reports none (its Keystore does the check).
+    private static func stateHash(_ s: State) -> String? {
+        guard case .iOS(let major) = s.platform, let set = s.enrolledSet else { return nil }
+        return "\(set)@ios\(major)"
     }
 
     /// Shows a prompt and returns how it ended.
@@ -99,15 +133,46 @@ public final class SimulatedDevice: Device {
                 if !s.passcodeSet { return .unavailable }
             }
             s.prompts.append(request)
-            return s.answers.isEmpty ? s.defaultAnswer : s.answers.removeFirst()
+            let answer = s.answers.isEmpty ? s.defaultAnswer : s.answers.removeFirst()
+            // Only a biometry-only prompt ends with the fallback; on the others it is the passcode, typed.
+            if answer == .fallback, request.policy != .biometryOnly { return s.passcodeSet ? .success : .unavailable }
+            return answer
+        }
+    }
+
+    /// Whether the app declares `ApexKeychainClearOnReinstall = YES`.
+    public var clearOnReinstall: Bool { store.withLock { $0.clearOnReinstall } }
+
+    /// Whether the app's entitlement holds `group`.
+    public func isEntitled(toAccessGroup group: String) -> Bool {
+        switch accessGroups {
+        case .any: true
+        case .defaultOnly: ExactText.equal(group, defaultAccessGroup)
+        case .listed(let groups):
+            ExactText.equal(group, defaultAccessGroup) || groups.contains { ExactText.equal($0, group) }
         }
     }
 
     /// Whether the app's install marker exists.
-    public func hasInstallMarker() -> Bool { store.withLock { $0.installMarker } }
+    /// - Throws: `INTERNAL` while ``failInstallMarker(_:)`` says it can't be read.
+    public func hasInstallMarker() throws -> Bool {
+        try store.withLock { s throws(KeychainError) in
+            if s.markerFailure == .reading { throw KeychainError(.INTERNAL, "the install marker can't be read") }
+            return s.installMarker
+        }
+    }
 
     /// Records the app's install marker.
-    public func setInstallMarker() { store.withLock { $0.installMarker = true } }
+    /// - Throws: `INTERNAL` while ``failInstallMarker(_:)`` says it can't be written.
+    public func setInstallMarker() throws {
+        try store.withLock { s throws(KeychainError) in
+            if s.markerFailure != nil { throw KeychainError(.INTERNAL, "the install marker can't be written") }
+            s.installMarker = true
+        }
+    }
+
+    /// Records a warning of the package (see ``warnings``).
+    public func warn(_ warning: KeychainWarning) { store.withLock { $0.warnings.append(warning) } }
 
     // MARK: Scripting
 
@@ -118,6 +183,18 @@ public final class SimulatedDevice: Device {
 
     /// How prompts end when no answer was scripted.
     public func setDefaultAnswer(_ answer: AuthenticationResult) { store.withLock { $0.defaultAnswer = answer } }
+
+    /// Whether the install marker is recorded (what ``hasInstallMarker()`` answers when it can be read).
+    public var installMarkerExists: Bool { store.withLock { $0.installMarker } }
+
+    /// Makes the install marker's storage fail (nil: work again).
+    public func failInstallMarker(_ failure: InstallMarkerFailure?) { store.withLock { $0.markerFailure = failure } }
+
+    /// Changes the app's `ApexKeychainClearOnReinstall` setting, as an update of the app would.
+    public func setClearOnReinstall(_ on: Bool) { store.withLock { $0.clearOnReinstall = on } }
+
+    /// Every warning the package gave, in order.
+    public var warnings: [KeychainWarning] { store.withLock { $0.warnings } }
 
     /// How many prompts have been shown.
     public var promptCount: Int { store.withLock { $0.prompts.count } }

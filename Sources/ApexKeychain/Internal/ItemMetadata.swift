@@ -4,8 +4,9 @@ import Foundation
 /// written. A compact `name=value;…` text, so that a dump of the keychain stays legible.
 ///
 /// Fields: `apx` format version, `enc` value encoding, `ac` access control, `av` authValidity, `lbl` label
-/// present, `bio` enrolled biometric set at write time (hex), `os` OS major version at write time, `sl` Android
-/// security level.
+/// present, `bio` enrolled biometric set at write time (hex; stands for the platform's own binding of the item to
+/// the set), `bh` the biometric state hash the platform reported at write time (hex), `os` OS major version at
+/// write time, `sl` Android security level.
 struct ItemMetadata: Equatable, Sendable {
     enum Encoding: String, Sendable {
         case string = "s"
@@ -20,12 +21,14 @@ struct ItemMetadata: Equatable, Sendable {
     var authValidity: Int
     var hasLabel: Bool
     var enrolledSet: String?
+    var stateHash: String?
     var osMajor: Int
     var securityLevel: HardwareSecurityLevel?
 
     func encoded() -> Data {
         var text = "apx=\(Self.formatVersion);enc=\(encoding.rawValue);ac=\(accessControl.rawValue);av=\(authValidity);lbl=\(hasLabel ? 1 : 0);os=\(osMajor)"
-        if let enrolledSet { text += ";bio=" + Data(enrolledSet.utf8).map { String(format: "%02x", $0) }.joined() }
+        if let enrolledSet { text += ";bio=" + Self.hex(enrolledSet) }
+        if let stateHash { text += ";bh=" + Self.hex(stateHash) }
         if let securityLevel { text += ";sl=\(securityLevel.rawValue)" }
         return Data(text.utf8)
     }
@@ -35,7 +38,7 @@ struct ItemMetadata: Equatable, Sendable {
     init?(_ data: Data?) {
         guard let data else { return nil }
         var version: Int?, encoding: Encoding?, accessControl: AccessControl?, authValidity: Int?
-        var hasLabel: Bool?, osMajor: Int?, enrolled: String?, level: HardwareSecurityLevel?
+        var hasLabel: Bool?, osMajor: Int?, enrolled: String?, hash: String?, level: HardwareSecurityLevel?
         let valid: Bool = data.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
             var start = 0
@@ -65,6 +68,9 @@ struct ItemMetadata: Equatable, Sendable {
                 case "bio":
                     guard let set = Self.bytes(hex: value).flatMap({ String(validating: $0, as: UTF8.self) }) else { return false }
                     enrolled = set
+                case "bh":
+                    guard let reported = Self.bytes(hex: value).flatMap({ String(validating: $0, as: UTF8.self) }) else { return false }
+                    hash = reported
                 case "sl":
                     guard let parsed = text().flatMap(HardwareSecurityLevel.init(rawValue:)) else { return false }
                     level = parsed
@@ -79,20 +85,25 @@ struct ItemMetadata: Equatable, Sendable {
         else { return nil }
         self.init(
             encoding: encoding, accessControl: accessControl, authValidity: authValidity, hasLabel: hasLabel,
-            enrolledSet: enrolled, osMajor: osMajor, securityLevel: level)
+            enrolledSet: enrolled, stateHash: hash, osMajor: osMajor, securityLevel: level)
     }
 
     init(
         encoding: Encoding, accessControl: AccessControl, authValidity: Int, hasLabel: Bool, enrolledSet: String?,
-        osMajor: Int, securityLevel: HardwareSecurityLevel?
+        stateHash: String?, osMajor: Int, securityLevel: HardwareSecurityLevel?
     ) {
         self.encoding = encoding
         self.accessControl = accessControl
         self.authValidity = authValidity
         self.hasLabel = hasLabel
         self.enrolledSet = enrolledSet
+        self.stateHash = stateHash
         self.osMajor = osMajor
         self.securityLevel = securityLevel
+    }
+
+    private static func hex(_ text: String) -> String {
+        Data(text.utf8).map { String(format: "%02x", $0) }.joined()
     }
 
     private static func bytes(hex: Slice<UnsafeBufferPointer<UInt8>>) -> [UInt8]? {

@@ -39,9 +39,8 @@ extension Keychain {
     }
 
     func protection(for set: SetOptions) throws(KeychainError) -> Protection {
-        let android = device.state().platform.isAndroid
         let protection = Protection(
-            accessible: set.accessible ?? options.accessible ?? .whenUnlocked,
+            accessible: set.accessible ?? options.accessible ?? Self.defaultAccessible,
             accessControl: set.accessControl ?? options.accessControl ?? .none,
             authValidity: set.authValidity ?? options.authValidity ?? 0,
             synchronizable: set.synchronizable ?? options.synchronizable ?? false,
@@ -50,8 +49,20 @@ extension Keychain {
             accessible: protection.accessible, accessControl: protection.accessControl,
             authValidity: protection.authValidity, synchronizable: protection.synchronizable)
         var effective = protection
-        if android { effective.synchronizable = false }
+        // With no access control, authValidity has nothing to open and is ignored.
+        if protection.accessControl == .none { effective.authValidity = 0 }
+        if protection.synchronizable, device.state().platform.isAndroid {
+            effective.synchronizable = false
+            warnSynchronizableIgnored()
+        }
         return effective
+    }
+
+    /// Android has no iCloud Keychain: the option is ignored, and the device is told once.
+    func warnSynchronizableIgnored() {
+        context.warnOnce(
+            device, .synchronizableIgnored,
+            "synchronizable is ignored on Android: items of service '\(service)' stay on this device")
     }
 
     // MARK: Writing
@@ -74,6 +85,7 @@ extension Keychain {
             encoding: encoding, accessControl: protection.accessControl, authValidity: protection.authValidity,
             hasLabel: label != nil,
             enrolledSet: protection.accessControl.isBoundToCurrentSet ? state.enrolledSet : nil,
+            stateHash: protection.accessControl.isBoundToCurrentSet ? state.biometryStateHash : nil,
             osMajor: state.platform.majorVersion, securityLevel: outcome.securityLevel)
         var item = KeychainItem(
             attributes: ItemAttributes(
@@ -146,14 +158,16 @@ extension Keychain {
             throw .invalid("item '\(key)' has no label, so it holds no username")
         }
         let state = device.state()
-        try checkUnlocked(item.protectionDomain.accessible ?? .whenUnlocked, state, key: key)
+        try checkUnlocked(item.protectionDomain.accessible ?? Self.defaultAccessible, state, key: key)
         try checkStillValid(item, metadata, state, key: key)
 
         if metadata.accessControl != .none {
+            if let failure = ProtectionPolicy.usageDescriptionFailure(metadata.accessControl, state) { throw failure }
+            var shown = (prompt ?? Prompt()).merged(over: options.prompt)
+            if shown.confirmationRequired == nil { shown.confirmationRequired = true }
             let request = AuthenticationRequest(
-                policy: Self.policy(metadata.accessControl), prompt: (prompt ?? Prompt()).merged(over: options.prompt),
-                service: service, key: key)
-            let result = await PromptCoordinator.of(device).authorize(
+                policy: Self.policy(metadata.accessControl), prompt: shown, service: service, key: key)
+            let result = await context.prompts.authorize(
                 device: device, request: request, accessControl: metadata.accessControl,
                 authValidity: metadata.authValidity)
             try Self.check(result, metadata.accessControl, device.state())
@@ -191,16 +205,25 @@ extension Keychain {
         }
     }
 
-    /// A passcode-bound item whose passcode was removed, or a current-set item whose enrolled biometrics
-    /// changed (within one OS major version), is gone for good: it is removed and the read fails.
+    /// An item the platform has invalidated is gone for good: it is removed and the read fails.
+    /// - An item with access control, once the passcode is removed (its key needs authentication). A
+    ///   `whenPasscodeSetThisDeviceOnly` item without access control too, except on Android, where only a key
+    ///   with authentication is invalidated.
+    /// - A `biometryCurrentSet*` item once the enrolled set changed: the keychain and the Keystore invalidate it
+    ///   whatever the OS version.
+    /// - The package's own check: the biometric state hash kept at write time differs from today's, under the
+    ///   same major OS version only (the platform may report another hash after a major update).
     func checkStillValid(_ item: ItemAttributes, _ metadata: ItemMetadata, _ state: DeviceState, key: String) throws(KeychainError) {
         var reason: String?
-        if (metadata.accessControl != .none || item.protectionDomain == .akpu) && !state.passcodeSet {
+        let passcodeBound = metadata.accessControl != .none
+            || (item.protectionDomain == .akpu && !state.platform.isAndroid)
+        if passcodeBound && !state.passcodeSet {
             reason = "the device passcode was removed"
-        } else if metadata.accessControl.isBoundToCurrentSet, metadata.osMajor == state.platform.majorVersion,
-            metadata.enrolledSet != state.enrolledSet
-        {
-            reason = "the enrolled biometrics changed"
+        } else if metadata.accessControl.isBoundToCurrentSet {
+            let setChanged = metadata.enrolledSet != state.enrolledSet
+            let hashChanged = metadata.stateHash != nil && metadata.osMajor == state.platform.majorVersion
+                && metadata.stateHash != state.biometryStateHash
+            if setChanged || hashChanged { reason = "the enrolled biometrics changed" }
         }
         guard let reason else { return }
         try run { () throws(DatabaseError) in try database.delete(item.primaryKey) }
@@ -219,7 +242,12 @@ extension Keychain {
         switch result {
         case .success: return
         case .canceled: throw KeychainError(.USER_CANCELED, "the user canceled the prompt")
-        case .fallback: throw KeychainError(.USER_FALLBACK, "the user chose the fallback button")
+        case .fallback:
+            // Only a biometry-only prompt has a fallback of its own; on the others it is the passcode.
+            guard policy(accessControl) == .biometryOnly else {
+                throw KeychainError(.USER_CANCELED, "the prompt ended without authentication")
+            }
+            throw KeychainError(.USER_FALLBACK, "the user chose the fallback button")
         case .failed: throw KeychainError(.AUTHENTICATION_FAILED, "the user failed to authenticate")
         case .lockout: throw KeychainError(.BIOMETRY_LOCKOUT, "biometrics are locked out after too many attempts")
         case .notInteractive: throw KeychainError(.INTERACTION_NOT_ALLOWED, "the item needs a prompt, and none can be shown here")
@@ -230,29 +258,6 @@ extension Keychain {
             if state.biometry == nil { throw KeychainError(.BIOMETRY_NOT_AVAILABLE, "the device has no biometric sensor") }
             throw KeychainError(.BIOMETRY_NOT_ENROLLED, "no biometrics are enrolled")
         }
-    }
-
-    // MARK: clearOnReinstall
-
-    /// With `clearOnReinstall`, the first call after a new install removes the package's own items of the
-    /// default access group (not synchronizable ones, not a shared group's, not foreign ones), then records
-    /// the install marker. Before the first unlock it fails and deletes nothing.
-    func prepare() throws(KeychainError) {
-        guard options.clearOnReinstall == true, !installChecked.withLock({ $0 }) else { return }
-        try run {
-            try database.exclusively {
-                if device.hasInstallMarker() { return }
-                guard device.state().unlockedSinceBoot else {
-                    throw KeychainError(.INTERACTION_NOT_ALLOWED, "clearOnReinstall can't run before the device is first unlocked")
-                }
-                try database.delete(
-                    matching: ItemQuery(
-                        itemClass: .genericPassword, accessGroup: device.defaultAccessGroup, creator: apexCreator,
-                        synchronizable: false))
-                device.setInstallMarker()
-            }
-        }
-        installChecked.withLock { $0 = true }
     }
 
     // MARK: Errors

@@ -2,29 +2,12 @@ import Synchronization
 
 /// Shows one device's prompts one at a time, in the order the reads asked, and keeps its authValidity windows.
 ///
-/// Every keychain on a device shares the device's coordinator. A window belongs to one device session (a launch,
-/// until the app goes to the background), one service and one access control; it lives in memory only, so the
-/// first read after start always prompts.
+/// Every keychain on a device shares the device's coordinator (``DeviceContext``). A window belongs to one device
+/// session (a launch, until the app goes to the background), one service and one access control; it lives in
+/// memory only, so the first read after start always prompts. It is opened by a prompt of a read whose
+/// authValidity is above 0, and lasts that read's authValidity; a read uses it only if its own authValidity is
+/// above 0, and for no longer than its own (on Android each key's Keystore validity is an outer limit).
 actor PromptCoordinator {
-    private struct Entry: Sendable {
-        weak var device: (any Device)?
-        let coordinator: PromptCoordinator
-    }
-
-    private static let coordinators = Mutex<[ObjectIdentifier: Entry]>([:])
-
-    /// The coordinator of `device` (one per device object while it lives).
-    static func of(_ device: any Device) -> PromptCoordinator {
-        coordinators.withLock { coordinators in
-            let id = ObjectIdentifier(device)
-            if let entry = coordinators[id], entry.device === device { return entry.coordinator }
-            coordinators = coordinators.filter { $0.value.device != nil }
-            let coordinator = PromptCoordinator()
-            coordinators[id] = Entry(device: device, coordinator: coordinator)
-            return coordinator
-        }
-    }
-
     private struct WindowKey: Hashable {
         var session: String
         var service: String
@@ -47,10 +30,15 @@ actor PromptCoordinator {
 
     private var busy = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
-    private var openedAt: [WindowKey: Double] = [:]
+    private struct Window {
+        var openedAt: Double
+        var validity: Int
+    }
 
-    /// Authorises one read: no prompt while a window opened by an earlier prompt is still open for
-    /// `authValidity` seconds; otherwise one prompt, after every prompt asked for before it.
+    private var windows: [WindowKey: Window] = [:]
+
+    /// Authorises one read: no prompt while a window is open for it (see the type's rules); otherwise one
+    /// prompt, after every prompt asked for before it.
     func authorize(
         device: any Device, request: AuthenticationRequest, accessControl: AccessControl, authValidity: Int
     ) async -> AuthenticationResult {
@@ -58,15 +46,17 @@ actor PromptCoordinator {
         defer { release() }
         let before = device.state()
         let key = WindowKey(session: before.session, service: request.service, accessControl: accessControl)
-        if authValidity > 0, let opened = openedAt[key], before.uptime - opened < Double(authValidity) {
+        if authValidity > 0, let window = windows[key],
+            before.uptime - window.openedAt < Double(min(window.validity, authValidity))
+        {
             return .success
         }
         let result = await device.authenticate(request)
-        if result == .success {
-            if openedAt.count >= Self.maxWindows {
-                openedAt = openedAt.filter { ExactText.equal($0.key.session, before.session) }
+        if result == .success, authValidity > 0 {
+            if windows.count >= Self.maxWindows {
+                windows = windows.filter { ExactText.equal($0.key.session, before.session) }
             }
-            openedAt[key] = device.state().uptime
+            windows[key] = Window(openedAt: device.state().uptime, validity: authValidity)
         }
         return result
     }

@@ -12,7 +12,7 @@ enum ProtectionPolicy {
         state: DeviceState
     ) -> Outcome {
         if case .android(let level) = state.platform, level < 30,
-            accessControl.acceptsPasscode || authValidity > 0
+            accessControl.acceptsPasscode || (authValidity > 0 && accessControl != .none)
         {
             let what = authValidity > 0 ? "authValidity > 0" : "accessControl '\(accessControl.rawValue)'"
             return Outcome(failure: KeychainError(.UNSUPPORTED, "\(what) needs Android API 30 or later; this device has API \(level)"))
@@ -29,14 +29,21 @@ enum ProtectionPolicy {
                 return Outcome(failure: KeychainError(.BIOMETRY_NOT_ENROLLED, "accessControl '\(accessControl.rawValue)' needs enrolled biometrics, and none are enrolled"))
             }
         }
-        if state.platform.isIOS, accessControl.usesBiometry, state.biometry == .faceID, !state.hasFaceIDUsageDescription {
-            return Outcome(failure: KeychainError(.MISSING_USAGE_DESCRIPTION, "Face ID needs NSFaceIDUsageDescription in the app's Info.plist"))
-        }
+        if let failure = usageDescriptionFailure(accessControl, state) { return Outcome(failure: failure) }
         guard state.platform.isAndroid else { return Outcome() }
         if keyStorage == .strongboxRequired, !state.hasStrongBox {
             return Outcome(failure: KeychainError(.HARDWARE_UNAVAILABLE, "keyStorage 'strongboxRequired' needs StrongBox, and the device has none"))
         }
         let strongbox = state.hasStrongBox && (keyStorage == .strongbox || keyStorage == .strongboxRequired)
         return Outcome(securityLevel: strongbox ? .strongbox : .tee)
+    }
+
+    /// On a device with Face ID, a write, a read or ``canUseAccessControl(_:device:)`` with biometrics needs
+    /// `NSFaceIDUsageDescription` in the app's Info.plist.
+    static func usageDescriptionFailure(_ accessControl: AccessControl, _ state: DeviceState) -> KeychainError? {
+        guard state.platform.isIOS, accessControl.usesBiometry, state.biometry == .faceID,
+            !state.hasFaceIDUsageDescription
+        else { return nil }
+        return KeychainError(.MISSING_USAGE_DESCRIPTION, "Face ID needs NSFaceIDUsageDescription in the app's Info.plist")
     }
 }

@@ -1,0 +1,36 @@
+import Synchronization
+
+/// What the package keeps per device object for as long as it lives, shared by every ``Keychain`` on it: the
+/// prompt queue and authValidity windows, the session whose install check passed, and the warnings given.
+final class DeviceContext: Sendable {
+    private struct Entry: Sendable {
+        weak var device: (any Device)?
+        let context: DeviceContext
+    }
+
+    private static let contexts = Mutex<[ObjectIdentifier: Entry]>([:])
+
+    /// The context of `device` (one per device object while it lives).
+    static func of(_ device: any Device) -> DeviceContext {
+        contexts.withLock { contexts in
+            let id = ObjectIdentifier(device)
+            if let entry = contexts[id], entry.device === device { return entry.context }
+            contexts = contexts.filter { $0.value.device != nil }
+            let context = DeviceContext()
+            contexts[id] = Entry(device: device, context: context)
+            return context
+        }
+    }
+
+    /// Shows the device's prompts one at a time and keeps its authValidity windows.
+    let prompts = PromptCoordinator()
+    /// The device session (launch and foreground) in which the install check last passed.
+    let installCheckedSession = Mutex<String?>(nil)
+    private let warned = Mutex<Set<KeychainWarning.Code>>([])
+
+    /// Gives `device` the warning `code` once for as long as this context lives.
+    func warnOnce(_ device: any Device, _ code: KeychainWarning.Code, _ message: @autoclosure () -> String) {
+        guard warned.withLock({ $0.insert(code).inserted }) else { return }
+        device.warn(KeychainWarning(code, message()))
+    }
+}
