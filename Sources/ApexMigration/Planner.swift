@@ -55,7 +55,7 @@ struct Planner {
     }
 
     /// The items (by index) whose target place (service, access group, key) more than one migratable item maps
-    /// to, with the origins of those items.
+    /// to, each with the origins of its whole group (one array per group, shared by its members).
     static func sharedTargets(_ items: [SourceItem]) -> [Int: [SourceOrigin]] {
         var first: [ExactName: Int] = [:]
         first.reserveCapacity(items.count)
@@ -78,6 +78,22 @@ struct Planner {
         return origins
     }
 
+    /// The most other items of a group a conflict's reason names; a larger group is counted instead, so a
+    /// reason stays short however many items map to one key, and a report grows with the items, not with their
+    /// square.
+    static let namedInConflict = 3
+
+    /// Why `origin` is a conflict with the other members of `group` (which holds `origin` once).
+    static func sharedTargetReason(_ origin: SourceOrigin, group: [SourceOrigin]) -> String {
+        let others = group.count - 1
+        guard others <= namedInConflict else {
+            return "one of \(group.count) source items that map to the same target key (each is listed in this report)"
+        }
+        let named = group.filter { $0 != origin }.map { "\($0.path) \($0.location)" }
+        let what = others == 1 ? "another source item maps" : "\(others) other source items map"
+        return "\(what) to the same target key: \(named.joined(separator: ", "))"
+    }
+
     /// A service and access group, as one dictionary key.
     static func place(_ service: String, _ accessGroup: String) -> ExactName { ExactName(service, accessGroup) }
 
@@ -97,11 +113,9 @@ struct Planner {
         guard let target = item.target else {
             return PlannedAction(item: item, action: .blocked, reason: "the item has no place in the package")
         }
-        if let others = context.duplicates[index] {
-            let elsewhere = others.filter { $0 != item.origin }.map { "\($0.path) \($0.location)" }
+        if let group = context.duplicates[index] {
             return PlannedAction(
-                item: item, action: .conflict,
-                reason: "another source item maps to the same target key: \(elsewhere.joined(separator: ", "))")
+                item: item, action: .conflict, reason: Self.sharedTargetReason(item.origin, group: group))
         }
         do throws(KeychainError) {
             let keychain: Keychain
