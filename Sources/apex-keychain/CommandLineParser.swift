@@ -1,6 +1,6 @@
 /// The arguments a command was given, checked against its ``CommandConfiguration``.
 struct ParsedValues: Sendable {
-    /// The last value of each option, by long name.
+    /// The value of each option, by long name (the last one of a repeatable option).
     var options: [String: String] = [:]
     /// The flags present, by long name.
     var flags: Set<String> = []
@@ -44,8 +44,9 @@ struct ParsedValues: Sendable {
 
 /// Splits a command's arguments into options, flags and positional arguments.
 ///
-/// The conventions of swift-argument-parser: `--name value` or `--name=value`; the last of repeated options
-/// wins; `--` ends the options (so a key may start with `-`). A value can't start with `-` unless it is given
+/// The conventions of swift-argument-parser: `--name value` or `--name=value`; `--` ends the options (so a key
+/// may start with `-`). An option that takes one value, given twice, is a usage error rather than last-wins
+/// (`--store a --store b` must not pick one silently); a repeated flag is harmless and accepted. A value can't start with `-` unless it is given
 /// as `--name=value`. Messages never repeat a positional argument or the text after `=` of an unknown option:
 /// a secret typed on the command line by mistake must not reach stderr.
 enum CommandLineParser {
@@ -91,6 +92,9 @@ enum CommandLineParser {
                 if let allowed = option.allowedValues, !allowed.contains(value) {
                     throw .usage(
                         "invalid value '\(value)' for '\(option.synopsis)'; expected one of: \(allowed.joined(separator: ", "))")
+                }
+                if !option.isRepeatable, values.options[name] != nil {
+                    throw .usage("'--\(name)' was given more than once; it takes one value")
                 }
                 values.options[name] = value
                 if option.isRepeatable { values.lists[name, default: []].append(value) }
