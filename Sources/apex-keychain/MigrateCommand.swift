@@ -102,7 +102,7 @@ struct MigrateCommand: RunnableCommand {
     /// The report's format.
     let format: Format
     /// The file the report is also written to.
-    let reportFile: String?
+    let reportFile: ReportFile?
     /// Whether usernames and labels are shown.
     let includeLabels: Bool
     /// Whether stderr gets only errors.
@@ -140,8 +140,9 @@ struct MigrateCommand: RunnableCommand {
             androidBiometryAcceptsPasscode: values.flag("android-biometry-accepts-passcode"))
         onConflict = try values.enumeration("on-conflict", MigrationPolicy.OnConflict.self) ?? .skip
         format = try values.enumeration("format", Format.self) ?? .text
-        reportFile = values.value("report")
-        if reportFile == "" { throw .usage("'--report' must not be empty") }
+        let report = values.value("report")
+        if report == "" { throw .usage("'--report' must not be empty") }
+        reportFile = report.map(ReportFile.init(path:))
         includeLabels = values.flag("include-labels")
         quiet = values.flag("quiet")
         if values.flag("remove-source") {
@@ -150,8 +151,9 @@ struct MigrateCommand: RunnableCommand {
     }
 
     func run() async throws(CLIError) {
-        if let reportFile { try Self.checkReportFile(reportFile) }
+        try reportFile?.checkFolder()
         let input = try DumpInput(paths: paths)
+        try reportFile?.checkNotAnInput(paths + input.dumps.map(\.path) + (store?.files ?? []))
         let policy = MigrationPolicy(onConflict: onConflict, importOptions: importOptions)
         let importers = DumpInput.importers(from: library)
         guard let store else {
@@ -225,31 +227,8 @@ struct MigrateCommand: RunnableCommand {
         }
     }
 
-    /// Refuses, before anything is read or written, a report file that can't be created: its folder is
-    /// missing or not writable, or the path is a folder.
-    static func checkReportFile(_ path: String) throws(CLIError) {
-        // By hand: Foundation's `deletingLastPathComponent` traps on "." on Linux.
-        var trimmed = Substring(path)
-        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
-        let folder: String
-        if let slash = trimmed.lastIndex(of: "/") {
-            folder = slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
-        } else {
-            folder = "."
-        }
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
-            throw CLIError(.cannotCreate, "can't write the report \(path): it is a folder")
-        }
-        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw CLIError(.cannotCreate, "can't write the report \(path): the folder \(folder) does not exist")
-        }
-        guard access(folder, W_OK) == 0 else {
-            throw CLIError(.cannotCreate, "can't write the report \(path): the folder \(folder) is not writable")
-        }
-    }
-
-    /// Writes the report to stdout, and to the report file when one was named.
+    /// Writes the report to stdout, then to the report file when one was named: a report file that can't be
+    /// written still leaves the report on stdout, and the error says what ran.
     private func output(_ report: MigrationReport) throws(CLIError) {
         let data: Data =
             switch format {
@@ -257,14 +236,14 @@ struct MigrateCommand: RunnableCommand {
             case .text: report.textData()
             case .markdown: report.markdownData()
             }
-        if let reportFile {
-            do {
-                try data.write(to: URL(fileURLWithPath: reportFile))
-            } catch {
-                throw CLIError(.cannotCreate, "can't write the report \(reportFile): \(error.localizedDescription)")
-            }
-        }
         try Console.write(data)
+        guard let reportFile else { return }
+        do throws(CLIError) {
+            try reportFile.write(data)
+        } catch {
+            let what = report.dryRun ? "the dry run ran" : "the migration ran"
+            throw CLIError(error.exitCode, "\(error.message); \(what), and its report is on stdout")
+        }
     }
 
     /// A progress line on stderr while items are written, when stderr is a terminal and not `--quiet`.

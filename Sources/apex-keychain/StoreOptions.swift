@@ -62,6 +62,13 @@ struct StoreOptions: Sendable {
     /// The store's path as messages show it (absolute).
     var storePath: String { storeURL.path }
 
+    /// Every file the store's options name: the store with its WAL and shared memory, its key file (named or
+    /// beside it) and a passphrase file.
+    var files: [String] {
+        let key = keyFile ?? SQLiteKeychainDatabase.defaultKeyFile(for: storeURL).path
+        return [storePath, storePath + "-wal", storePath + "-shm", key] + (passphraseFile.map { [$0] } ?? [])
+    }
+
     /// Opens the store and the keychain of the service.
     /// - Throws: the store's errors (65, 66, 74, 77), 75 when a passphrase is needed and there is no terminal,
     ///   64 for a bad service.

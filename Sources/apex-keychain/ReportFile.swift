@@ -1,0 +1,100 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The file `--report` names: checked before anything runs, written whole or not at all.
+///
+/// - It may not be one of the command's inputs (a dump, the store, its key file): the report would replace the
+///   only copy of a decrypted keychain. That is a usage error (64).
+/// - It is written to a new file in the same folder (created exclusively, so a planted symlink is never
+///   followed), made 0600 whatever the umask (it names services and accounts, and usernames with
+///   `--include-labels`), synced, then renamed into place. A reader sees the old report or the new one.
+struct ReportFile {
+    /// The path as given.
+    let path: String
+
+    /// Refuses, before anything is read or written, a report file that can't be created: its folder is
+    /// missing or not writable, or the path is a folder.
+    func checkFolder() throws(CLIError) {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw CLIError(.cannotCreate, "can't write the report \(path): it is a folder")
+        }
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw CLIError(.cannotCreate, "can't write the report \(path): the folder \(folder) does not exist")
+        }
+        guard access(folder, W_OK) == 0 else {
+            throw CLIError(.cannotCreate, "can't write the report \(path): the folder \(folder) is not writable")
+        }
+    }
+
+    /// Refuses a report file that is one of `inputs` (the same file, by device and inode, whatever the path or
+    /// link that names it).
+    func checkNotAnInput(_ inputs: [String]) throws(CLIError) {
+        guard let report = Self.identity(path) else { return }
+        for input in inputs where Self.identity(input) == report {
+            throw .usage("'--report \(path)' names an input (\(input)): writing the report would replace it")
+        }
+    }
+
+    /// Writes `data` to the file, replacing it whole.
+    /// - Throws: an I/O error (74) naming the file and the cause; the file is then as it was.
+    func write(_ data: Data) throws(CLIError) {
+        let name = (path as NSString).lastPathComponent
+        var template = Array("\(folder)/.\(name).apex-report-XXXXXX".utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else { throw failure(errno) }
+        let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        var renamed = false
+        defer {
+            if !renamed { unlink(temporary) }
+        }
+        var code: Int32 = 0
+        if fchmod(fd, 0o600) != 0 { code = errno }
+        if code == 0 {
+            code = data.withUnsafeBytes { raw -> Int32 in
+                var offset = 0
+                while offset < raw.count {
+                    let written = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                    if written < 0 {
+                        if errno == EINTR { continue }
+                        return errno
+                    }
+                    offset += written
+                }
+                return 0
+            }
+        }
+        if code == 0, fsync(fd) != 0 { code = errno }
+        if close(fd) != 0, code == 0 { code = errno }
+        if code == 0, rename(temporary, path) != 0 { code = errno }
+        guard code == 0 else { throw failure(code) }
+        renamed = true
+    }
+
+    private func failure(_ code: Int32) -> CLIError {
+        CLIError(.ioError, "can't write the report \(path): \(String(cString: strerror(code)))")
+    }
+
+    /// The folder the file is in. By hand: Foundation's `deletingLastPathComponent` traps on "." on Linux.
+    private var folder: String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return "." }
+        return slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
+    }
+
+    private struct Identity: Equatable {
+        var device: UInt
+        var inode: UInt
+    }
+
+    /// The file a path names (links followed), or nil when there is none.
+    private static func identity(_ path: String) -> Identity? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Identity(device: UInt(info.st_dev), inode: UInt(info.st_ino))
+    }
+}
