@@ -22,8 +22,8 @@ let package = Package(
         .systemLibrary(
             name: "CLibXML2", path: "Sources/CLibXML2", pkgConfig: "libxml-2.0",
             providers: [.apt(["libxml2-dev"])]),
-        // glibc's malloc.h (part of the C library itself).
-        .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
+        // glibc's malloc.h, prctl and setrlimit (part of the C library itself).
+        .systemLibrary(name: "CGlibc", path: "Sources/CGlibc"),
 
         .target(name: "ApexKeychain", path: "Sources/ApexKeychain"),
         .target(
@@ -45,7 +45,7 @@ let package = Package(
             name: "apex-keychain",
             dependencies: [
                 "ApexKeychain", "ApexKeychainStore", "ApexMigration", "ApexDumps", "ReactNativeKeychainImporter",
-                "ExpoSecureStoreImporter", "CMalloc",
+                "ExpoSecureStoreImporter", "CGlibc",
             ],
             path: "Sources/apex-keychain"),
         .executableTarget(
