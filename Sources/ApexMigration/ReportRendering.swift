@@ -4,8 +4,8 @@ import Foundation
 /// The report as text for a terminal, and as Markdown for a pull request: the same content as the JSON, as a
 /// table and a summary.
 extension MigrationReport {
-    /// The columns of every row, four per item: item, target, action, reason. Fields are read in place (a copy
-    /// of each item would retain every string it holds).
+    /// The columns of every row, four per item: item, target, action, reason, with the dump's names made safe to
+    /// show (``DisplayText``). Fields are read in place (a copy of each item would retain every string it holds).
     private var rows: [[String]] {
         concurrentMap(count: items.count) { index in
             let source = [items[index].source.service, items[index].source.server, items[index].source.account]
@@ -20,7 +20,7 @@ extension MigrationReport {
             case (let only?, nil), (nil, let only?): reason = only
             case (nil, nil): reason = ""
             }
-            return [found, target, action, reason]
+            return [DisplayText.escaped(found), DisplayText.escaped(target), action, DisplayText.escaped(reason)]
         }
     }
 
@@ -40,8 +40,9 @@ extension MigrationReport {
     /// ``text()`` as UTF-8 bytes, for writing out without a `String` in between.
     public func textData() -> Data { Data(renderedText().bytes) }
 
-    /// A Markdown table and summary. A cell's `|` is escaped and its line breaks (CR, LF, CR LF) become spaces,
-    /// so each item stays one table row.
+    /// A Markdown table and summary. Every cell that holds names from a dump is a code span (no HTML, link,
+    /// autolink or @mention inside it is rendered), its `|` escaped and its control characters written as
+    /// `\u{…}`, so each item stays one table row and shows what the dump holds.
     public func markdown() -> String { renderedMarkdown().string }
 
     /// ``markdown()`` as UTF-8 bytes, for writing out without a `String` in between.
@@ -51,7 +52,7 @@ extension MigrationReport {
         var out = RenderedText(capacity: 256 + items.count * 200)
         out.append(dryRun ? "Dry run for device \(device): nothing was written.\n" : "Migration on device \(device).\n")
         for source in sources {
-            out.append("source: \(source.path) (\(source.format), \(source.library ?? "no library recognised"), \(source.platform))\n")
+            out.append("source: \(DisplayText.escaped(source.path)) (\(source.format), \(source.library ?? "no library recognised"), \(source.platform))\n")
         }
         let table = [["ITEM", "TARGET", "ACTION", "REASON"]] + rows
         // Column widths in characters (as a terminal shows them), at most 60.
@@ -75,7 +76,7 @@ extension MigrationReport {
                 if index > 0 {
                     for note in items[index - 1].notes {
                         part.append("    note: ")
-                        part.append(note)
+                        part.append(DisplayText.escaped(note))
                         part.append("\n")
                     }
                 }
@@ -90,7 +91,9 @@ extension MigrationReport {
         var out = RenderedText(capacity: 256 + items.count * 240)
         out.append("## Keychain migration\(dryRun ? " (dry run)" : "")\n\nDevice: `\(device)`\n\n")
         for source in sources {
-            out.append("- `\(source.path)`: \(source.format), \(source.library ?? "no library recognised"), \(source.platform)\n")
+            out.append("- ")
+            out.appendCodeSpan(DisplayText.escaped(source.path))
+            out.append(": \(source.format), \(source.library ?? "no library recognised"), \(source.platform)\n")
         }
         out.append("\n| Item | Target | Action | Reason | Notes |\n|---|---|---|---|---|\n")
         let (rows, items) = (rows, items)
@@ -98,15 +101,16 @@ extension MigrationReport {
             var part = RenderedText(capacity: range.count * 240)
             for index in range {
                 part.append("|")
-                for cell in rows[index] {
+                for (column, cell) in rows[index].enumerated() {
                     part.append(" ")
-                    part.appendCell(cell)
+                    // The action is the report's own word; the other cells hold names from the dump.
+                    if column == 2 { part.append(cell) } else { part.appendCodeSpan(cell) }
                     part.append(" |")
                 }
                 part.append(" ")
                 for (number, note) in items[index].notes.enumerated() {
-                    if number > 0 { part.append("; ") }
-                    part.appendCell(note)
+                    if number > 0 { part.append(" ") }
+                    part.appendCodeSpan(DisplayText.escaped(note))
                 }
                 part.append(" |\n")
             }
@@ -141,18 +145,29 @@ struct RenderedText {
         bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: count))
     }
 
-    /// A Markdown table cell: `|` escaped, CR LF, CR and LF each one space.
-    mutating func appendCell(_ text: String) {
-        var previous: UInt8 = 0
+    /// A Markdown code span for a table cell: nothing inside it is rendered (no HTML, link, autolink or
+    /// @mention); its fence is one backtick longer than the longest run of backticks in the text, with a space
+    /// inside each end when the text starts or ends with a backtick or a space; `|` is escaped, as a table
+    /// cell needs even inside a code span. `text` has no line breaks (``DisplayText`` escaped them). Nothing
+    /// for empty text.
+    mutating func appendCodeSpan(_ text: String) {
+        guard let first = text.utf8.first, let last = text.utf8.last else { return }
+        var longest = 0
+        var run = 0
         for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "|"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "|")])
-            case 0x0D: bytes.append(UInt8(ascii: " "))
-            case 0x0A: if previous != 0x0D { bytes.append(UInt8(ascii: " ")) }
-            default: bytes.append(byte)
-            }
-            previous = byte
+            run = byte == UInt8(ascii: "`") ? run + 1 : 0
+            longest = max(longest, run)
         }
+        let fence = [UInt8](repeating: UInt8(ascii: "`"), count: longest + 1)
+        let pad = first == UInt8(ascii: "`") || last == UInt8(ascii: "`") || first == 0x20 || last == 0x20
+        bytes.append(contentsOf: fence)
+        if pad { bytes.append(0x20) }
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: "|") { bytes.append(UInt8(ascii: "\\")) }
+            bytes.append(byte)
+        }
+        if pad { bytes.append(0x20) }
+        bytes.append(contentsOf: fence)
     }
 
     /// The number of characters (grapheme clusters) in `text`: its byte count when it is ASCII without CR (the

@@ -1,3 +1,4 @@
+import ApexMigration
 /// The exit codes of `apex-keychain`: the table of `CLI.md`, named after `sysexits.h`.
 ///
 /// Scripts depend on these numbers; change them only with a CHANGELOG entry.
@@ -46,9 +47,10 @@ struct CLIError: Error, Sendable, Equatable {
     /// A usage error (exit 64), which also tells where to find the command's help.
     static func usage(_ message: String) -> CLIError { CLIError(.usage, message) }
 
-    /// The text written to stderr: the message, and for usage errors where to find help.
+    /// The text written to stderr: the message (its names from dumps and stores made safe to show, see
+    /// ``DisplayText``), and for usage errors where to find help.
     var report: String {
-        var text = "apex-keychain: \(message)\n"
+        var text = "apex-keychain: \(DisplayText.escaped(message))\n"
         if exitCode == .usage, let helpCommand {
             text += "Run '\(helpCommand) --help' for usage.\n"
         }

@@ -52,16 +52,16 @@ struct InspectCommand: RunnableCommand {
     static func text(_ report: MigrationReport) -> String {
         var out = ""
         for source in report.sources {
-            out += "source: \(source.path) (\(source.format), \(source.library ?? "no library recognised"), \(source.platform))\n"
+            out += "source: \(DisplayText.escaped(source.path)) (\(source.format), \(source.library ?? "no library recognised"), \(source.platform))\n"
         }
         let header = ["LIBRARY", "PLATFORM", "CLASS", "SERVICE", "ACCOUNT", "PROTECTION"]
         let rows = report.items.map { item in
             let source = item.source
             let protection = source.protection.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
             return [
-                source.library, source.platform, source.class ?? "-",
-                [source.service, source.server].compactMap { $0 }.joined(separator: " "),
-                source.account ?? "-", protection.joined(separator: ", "),
+                source.library, source.platform, DisplayText.escaped(source.class ?? "-"),
+                DisplayText.escaped([source.service, source.server].compactMap { $0 }.joined(separator: " ")),
+                DisplayText.escaped(source.account ?? "-"), DisplayText.escaped(protection.joined(separator: ", ")),
             ]
         }
         let table = [header] + rows
@@ -75,7 +75,7 @@ struct InspectCommand: RunnableCommand {
             line += row[header.count - 1]
             out += line.trimmingCharacters(in: .whitespaces) + "\n"
             if index > 0 {
-                for note in report.items[index - 1].notes { out += "    note: \(note)\n" }
+                for note in report.items[index - 1].notes { out += "    note: \(DisplayText.escaped(note))\n" }
             }
         }
         out += "\nfound \(report.summary.found) item(s)\n"

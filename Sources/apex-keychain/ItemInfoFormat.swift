@@ -1,4 +1,5 @@
 import ApexKeychain
+import ApexMigration
 import Foundation
 
 /// How `store info` shows an ``ItemInfo``: aligned `name: value` lines, or JSON.
@@ -42,16 +43,6 @@ enum ItemInfoFormat {
         return date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt))
     }
 
-    /// The text with control characters written as `\u{…}`.
-    static func escaped(_ text: String) -> String {
-        var result = ""
-        for scalar in text.unicodeScalars {
-            if scalar.properties.generalCategory == .control {
-                result += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
-            } else {
-                result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
-    }
+    /// The text made safe to show (``DisplayText``).
+    static func escaped(_ text: String) -> String { DisplayText.escaped(text) }
 }

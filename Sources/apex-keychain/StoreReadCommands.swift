@@ -1,5 +1,6 @@
 import ApexKeychain
 import ApexKeychainStore
+import ApexMigration
 import Foundation
 
 /// `apex-keychain store list`: the keys of a service, or of every service.
@@ -34,7 +35,7 @@ struct StoreListCommand: RunnableCommand {
         let opened = try store.open()
         guard allServices else {
             let keys = try await opened.perform { keychain throws(KeychainError) in try await keychain.getAllKeys() }
-            try Console.write(keys.map { $0 + "\n" }.joined())
+            try Console.write(keys.map { DisplayText.escaped($0) + "\n" }.joined())
             return
         }
         // The services come from the store's own items; each service's keys come from its keychain, which
@@ -53,7 +54,7 @@ struct StoreListCommand: RunnableCommand {
                     KeychainOptions(service: service), database: opened.database, device: opened.device
                 ).getAllKeys()
             }
-            for key in keys { lines += "\(service)\t\(key)\n" }
+            for key in keys { lines += "\(DisplayText.escaped(service))\t\(DisplayText.escaped(key))\n" }
         }
         try Console.write(lines)
     }

@@ -93,17 +93,29 @@ struct ReportRenderingTests {
         #expect(try JSONDecoder().decode(MigrationReport.self, from: written) == report)
     }
 
+    /// Whether a scalar must never reach a terminal or a Markdown reader raw: a control character (C0, DEL, C1)
+    /// or a bidi control.
+    static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.properties.generalCategory == .control
+            || [0x061C, 0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069].contains(scalar.value)
+    }
+
+    /// A name as the reports show it: unsafe scalars written as `\u{HEX}`.
+    static func shown(_ text: String) -> String {
+        text.unicodeScalars.map { isUnsafe($0) ? "\\u{\(String($0.value, radix: 16, uppercase: true))}" : String($0) }.joined()
+    }
+
     /// The text table as a plain `String` rendering lays it out: widths in characters, at most 60, two spaces
-    /// between columns, whitespace trimmed from each line.
+    /// between columns, whitespace trimmed from each line, names shown safely.
     static func referenceText(_ report: MigrationReport) -> [String] {
         let rows: [[String]] = report.items.map { item in
             let source = [item.source.service, item.source.server, item.source.account].compactMap { $0 }.joined(separator: " / ")
             var action = item.action ?? "-"
             if let result = item.result { action += " (\(result))" }
             return [
-                "\(item.source.library) \(item.source.platform) \(source.isEmpty ? item.source.location : source)",
-                item.target.map { "\($0.service)/\($0.key) [\($0.kind), \($0.accessible), \($0.accessControl)]" } ?? "-",
-                action, [item.reason, item.resultReason].compactMap { $0 }.joined(separator: "; "),
+                shown("\(item.source.library) \(item.source.platform) \(source.isEmpty ? item.source.location : source)"),
+                shown(item.target.map { "\($0.service)/\($0.key) [\($0.kind), \($0.accessible), \($0.accessControl)]" } ?? "-"),
+                action, shown([item.reason, item.resultReason].compactMap { $0 }.joined(separator: "; ")),
             ]
         }
         let table = [["ITEM", "TARGET", "ACTION", "REASON"]] + rows
@@ -112,7 +124,7 @@ struct ReportRenderingTests {
         for (index, row) in table.enumerated() {
             let padded = (0..<3).map { row[$0] + String(repeating: " ", count: max(0, widths[$0] - row[$0].count)) + "  " }
             lines.append((padded.joined() + row[3]).trimmingCharacters(in: .whitespaces))
-            if index > 0 { lines += report.items[index - 1].notes.map { "    note: \($0)" } }
+            if index > 0 { lines += report.items[index - 1].notes.map { "    note: \(shown($0))" } }
         }
         return lines
     }
@@ -125,7 +137,37 @@ struct ReportRenderingTests {
             let body = String(text.dropFirst(header.count + 2))
             let expected = Self.referenceText(report).joined(separator: "\n") + "\n\nsummary: "
             #expect(body.hasPrefix(expected), "\(name)")
+            #expect(!text.unicodeScalars.contains { $0 != "\n" && Self.isUnsafe($0) }, "\(name)")
         }
+    }
+
+    /// The contents of the code spans of a Markdown cell, in order (`` `a` ``, ``` `` a`b `` ```, `` ` `x` ``).
+    static func codeSpans(_ cell: String) -> [String] {
+        var spans: [String] = []
+        var rest = Substring(cell)
+        while !rest.isEmpty {
+            let fence = rest.prefix { $0 == "`" }
+            guard !fence.isEmpty else {
+                Issue.record("text outside a code span: \(rest.debugDescription)")
+                return spans
+            }
+            rest = rest.dropFirst(fence.count)
+            // The closing fence: a run of exactly as many backticks.
+            var end = rest.startIndex
+            while end < rest.endIndex {
+                let run = rest[end...].prefix { $0 == "`" }
+                if run.count == fence.count { break }
+                end = rest.index(end, offsetBy: max(1, run.count))
+            }
+            var content = rest[..<end]
+            if content.count >= 2, content.first == " ", content.last == " ", content.contains(where: { $0 != " " }) {
+                content = content.dropFirst().dropLast()
+            }
+            spans.append(String(content))
+            rest = rest[min(rest.endIndex, rest.index(end, offsetBy: fence.count, limitedBy: rest.endIndex) ?? rest.endIndex)...]
+            if rest.first == " " { rest = rest.dropFirst() }
+        }
+        return spans
     }
 
     /// The cells of a Markdown row `| a | b |`, byte by byte: separated by ` | `, with `\|` read as `|` (also
@@ -149,24 +191,25 @@ struct ReportRenderingTests {
         return cells.map { String(decoding: $0, as: UTF8.self) }
     }
 
-    @Test("a Markdown row stays one line: `|` is escaped and CR LF, CR and LF each become one space", arguments: ["run", "many"])
+    @Test("a Markdown row stays one line: names are code spans, `|` is escaped, line breaks and controls are shown as escapes",
+          arguments: ["run", "many"])
     func markdownCells(name: String) throws {
         let report = try #require(Self.reports.first { $0.0 == name }?.1)
         let markdown = report.markdown()
         let rows = markdown.split(separator: "\n", omittingEmptySubsequences: false).filter { $0.hasPrefix("| ") && !$0.hasPrefix("| Item |") }
         #expect(rows.count == report.items.count)
-        #expect(!markdown.contains("\r"))
-        for (row, item) in zip(rows, report.items) {
+        #expect(!markdown.unicodeScalars.contains { $0 != "\n" && Self.isUnsafe($0) })
+        let reference = Self.referenceText(report).filter { !$0.hasPrefix("    note: ") }.dropFirst()
+        for ((row, item), line) in zip(zip(rows, report.items), reference) {
             let cells = Self.cells(row)
             #expect(cells.count == 5)
-            func flat(_ text: String) -> String {
-                text.replacingOccurrences(of: "\r\n", with: " ").replacingOccurrences(of: "\r", with: " ")
-                    .replacingOccurrences(of: "\n", with: " ")
+            #expect(Self.codeSpans(cells[4]) == item.notes.map(Self.shown), "\(cells[4].debugDescription)")
+            if let reason = item.reason {
+                #expect(Self.codeSpans(cells[3]).first?.hasPrefix(Self.shown(reason)) == true, "\(cells[3].debugDescription)")
             }
-            #expect(cells[4] == flat(item.notes.joined(separator: "; ")), "\(cells[4].debugDescription)")
-            if let reason = item.reason { #expect(cells[3].hasPrefix(flat(reason)), "\(cells[3].debugDescription)") }
+            #expect(line.hasPrefix(Self.codeSpans(cells[0]).first ?? "-"), "\(cells[0].debugDescription)")
         }
-        #expect(markdown.contains("cr lf") && markdown.contains("lone cr") && markdown.contains("line break"))
+        #expect(markdown.contains("cr\\u{D}\\u{A}lf") && markdown.contains("lone\\u{D}cr") && markdown.contains("line\\u{A}break"))
         #expect(markdown.contains("a\\|b"))
     }
 }

@@ -56,3 +56,93 @@ struct HostileDumpTests {
         #expect(reasons.first?.hasSuffix("2 other source items map to the same target key: \(dump) genp item 2, \(dump) genp item 3") == true)
     }
 }
+
+/// Review, "Terminal injection": control characters in services, accounts, access groups and file names reached
+/// the terminal raw (a dump could set the terminal's title, clear the screen, or print a fake row over a real
+/// one), and Markdown rendered a dump's HTML, links and @mentions. Every human-readable output now shows them as
+/// `\u{…}` escapes, Markdown cells are code spans, and JSON stays exact.
+@Suite("hostile names")
+struct HostileNameTests {
+    let sandbox: Sandbox
+
+    init() throws { sandbox = try Sandbox() }
+
+    /// Names a dump can carry that a terminal or a Markdown renderer would obey.
+    static let attacks = [
+        "title\u{1B}]0;pwned\u{7}", "clear\u{1B}[2J\u{1B}[H", "fake\rINJECTED-ROW create (verified)",
+        "back\u{8}\u{8}\u{8}space", "line\nbreak", "c1\u{9B}31m", "bidi\u{202E}txt.exe", "isolate\u{2066}x\u{2069}",
+        "<img src=x onerror=alert(1)>", "[click](https://evil.example)", "@everyone", "tick`s", "del\u{7F}",
+    ]
+
+    /// Whether the text holds a scalar a terminal or a reader must not get raw (a line feed is the output's own).
+    static func unsafe(_ text: String) -> Bool {
+        text.unicodeScalars.contains { scalar in
+            scalar != "\n"
+                && (scalar.properties.generalCategory == .control
+                    || [0x061C, 0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069]
+                        .contains(scalar.value))
+        }
+    }
+
+    /// A binary plist of react-native-keychain items whose services, accounts and access groups are the attacks.
+    func hostileDump() throws -> String {
+        let genp: [[String: Any]] = Self.attacks.enumerated().map { index, name in
+            ["acct": name, "agrp": "A1B2C3D4E5.\(name)", "pdmn": "ck", "svce": name, "v_Data": Data("pw-\(index)".utf8)]
+        }
+        let data = try PropertyListSerialization.data(fromPropertyList: ["genp": genp], format: .binary, options: 0)
+        return try sandbox.write("hostile\u{1B}[31m.plist", data)
+    }
+
+    @Test("inspect and migrate (text and Markdown) show no control or bidi character; JSON keeps the names exact")
+    func reportsAreSafe() async throws {
+        let dump = try hostileDump()
+        let runs: [[String]] = [
+            ["inspect", dump, "--include-labels"],
+            ["migrate", dump, "--dry-run", "--bundle-id", "com.example.app", "--include-labels"],
+            ["migrate", dump, "--dry-run", "--bundle-id", "com.example.app", "--format", "markdown"],
+        ]
+        for arguments in runs {
+            let result = try await sandbox.run(arguments)
+            #expect(result.status == 0, "\(arguments): \(result.err)")
+            #expect(!Self.unsafe(result.out), "\(arguments)")
+            #expect(!Self.unsafe(result.err), "\(arguments)")
+            #expect(result.out.contains("title\\u{1B}]0;pwned\\u{7}"), "\(arguments)")
+            #expect(result.out.contains("hostile\\u{1B}[31m.plist"), "\(arguments)")
+            #expect(!result.out.split(separator: "\n").contains { $0.hasPrefix("INJECTED-ROW") })
+        }
+        let markdown = try await sandbox.run(runs[2])
+        // No cell text outside a code span: HTML, links and mentions are not rendered.
+        #expect(markdown.out.contains("| `react-native-keychain ios <img src=x onerror=alert(1)>` |"))
+        #expect(markdown.out.contains("`` tick`s ``") || markdown.out.contains("``tick`s"))
+        #expect(!markdown.out.contains("| <img") && !markdown.out.contains("| [click]") && !markdown.out.contains("| @everyone"))
+
+        let json = try await sandbox.run(["inspect", dump, "--format", "json", "--include-labels"])
+        let items = try #require(try jsonObject(json)["items"] as? [[String: Any]])
+        let services = Set(items.compactMap { ($0["source"] as? [String: Any])?["service"] as? String })
+        #expect(services == Set(Self.attacks))
+    }
+
+    @Test("stderr messages and store listings show a hostile name escaped")
+    func messagesAndListingsAreSafe() async throws {
+        let broken = try sandbox.write("broken\u{1B}]0;pwned\u{7}.plist", "<?xml version=\"1.0\"?><plist><dict><key>genp")
+        let failed = try await sandbox.run(["inspect", broken])
+        #expect(failed.status == 65)
+        #expect(!Self.unsafe(failed.err))
+        #expect(failed.err.contains("broken\\u{1B}]0;pwned\\u{7}.plist"))
+
+        let store = try await sandbox.initStore()
+        for key in ["title\u{1B}]0;pwned\u{7}", "bidi\u{202E}txt"] {
+            try await sandbox.set(store, key, "v")
+        }
+        for arguments in [["store", "list", "--store", store], ["store", "list", "--store", store, "--all-services"]] {
+            let list = try await sandbox.run(arguments)
+            #expect(list.status == 0)
+            #expect(!Self.unsafe(list.out.replacingOccurrences(of: "\t", with: " ")), "\(arguments)")
+            #expect(list.out.contains("title\\u{1B}]0;pwned\\u{7}"))
+            #expect(list.out.contains("bidi\\u{202E}txt"))
+        }
+        let missing = try await sandbox.run(["store", "get", "--store", store, "gone\u{1B}[2J"])
+        #expect(missing.status == 1)
+        #expect(!Self.unsafe(missing.err))
+    }
+}
