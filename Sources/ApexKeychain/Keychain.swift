@@ -154,9 +154,7 @@ public final class Keychain: Sendable {
         _ credentials: Credentials, _ options: CredentialsOptions = CredentialsOptions()
     ) async throws(KeychainError) {
         let key = try Self.credentialsKey(options.server)
-        if credentials.username.isEmpty { throw .invalid("username must not be empty") }
-        try Validation.storedString(credentials.username, "username")
-        try Validation.storedString(credentials.password, "password")
+        try Self.validate(credentials)
         try write(
             key, Data(credentials.password.utf8), encoding: .credentials, label: credentials.username,
             options.setOptions)
@@ -178,6 +176,13 @@ public final class Keychain: Sendable {
     /// Removes credentials; missing credentials are not an error. Never prompts.
     public func removeCredentials(_ options: CredentialsGetOptions = CredentialsGetOptions()) async throws(KeychainError) {
         try await removeItem(try Self.credentialsKey(options.server))
+    }
+
+    /// The rules of credentials: a username that is not empty, and no U+0000 in either field.
+    static func validate(_ credentials: Credentials) throws(KeychainError) {
+        if credentials.username.isEmpty { throw .invalid("username must not be empty") }
+        try Validation.storedString(credentials.username, "username")
+        try Validation.storedString(credentials.password, "password")
     }
 
     static func credentialsKey(_ server: String?) throws(KeychainError) -> String {

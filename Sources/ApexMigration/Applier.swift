@@ -55,14 +55,23 @@ struct Applier {
     let policy: MigrationPolicy
     let source: DatabaseSource?
 
-    /// Applies the plan; returns the outcome of each action that was a `create`, by index.
+    /// What the writes of a plan came to.
+    struct Applied {
+        /// The outcome of each `create` that was written or tried, by index.
+        var outcomes: [Int: ItemOutcome] = [:]
+        /// The `create`s whose target key no longer held what the plan saw when the write came: nothing was
+        /// written, and they are conflicts.
+        var changed: [Int] = []
+    }
+
+    /// Applies the plan.
     /// - Throws: a ledger write that failed (the target can't be written: the run stops; what was verified is
     ///   recorded, and a later run completes the rest).
     func apply(_ plan: MigrationPlan, progress: (@Sendable (Int, Int) -> Void)?, timings: inout MigrationTimings)
-        async throws(KeychainError) -> [Int: ItemOutcome]
+        async throws(KeychainError) -> Applied
     {
         let clock = ContinuousClock()
-        var outcomes: [Int: ItemOutcome] = [:]
+        var applied = Applied()
         let creates = plan.actions.indices.filter { plan.actions[$0].action == .create }
         var done = 0
         var start = 0
@@ -75,11 +84,11 @@ struct Applier {
             for index in indices {
                 let item = plan.actions[index].item
                 guard let target = item.target else {
-                    outcomes[index] = ItemOutcome(.failed, reason: "the item has no place in the package")
+                    applied.outcomes[index] = ItemOutcome(.failed, reason: "the item has no place in the package")
                     continue
                 }
                 guard let fingerprint = try await ledger.fingerprint(of: item.value, kind: target.kind, create: true) else {
-                    outcomes[index] = ItemOutcome(.failed, reason: "the value is sealed")
+                    applied.outcomes[index] = ItemOutcome(.failed, reason: "the value is sealed")
                     continue
                 }
                 batch.set(Ledger.Entry(fingerprint: fingerprint, state: .pending), for: target)
@@ -88,18 +97,26 @@ struct Applier {
             done += indices.count - ready.count
             if !ready.isEmpty { try await ledger.record(batch) }
             timings.ledger += clock.now - started
-            var verified = false
+            var settled = false
             for (index, item, target) in ready {
-                let outcome = await apply(item, target, replacing: plan.actions[index].replaces, timings: &timings)
-                outcomes[index] = outcome
-                if outcome.result == .verified {
-                    batch.markVerified(target)
-                    verified = true
+                let planned = plan.actions[index]
+                switch await apply(item, target, replacing: planned.replaces, expecting: planned.expected, timings: &timings) {
+                case .done(let outcome):
+                    applied.outcomes[index] = outcome
+                    if outcome.result == .verified {
+                        batch.markVerified(target)
+                        settled = true
+                    }
+                case .changed:
+                    // Not this run's write: no entry may later pass the item there for one it began.
+                    applied.changed.append(index)
+                    batch.remove(target)
+                    settled = true
                 }
                 done += 1
                 progress?(done, creates.count)
             }
-            guard verified else { continue }
+            guard settled else { continue }
             started = clock.now
             try await ledger.record(batch)
             timings.ledger += clock.now - started
@@ -111,7 +128,15 @@ struct Applier {
                 if let key = source.keys[action.item.origin.location] { try removeSource(key) }
             }
         }
-        return outcomes
+        return applied
+    }
+
+    /// How writing one item ended.
+    private enum ItemApplied {
+        /// Written (or tried), with its outcome.
+        case done(ItemOutcome)
+        /// The target key no longer held what the plan saw: nothing was written.
+        case changed
     }
 
     /// Writes one item and reads it back. With `removeSource`, the source items the plan approved under the
@@ -119,8 +144,9 @@ struct Applier {
     /// and put back when the item is not verified; once it is, they and the item's own source are removed and
     /// the journal dropped. A run stopped in between is mended by the next (`Migration.restoreInterruptedRemovals`).
     private func apply(
-        _ item: SourceItem, _ target: TargetItem, replacing: [ItemAttributes.PrimaryKey], timings: inout MigrationTimings
-    ) async -> ItemOutcome {
+        _ item: SourceItem, _ target: TargetItem, replacing: [ItemAttributes.PrimaryKey],
+        expecting: Keychain.ExpectedHolder, timings: inout MigrationTimings
+    ) async -> ItemApplied {
         let clock = ContinuousClock()
         let started = clock.now
         var verifyStarted: ContinuousClock.Instant?
@@ -140,10 +166,13 @@ struct Applier {
             if policy.removeSource, !replacing.isEmpty {
                 parked = try await park(replacing, for: target)
             }
-            try await write(item.value, target, keychain)
+            if try await !write(item.value, target, keychain, expecting: expecting) {
+                if !parked.isEmpty { try await putBack(parked, for: target, removingTarget: false) }
+                return .changed
+            }
             verifyStarted = clock.now
             if try await verify(item.value, target, keychain) {
-                return await removeSources(of: item, parked: parked, replacing: replacing, for: target)
+                return .done(await removeSources(of: item, parked: parked, replacing: replacing, for: target))
             }
             outcome = ItemOutcome(.unverified, reason: "the item read back differs from what was written")
         } catch let error as KeychainError {
@@ -159,7 +188,7 @@ struct Applier {
                     + "now (\(error)): the next run puts them back"
             }
         }
-        return outcome
+        return .done(outcome)
     }
 
     /// For a verified item, with `removeSource`: removes its own source and the parked holders. A failure here
@@ -181,9 +210,9 @@ struct Applier {
 
     /// For an item that was not verified: removes what was written under the target key (the package's item
     /// only), puts the parked source items back, and drops the journal.
-    private func putBack(_ items: [ParkedItem], for target: TargetItem) async throws {
+    private func putBack(_ items: [ParkedItem], for target: TargetItem, removingTarget: Bool = true) async throws {
         let keychain = try self.target.keychain(service: target.service, accessGroup: target.accessGroup)
-        try await keychain.removeItem(target.key)
+        if removingTarget { try await keychain.removeItem(target.key) }
         guard let database = source?.database else { return }
         for item in items { try item.unpark(in: database) }
         try await ledger.removeJournal(for: target)
@@ -196,23 +225,27 @@ struct Applier {
         try await ledger.removeJournal(for: target)
     }
 
-    private func write(_ value: SourceValue, _ target: TargetItem, _ keychain: Keychain) async throws(KeychainError) {
+    /// Writes the item if the target key still holds what the plan saw; false, with nothing written, if not.
+    private func write(
+        _ value: SourceValue, _ target: TargetItem, _ keychain: Keychain, expecting: Keychain.ExpectedHolder
+    ) async throws(KeychainError) -> Bool {
         switch (value, target.kind) {
         case (.credentials(let username, let password), .credentials):
             let options = target.options
-            try await keychain.setCredentials(
+            return try await keychain.setCredentials(
                 Credentials(username: username, password: password),
                 CredentialsOptions(
                     server: Self.server(of: target.key), accessible: options.accessible,
                     accessControl: options.accessControl, authValidity: options.authValidity,
-                    synchronizable: options.synchronizable, android: options.android))
+                    synchronizable: options.synchronizable, android: options.android),
+                expecting: expecting)
         case (.value(let data), .string):
             guard let text = String(validating: data, as: UTF8.self) else {
                 throw KeychainError(.INVALID_ARGUMENT, "the value of '\(target.key)' is not UTF-8")
             }
-            try await keychain.setItem(target.key, text, target.options)
+            return try await keychain.setItem(target.key, text, target.options, expecting: expecting)
         case (.value(let data), .bytes):
-            try await keychain.setBytes(target.key, data, target.options)
+            return try await keychain.setBytes(target.key, data, target.options, expecting: expecting)
         default:
             throw KeychainError(.INVALID_ARGUMENT, "the source value does not fit a '\(target.kind.rawValue)' item")
         }

@@ -71,6 +71,9 @@ final class Ledger {
         mutating func set(_ entry: Entry, for target: TargetItem) { entries[Ledger.digest(target)] = entry }
 
         mutating func markVerified(_ target: TargetItem) { entries[Ledger.digest(target)]?.state = .verified }
+
+        /// Drops the target's entry: the record, written again, no longer claims the item.
+        mutating func remove(_ target: TargetItem) { entries[Ledger.digest(target)] = nil }
     }
 
     /// A new, empty batch under the next free record name.

@@ -85,7 +85,7 @@ public struct Migration: Sendable {
         var started = clock.now
         let ledger = try openLedger()
         try await restoreInterruptedRemovals(ledger)
-        let (plan, databaseSource) = try await makePlan(ledger: ledger)
+        var (plan, databaseSource) = try await makePlan(ledger: ledger)
         timings.plan = clock.now - started
         let locked = plan.actions.contains { action in
             action.action == .blocked && (action.reason ?? "").hasPrefix(KeychainErrorCode.INTERACTION_NOT_ALLOWED.rawValue)
@@ -94,7 +94,12 @@ public struct Migration: Sendable {
         let conflicts = plan.count(.conflict)
         if conflicts > 0, policy.onConflict == .fail { throw .conflicts(conflicts) }
         let applier = Applier(target: target, ledger: ledger, policy: policy, source: databaseSource)
-        let outcomes = try await apply(applier, plan, progress: progress, timings: &timings)
+        let applied = try await apply(applier, plan, progress: progress, timings: &timings)
+        let outcomes = applied.outcomes
+        for index in applied.changed {
+            plan.actions[index].action = .conflict
+            plan.actions[index].reason = "the target key changed after the plan: another writer put an item there first"
+        }
         let report = MigrationReport(plan: plan, results: outcomes, device: Self.describe(target.device), includeLabels: false)
         // A verified item whose sources could not be removed yet leaves work for the next run: not complete.
         let cleanupPending = outcomes.values.contains { $0.result == .verified && $0.reason != nil }
@@ -117,8 +122,8 @@ public struct Migration: Sendable {
     private func apply(
         _ applier: Applier, _ plan: MigrationPlan, progress: (@Sendable (Int, Int) -> Void)?,
         timings: inout MigrationTimings
-    ) async throws(MigrationError) -> [Int: ItemOutcome] {
-        do {
+    ) async throws(MigrationError) -> Applier.Applied {
+        do throws(KeychainError) {
             return try await applier.apply(plan, progress: progress, timings: &timings)
         } catch {
             throw Self.targetError(error)

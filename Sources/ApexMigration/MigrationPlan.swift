@@ -32,6 +32,9 @@ public struct PlannedAction: Sendable, Equatable {
     /// For a `create` with `removeSource` on the device: the other library's items under the target key that the
     /// write replaces (the item's own source, or stale copies of it), and nothing else.
     var replaces: [ItemAttributes.PrimaryKey] = []
+    /// For a `create`: what the plan saw under the target key (nothing, or a write an interrupted run began). The
+    /// write happens only if the key still holds it; else the item is a `conflict` after all.
+    var expected: Keychain.ExpectedHolder = .absent
 
     /// Creates a planned action.
     public init(item: SourceItem, action: MigrationAction, reason: String? = nil) {

@@ -216,7 +216,11 @@ struct Planner {
                     item: item, action: .conflict,
                     reason: "the target key holds a package item that this migration did not write, protected by \(info.accessControl.rawValue): its value can't be compared without a prompt")
             }
-            return PlannedAction(item: item, action: entry.state == .verified ? .exists : .create)
+            guard entry.state == .pending else { return PlannedAction(item: item, action: .exists) }
+            // A write an interrupted run began: finish it, if the item is still the one seen here.
+            var action = PlannedAction(item: item, action: .create)
+            action.expected = .own(info)
+            return action
         } catch {
             return PlannedAction(item: item, action: .blocked, reason: "\(error.code.rawValue): \(error.message)")
         }

@@ -181,6 +181,16 @@ struct MigrateCommand: RunnableCommand {
             KeptUntilExit.keep(input, report)
             return
         }
+        // One migration of a store at a time: a second one plans once the first is done, and finds its items.
+        let lock: StoreLock
+        do throws(StoreError) {
+            lock = try StoreLock(store: store.storeURL) {
+                if !quiet { Console.writeError("waiting for another migration of \(DisplayText.escaped(opened.path)) to finish...\n") }
+            }
+        } catch {
+            throw ErrorMapping.store(error, store: opened.path)
+        }
+        defer { withExtendedLifetime(lock) {} }
         var report: MigrationReport
         do throws(MigrationError) {
             report = try await migration.run(progress: progressReporter())

@@ -67,9 +67,13 @@ extension Keychain {
 
     // MARK: Writing
 
+    /// Writes an item. With `expecting`, only when the key still holds what the caller saw, checked in the
+    /// same database transaction as the write: returns false, having written nothing, when it does not.
+    @discardableResult
     func write(
-        _ key: String, _ value: Data, encoding: ItemMetadata.Encoding, label: String?, _ set: SetOptions
-    ) throws(KeychainError) {
+        _ key: String, _ value: Data, encoding: ItemMetadata.Encoding, label: String?, _ set: SetOptions,
+        expecting: ExpectedHolder? = nil
+    ) throws(KeychainError) -> Bool {
         try Validation.name(key, "key")
         if let label { try Validation.storedString(label, "label") }
         let protection = try protection(for: set)
@@ -96,19 +100,25 @@ extension Keychain {
                 createdAt: state.now, modifiedAt: state.now),
             value: value)
 
-        try run {
+        return try run {
             try database.exclusively {
                 let current = try settle(key, foreignIsError: true)
-                guard let current else { return try database.add(item) }
+                if let expecting, !expecting.matches(current) { return false }
+                guard let current else {
+                    try database.add(item)
+                    return true
+                }
                 item.attributes.createdAt = current.createdAt
                 if protection.accessControl == .none {
-                    return try database.replace(current.primaryKey, with: item)
+                    try database.replace(current.primaryKey, with: item)
+                    return true
                 }
                 var staged = item
                 staged.attributes.account = Self.stagingAccount(key)
                 try database.add(staged)
                 try database.delete(current.primaryKey)
                 try database.rename(staged.attributes.primaryKey, toAccount: key)
+                return true
             }
         }
     }

@@ -1,0 +1,58 @@
+import Foundation
+
+/// Writes that happen only if the key still holds what the caller saw: a migration plans against the keychain as
+/// it was, and must not replace what another writer put under a key in between. The check and the write are
+/// one database transaction.
+extension Keychain {
+    /// What a conditional write expects under its key.
+    package enum ExpectedHolder: Sendable, Equatable {
+        /// No item of the package (and none of another library: that one fails the write as usual).
+        case absent
+        /// The package's item as ``getItemInfo(_:)`` described it: the same dates and label.
+        case own(ItemInfo)
+
+        func matches(_ current: ItemAttributes?) -> Bool {
+            switch self {
+            case .absent: return current == nil
+            case .own(let info):
+                guard let current, let metadata = ItemMetadata(current.generic) else { return false }
+                let sameLabel: Bool
+                switch (metadata.hasLabel ? (current.label ?? "") : nil, info.label) {
+                case (nil, nil): sameLabel = true
+                case (let found?, let seen?): sameLabel = ExactText.equal(found, seen)
+                default: sameLabel = false
+                }
+                return sameLabel && Keychain.milliseconds(current.createdAt) == info.createdAt
+                    && Keychain.milliseconds(current.modifiedAt) == info.modifiedAt
+                    && metadata.accessControl == info.accessControl
+                    && current.protectionDomain.accessible == info.accessible
+            }
+        }
+    }
+
+    /// ``setItem(_:_:_:)`` if the key still holds `expecting`; false, with nothing written, when it does not.
+    package func setItem(
+        _ key: String, _ value: String, _ options: SetOptions, expecting: ExpectedHolder
+    ) async throws(KeychainError) -> Bool {
+        try Validation.storedString(value, "value")
+        return try write(key, Data(value.utf8), encoding: .string, label: options.label, options, expecting: expecting)
+    }
+
+    /// ``setBytes(_:_:_:)`` if the key still holds `expecting`; false, with nothing written, when it does not.
+    package func setBytes(
+        _ key: String, _ value: Data, _ options: SetOptions, expecting: ExpectedHolder
+    ) async throws(KeychainError) -> Bool {
+        try write(key, value, encoding: .bytes, label: options.label, options, expecting: expecting)
+    }
+
+    /// ``setCredentials(_:_:)`` if the key still holds `expecting`; false, with nothing written, when it does not.
+    package func setCredentials(
+        _ credentials: Credentials, _ options: CredentialsOptions, expecting: ExpectedHolder
+    ) async throws(KeychainError) -> Bool {
+        let key = try Self.credentialsKey(options.server)
+        try Self.validate(credentials)
+        return try write(
+            key, Data(credentials.password.utf8), encoding: .credentials, label: credentials.username,
+            options.setOptions, expecting: expecting)
+    }
+}
