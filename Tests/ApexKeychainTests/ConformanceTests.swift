@@ -1,6 +1,52 @@
 import ApexKeychain
 import Foundation
+import Synchronization
 import Testing
+
+/// A ``Device`` that forwards to a ``SimulatedDevice`` but keeps every prompt on screen, waiting for the user,
+/// until ``release()``.
+private final class WaitingUserDevice: Device {
+    let inner: SimulatedDevice
+    private let log = Mutex((held: true, started: 0))
+
+    init(_ inner: SimulatedDevice) { self.inner = inner }
+
+    var defaultService: String { inner.defaultService }
+    var defaultAccessGroup: String { inner.defaultAccessGroup }
+    /// How many prompts have come on screen.
+    var started: Int { log.withLock { $0.started } }
+
+    func state() -> DeviceState { inner.state() }
+
+    func authenticate(_ request: AuthenticationRequest) async -> AuthenticationResult {
+        log.withLock { $0.started += 1 }
+        while log.withLock({ $0.held }) { try? await Task.sleep(for: .milliseconds(1)) }
+        return await inner.authenticate(request)
+    }
+
+    func release() { log.withLock { $0.held = false } }
+    func hasInstallMarker() throws -> Bool { try inner.hasInstallMarker() }
+    func setInstallMarker() throws { try inner.setInstallMarker() }
+}
+
+/// Set once a task has run to its end.
+private final class Flag: Sendable {
+    private let value = Mutex(false)
+    var isSet: Bool { value.withLock { $0 } }
+    func set() { value.withLock { $0 = true } }
+}
+
+/// Waits until `condition` holds, recording an issue after a minute (a healthy run takes milliseconds).
+private func waitFor(_ what: String, _ condition: () -> Bool) async throws {
+    let deadline = ContinuousClock.now + .seconds(60)
+    while !condition() {
+        if ContinuousClock.now > deadline {
+            Issue.record("timed out waiting until \(what)")
+            return
+        }
+        try await Task.sleep(for: .milliseconds(1))
+    }
+}
 
 /// The rules of the package's documentation (pages 000 iOS, 001 Storage model, 003 Protection, 004 Options) that
 /// no feature's tests proved, and the order of a write's errors (choice C1). Each test quotes its sentence and
@@ -60,5 +106,362 @@ struct ConformanceTests {
         try await keychain.setItem("k", "newer")
         #expect(db.allItems().map(\.attributes.account) == ["k"])
         #expect(try await keychain.getItem("k") == "newer")
+    }
+
+    /// 000: "Prompts come one at a time, in the order the reads asked, on a queue of their own: the module's queue
+    /// never waits for a user."
+    @Test("000 a prompt waiting for the user holds up no call that needs no prompt", arguments: DatabaseKind.allCases)
+    func promptWaitingForTheUserBlocksNothingElse(kind: DatabaseKind) async throws {
+        let f = try Fixture(kind)
+        let device = WaitingUserDevice(f.device)
+        let keychain = try Keychain(KeychainOptions(service: "svc.queue"), database: f.database, device: device)
+        let other = try Keychain(KeychainOptions(service: "svc.other"), database: f.database, device: device)
+        try await keychain.setItem("guarded", "secret", SetOptions(accessControl: .biometryAny, label: "g"))
+        try await keychain.setItem("plain", "p")
+
+        let read = Task { try await keychain.getItem("guarded") }
+        try await waitFor("the read's prompt is on screen") { device.started == 1 }
+
+        let finished = Flag()
+        let calls = Task {
+            #expect(try await keychain.hasItem("guarded"))
+            #expect(try await keychain.getItemInfo("guarded")?.label == "g")
+            #expect(try await keychain.getItem("plain") == "p")
+            try await keychain.setItem("written", "v")
+            try await keychain.setItem("written-guarded", "v", SetOptions(accessControl: .passcode))
+            try await other.setBytes("bytes", Data([1, 2]))
+            #expect(try await keychain.getAllKeys() == ["guarded", "plain", "written", "written-guarded"])
+            try await keychain.removeItem("written")
+            #expect(try await canUseAccessControl(.biometryAny, device: device).available)
+            finished.set()
+        }
+        try await waitFor("the other calls finish while the prompt waits for the user") { finished.isSet }
+        // The read is still waiting: its prompt has not reached the simulated user.
+        #expect(f.device.promptCount == 0)
+
+        device.release()
+        try await calls.value
+        #expect(try await read.value == "secret")
+        #expect(f.device.promptCount == 1)
+    }
+
+    /// 000 (following from "the next call checks again" and "The marker is set without the key too"): without
+    /// the setting, a marker that can't be written lets the call go on, and the next call checks again (C4).
+    @Test("000 without clearOnReinstall, a marker that can't be written is tried again on the next call",
+          arguments: DatabaseKind.allCases, [SimulatedDevice.InstallMarkerFailure.reading, .writing])
+    func markerFailureWithoutTheSettingIsRetried(kind: DatabaseKind, failure: SimulatedDevice.InstallMarkerFailure) async throws {
+        let f = try Fixture(kind, device: SimulatedDevice(clearOnReinstall: false))
+        f.device.failInstallMarker(failure)
+        let keychain = try f.keychain()
+        try await keychain.setItem("token", "v")
+        #expect(try await keychain.getItem("token") == "v")
+        #expect(!f.device.installMarkerExists)
+
+        // The same session: no relaunch. The next call finds the marker store working and sets the marker.
+        f.device.failInstallMarker(nil)
+        #expect(try await keychain.hasItem("token"))
+        #expect(f.device.installMarkerExists)
+        #expect(try f.allItems().count == 1)
+    }
+
+    // MARK: 001 Storage model
+
+    /// 001: "These are ordinary keys of the storage: getAllKeys lists them, and a setItem('credentials', …) would
+    /// replace the pair." A replaced pair has no label unless the setItem gives one, and "getCredentials on an
+    /// item that wasn't written by setCredentials, so has no label, throws INVALID_ARGUMENT".
+    @Test("001 setItem('credentials', …) replaces the credentials pair", arguments: DatabaseKind.allCases)
+    func setItemReplacesTheCredentialsPair(kind: DatabaseKind) async throws {
+        let f = try Fixture(kind)
+        let keychain = try f.keychain()
+        try await keychain.setCredentials(Credentials(username: "ivan@example.com", password: "pw"))
+        try await keychain.setCredentials(
+            Credentials(username: "ada@example.com", password: "pw2"), CredentialsOptions(server: "api.example.com"))
+
+        try await keychain.setItem("credentials", "x")
+        #expect(try await keychain.getAllKeys() == ["credentials", "credentials:api.example.com"])
+        #expect(try f.allItems().count == 2)
+        #expect(try await keychain.getItem("credentials") == "x")
+        #expect(try await keychain.getItemInfo("credentials")?.label == nil)
+        #expect(await errorCode { _ = try await keychain.getCredentials() } == .INVALID_ARGUMENT)
+
+        try await keychain.setItem("credentials", "y", SetOptions(label: "grace@example.com"))
+        #expect(try await keychain.getCredentials() == Credentials(username: "grace@example.com", password: "y"))
+
+        try await keychain.setItem("credentials:api.example.com", "z")
+        let server = CredentialsGetOptions(server: "api.example.com")
+        #expect(await errorCode { _ = try await keychain.getCredentials(server) } == .INVALID_ARGUMENT)
+        #expect(try await keychain.getItem("credentials:api.example.com") == "z")
+        #expect(try f.allItems().count == 2)
+    }
+
+    /// 001: `const info = await vault.getItemInfo('credentials')` — "'Sign in as ivan@example.com': no prompt";
+    /// `await vault.getCredentials()` — "The password: the prompt."
+    @Test("001 getItemInfo('credentials') of a biometryCurrentSet pair gives the username without a prompt; getCredentials prompts once",
+          arguments: DatabaseKind.allCases)
+    func credentialsUsernameWithoutPromptPasswordWithPrompt(kind: DatabaseKind) async throws {
+        let f = try Fixture(kind)
+        let vault = try f.keychain(KeychainOptions(service: "vault"))
+        let pair = Credentials(username: "ivan@example.com", password: "pw")
+        try await vault.setCredentials(pair, CredentialsOptions(accessControl: .biometryCurrentSet))
+
+        let info = try #require(try await vault.getItemInfo("credentials"))
+        #expect(info.label == "ivan@example.com")
+        #expect(info.accessControl == .biometryCurrentSet)
+        #expect(try await vault.hasItem("credentials"))
+        #expect(f.device.promptCount == 0)
+
+        #expect(try await vault.getCredentials() == pair)
+        #expect(f.device.promptCount == 1)
+        #expect(f.device.prompts.last?.key == "credentials")
+        #expect(f.device.prompts.last?.service == "vault")
+    }
+
+    // MARK: 003 Protection
+
+    /// 003: "The same pattern holds for what the package returns: BiometryType (getBiometryTypes),
+    /// HardwareSecurityLevel (getHardwareSecurityLevel) and the codes of KeychainErrorCode." The strings are the
+    /// TypeScript API's, as shared/API.md spells them; 003 gives canUseAccessControl's reasons too.
+    @Test("003 what the package returns is the TypeScript strings: BiometryType, HardwareSecurityLevel, KeychainErrorCode")
+    func returnedValuesAreTheTypeScriptStrings() throws {
+        #expect(BiometryType.allCases.map(\.rawValue) == ["touchID", "faceID", "opticID", "fingerprint", "face", "iris"])
+        #expect(HardwareSecurityLevel.allCases.map(\.rawValue) == ["software", "tee", "strongbox"])
+        #expect(
+            KeychainErrorCode.allCases.map(\.rawValue) == [
+                "INVALID_ARGUMENT", "USER_CANCELED", "USER_FALLBACK", "KEY_INVALIDATED", "INTERACTION_NOT_ALLOWED",
+                "BIOMETRY_NOT_ENROLLED", "BIOMETRY_NOT_AVAILABLE", "BIOMETRY_LOCKOUT", "PASSCODE_NOT_SET",
+                "AUTHENTICATION_FAILED", "UNSUPPORTED", "MISSING_USAGE_DESCRIPTION", "MISSING_ENTITLEMENT",
+                "HARDWARE_UNAVAILABLE", "INTERNAL",
+            ])
+        let reasons: [AccessControlAvailability.Reason] = [.unsupportedOS, .noHardware, .passcodeNotSet, .notEnrolled]
+        #expect(reasons.map(\.rawValue) == ["unsupportedOS", "noHardware", "passcodeNotSet", "notEnrolled"])
+        // In JSON, where shared configuration and reports meet them, they are those strings.
+        let json = try JSONEncoder().encode([BiometryType.faceID.rawValue, HardwareSecurityLevel.strongbox.rawValue])
+        #expect(try JSONDecoder().decode([String].self, from: json) == ["faceID", "strongbox"])
+        #expect(String(decoding: try JSONEncoder().encode(KeychainErrorCode.KEY_INVALIDATED), as: UTF8.self) == #""KEY_INVALIDATED""#)
+        #expect(try JSONDecoder().decode(HardwareSecurityLevel.self, from: Data(#""tee""#.utf8)) == .tee)
+        #expect(try JSONDecoder().decode(BiometryType.self, from: Data(#""fingerprint""#.utf8)) == .fingerprint)
+    }
+
+    /// 003, whenUnlocked on Android: "The package checks the lock itself, on every version; on Android 9 (API 28)
+    /// and newer the key also has setUnlockedDeviceRequired(true)." The same for whenUnlockedThisDeviceOnly and,
+    /// "The lock as with whenUnlocked", for whenPasscodeSetThisDeviceOnly.
+    @Test("003 Android: the package checks the lock for whenUnlocked classes on every API level",
+          arguments: DatabaseKind.allCases, [24, 27, 28, 34])
+    func androidChecksTheLockOnEveryVersion(kind: DatabaseKind, apiLevel: Int) async throws {
+        let f = try Fixture(kind, device: SimulatedDevice(platform: .android(apiLevel: apiLevel), biometry: .fingerprint))
+        let keychain = try f.keychain()
+        let classes: [Accessible] = [.whenUnlocked, .whenUnlockedThisDeviceOnly, .whenPasscodeSetThisDeviceOnly]
+        for accessible in classes {
+            try await keychain.setItem(accessible.rawValue, "v", SetOptions(accessible: accessible))
+        }
+        try await keychain.setItem("background", "v")
+        f.device.lock()
+        for accessible in classes {
+            #expect(await errorCode { _ = try await keychain.getItem(accessible.rawValue) } == .INTERACTION_NOT_ALLOWED)
+            let options = SetOptions(accessible: accessible)
+            #expect(await errorCode { try await keychain.setItem(accessible.rawValue, "new", options) } == .INTERACTION_NOT_ALLOWED)
+        }
+        #expect(try await keychain.getItem("background") == "v")
+        f.device.unlock()
+        for accessible in classes { #expect(try await keychain.getItem(accessible.rawValue) == "v") }
+    }
+
+    /// 003: "ThisDeviceOnly changes nothing on Android: Keystore keys never leave the device."
+    @Test("003 Android: a …ThisDeviceOnly item behaves as its plain class, locked, before the first unlock and after",
+          arguments: DatabaseKind.allCases, [(Accessible.afterFirstUnlock, Accessible.afterFirstUnlockThisDeviceOnly),
+                                             (.whenUnlocked, .whenUnlockedThisDeviceOnly)])
+    func thisDeviceOnlyChangesNothingOnAndroid(kind: DatabaseKind, pair: (Accessible, Accessible)) async throws {
+        let device = SimulatedDevice(platform: .android(apiLevel: 34), biometry: .fingerprint, hasStrongBox: true)
+        let f = try Fixture(kind, device: device)
+        let keychain = try f.keychain()
+
+        /// What reading, then writing, `accessible`'s item gives now: the value or the error's code.
+        func outcomes(_ accessible: Accessible) async -> [String] {
+            let key = accessible.rawValue
+            var seen: [String] = []
+            do { seen.append(try await keychain.getItem(key) ?? "nil") } catch { seen.append("\(error.code)") }
+            do {
+                try await keychain.setItem(key, "v", SetOptions(accessible: accessible, label: "l"))
+                seen.append("written")
+            } catch { seen.append("\(error.code)") }
+            return seen
+        }
+
+        for accessible in [pair.0, pair.1] {
+            try await keychain.setItem(accessible.rawValue, "v", SetOptions(accessible: accessible, label: "l"))
+        }
+        var plain: [String] = []
+        var thisDeviceOnly: [String] = []
+        let changes: [() -> Void] = [{}, device.lock, device.reboot, device.unlock]
+        for change in changes {
+            change()
+            plain += await outcomes(pair.0)
+            thisDeviceOnly += await outcomes(pair.1)
+        }
+        #expect(plain == thisDeviceOnly)
+        #expect(plain.contains("INTERACTION_NOT_ALLOWED"))  // each pair meets the lock, before the first unlock at least
+
+        let a = try #require(try await keychain.getItemInfo(pair.0.rawValue))
+        let b = try #require(try await keychain.getItemInfo(pair.1.rawValue))
+        #expect(a.label == b.label && a.accessControl == b.accessControl && a.synchronizable == b.synchronizable)
+        #expect(a.android == b.android)
+        #expect(b.accessible == pair.1)
+    }
+
+    /// 003: "It starts with a prompt of this app. The first read after the app starts always shows the prompt;
+    /// unlocking the screen opens nothing." 004: "On Android the Keystore's own window is only an outer limit:
+    /// unlocking the screen opens it, but not the package's."
+    @Test("003/004 unlocking the device opens no authValidity window, nor reopens a closed one",
+          arguments: DatabaseKind.allCases, [(Platform.iOS(major: 18), BiometryType.faceID),
+                                             (.android(apiLevel: 34), .fingerprint)])
+    func unlockingOpensNoWindow(kind: DatabaseKind, profile: (Platform, BiometryType)) async throws {
+        let f = try Fixture(kind, device: SimulatedDevice(platform: profile.0, biometry: profile.1))
+        let keychain = try f.keychain(KeychainOptions(accessControl: .biometryAnyOrPasscode, authValidity: 30))
+        try await keychain.setItem("a", "1")
+        try await keychain.setItem("b", "2")
+        f.device.lock()
+        f.device.unlock()
+        #expect(try await keychain.getItem("a") == "1")
+        #expect(f.device.promptCount == 1)
+        #expect(try await keychain.getItem("b") == "2")
+        #expect(f.device.promptCount == 1)
+
+        f.device.advanceClock(by: 31)
+        f.device.lock()
+        f.device.unlock()
+        #expect(try await keychain.getItem("b") == "2")
+        #expect(f.device.promptCount == 2)
+    }
+
+    /// 003 prompt, fallback: "localizedFallbackTitle, shown after a failed scan; '' hides the button".
+    @Test("003 a fallback of '' reaches the device as '', over the storage's own too; nil reaches it as nil",
+          arguments: DatabaseKind.allCases)
+    func emptyFallbackReachesTheDevice(kind: DatabaseKind) async throws {
+        let f = try Fixture(kind)
+        let plain = try f.keychain(KeychainOptions(service: "svc.plain", accessControl: .biometryAny))
+        let titled = try f.keychain(
+            KeychainOptions(service: "svc.titled", accessControl: .biometryAny, prompt: Prompt(fallback: "Use password")))
+        let hidden = try f.keychain(KeychainOptions(service: "svc.hidden", accessControl: .biometryAny, prompt: Prompt(fallback: "")))
+        for keychain in [plain, titled, hidden] { try await keychain.setItem("k", "v") }
+        let empty = GetOptions(prompt: Prompt(fallback: ""))
+
+        _ = try await plain.getItem("k")
+        _ = try await plain.getItem("k", empty)
+        _ = try await titled.getItem("k")
+        _ = try await titled.getItem("k", empty)
+        _ = try await hidden.getItem("k")
+        _ = try await hidden.getItem("k", GetOptions(prompt: Prompt(fallback: "Enter PIN")))
+        #expect(f.device.prompts.map(\.prompt.fallback) == [nil, "", "Use password", "", "", "Enter PIN"])
+        #expect(try JSONDecoder().decode(Prompt.self, from: Data(#"{"fallback":""}"#.utf8)).fallback == "")
+    }
+
+    /// 003 Hardware on Android: "'tee' (default) The Trusted Execution Environment"; 004 android: "Default
+    /// { keyStorage: 'tee' }".
+    @Test("003/004 Android: a write that names no keyStorage keeps its key in the TEE, on a device with StrongBox too",
+          arguments: DatabaseKind.allCases)
+    func keyStorageDefaultsToTheTEE(kind: DatabaseKind) async throws {
+        let device = SimulatedDevice(platform: .android(apiLevel: 34), biometry: .fingerprint, hasStrongBox: true)
+        let f = try Fixture(kind, device: device)
+        #expect(await getHardwareSecurityLevel(device: device) == .strongbox)
+        let keychain = try f.keychain()
+        try await keychain.setItem("plain", "v")
+        try await keychain.setItem("guarded", "v", SetOptions(accessControl: .biometryAny))
+        try await keychain.setItem("empty-android", "v", SetOptions(android: AndroidOptions()))
+        try await keychain.setCredentials(Credentials(username: "u", password: "p"))
+        for key in ["plain", "guarded", "empty-android", "credentials"] {
+            #expect(try await keychain.getItemInfo(key)?.android?.securityLevel == .tee, "\(key)")
+        }
+        // The storage's own keyStorage is the default of its writes.
+        let strongbox = try f.keychain(KeychainOptions(service: "svc.sb", android: AndroidOptions(keyStorage: .strongbox)))
+        try await strongbox.setItem("k", "v")
+        #expect(try await strongbox.getItemInfo("k")?.android?.securityLevel == .strongbox)
+    }
+
+    // MARK: 004 Options
+
+    /// 004: "A write's SetOptions override the protection options for one item, a read's GetOptions the prompt for
+    /// one read; service and accessGroup belong to the storage alone."
+    @Test("004 service and accessGroup belong to the storage alone: a write's or a read's JSON options refuse them",
+          arguments: ["service", "accessGroup"])
+    func serviceAndAccessGroupBelongToTheStorage(name: String) throws {
+        let json = Data(#"{"\#(name)":"ABCDE12345.vault"}"#.utf8)
+        let decoders: [(String, (Data) throws -> Void)] = [
+            ("SetOptions", { _ = try JSONDecoder().decode(SetOptions.self, from: $0) }),
+            ("GetOptions", { _ = try JSONDecoder().decode(GetOptions.self, from: $0) }),
+            ("CredentialsOptions", { _ = try JSONDecoder().decode(CredentialsOptions.self, from: $0) }),
+            ("CredentialsGetOptions", { _ = try JSONDecoder().decode(CredentialsGetOptions.self, from: $0) }),
+        ]
+        for (type, decode) in decoders {
+            do {
+                try decode(json)
+                Issue.record("\(type) accepted \(name)")
+            } catch let error as KeychainError {
+                #expect(error.code == .INVALID_ARGUMENT, "\(type)")
+                #expect(error.message.contains(name), "\(type)")
+            }
+        }
+        let storage = try JSONDecoder().decode(KeychainOptions.self, from: json)
+        #expect(name == "service" ? storage.service != nil : storage.accessGroup != nil)
+    }
+
+    /// 004 prompt: "Default the system's texts".
+    @Test("004 with no prompt options, a read's prompt has no texts: every field nil but confirmationRequired (true)",
+          arguments: DatabaseKind.allCases)
+    func noPromptOptionsLeavesTheSystemsTexts(kind: DatabaseKind) async throws {
+        let f = try Fixture(kind)
+        let keychain = try f.keychain(KeychainOptions(accessControl: .biometryAny))
+        try await keychain.setItem("k", "v")
+        try await keychain.setCredentials(Credentials(username: "u", password: "p"))
+        _ = try await keychain.getItem("k")
+        _ = try await keychain.getBytes("k", GetOptions())
+        _ = try await keychain.getCredentials()
+        #expect(f.device.prompts.map(\.prompt) == Array(repeating: Prompt(confirmationRequired: true), count: 3))
+    }
+
+    /// A forbidden protection whose halves are each allowed: one in the storage's options, one in the call's.
+    struct Split: Sendable, CustomTestStringConvertible {
+        let testDescription: String
+        let storage: KeychainOptions
+        let call: SetOptions
+
+        static let all = [
+            Split(testDescription: "storage synchronizable, call whenUnlockedThisDeviceOnly",
+                  storage: KeychainOptions(synchronizable: true), call: SetOptions(accessible: .whenUnlockedThisDeviceOnly)),
+            Split(testDescription: "storage afterFirstUnlockThisDeviceOnly, call synchronizable",
+                  storage: KeychainOptions(accessible: .afterFirstUnlockThisDeviceOnly), call: SetOptions(synchronizable: true)),
+            Split(testDescription: "storage synchronizable, call passcode",
+                  storage: KeychainOptions(synchronizable: true), call: SetOptions(accessControl: .passcode)),
+            Split(testDescription: "storage biometryCurrentSet, call authValidity 30",
+                  storage: KeychainOptions(accessControl: .biometryCurrentSet), call: SetOptions(authValidity: 30)),
+            Split(testDescription: "storage biometryAny with authValidity 30, call biometryCurrentSetOrPasscode",
+                  storage: KeychainOptions(accessControl: .biometryAny, authValidity: 30),
+                  call: SetOptions(accessControl: .biometryCurrentSetOrPasscode)),
+        ]
+    }
+
+    /// 004: "createKeychain checks its options as a write would, and a write checks the call's options over the
+    /// storage's, the same way on both platforms".
+    @Test("004 a forbidden combination split between the storage's options and the call's is INVALID_ARGUMENT, on iOS and Android",
+          arguments: DatabaseKind.allCases, Split.all)
+    func splitCombinationIsRefused(kind: DatabaseKind, split: Split) async throws {
+        let devices = [SimulatedDevice(), SimulatedDevice(platform: .android(apiLevel: 34), biometry: .fingerprint)]
+        for device in devices {
+            let f = try Fixture(kind, device: device)
+            let keychain = try f.keychain(split.storage)
+            let platform = device.state().platform
+            #expect(await errorCode { try await keychain.setItem("k", "v", split.call) } == .INVALID_ARGUMENT, "\(platform)")
+            #expect(await errorCode { try await keychain.checkWrite("k", split.call) } == .INVALID_ARGUMENT, "\(platform)")
+            let credentials = CredentialsOptions(
+                accessible: split.call.accessible, accessControl: split.call.accessControl,
+                authValidity: split.call.authValidity, synchronizable: split.call.synchronizable)
+            #expect(
+                await errorCode { try await keychain.setCredentials(Credentials(username: "u", password: "p"), credentials) }
+                    == .INVALID_ARGUMENT, "\(platform)")
+            #expect(try f.allItems().isEmpty)
+            // Each half alone is a protection an item can have.
+            try await keychain.setItem("storage-alone", "v")
+            try await f.keychain(KeychainOptions(service: "svc.call")).setItem("call-alone", "v", split.call)
+            #expect(try f.allItems().count == 2)
+        }
     }
 }
