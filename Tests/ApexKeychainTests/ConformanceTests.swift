@@ -243,7 +243,7 @@ struct ConformanceTests {
 
     /// 003: "The same pattern holds for what the package returns: BiometryType (getBiometryTypes),
     /// HardwareSecurityLevel (getHardwareSecurityLevel) and the codes of KeychainErrorCode." The strings are the
-    /// TypeScript API's, as shared/API.md spells them; 003 gives canUseAccessControl's reasons too.
+    /// TypeScript API's; 003 gives canUseAccessControl's reasons too.
     @Test("003 what the package returns is the TypeScript strings: BiometryType, HardwareSecurityLevel, KeychainErrorCode")
     func returnedValuesAreTheTypeScriptStrings() throws {
         #expect(BiometryType.allCases.map(\.rawValue) == ["touchID", "faceID", "opticID", "fingerprint", "face", "iris"])
