@@ -3,7 +3,8 @@ import Foundation
 import Testing
 
 /// The public test double ``InMemoryKeychainDatabase``: the ``KeychainDatabase`` contract it shares with every
-/// database (primary keys, not-found, counts, query matching), and its own fault injection and write counter.
+/// database (primary keys, not-found, counts, query matching), and its own fault injection, locked-away items and
+/// write counter.
 @Suite("In-memory database")
 struct InMemoryDatabaseTests {
     static func item(
@@ -187,6 +188,29 @@ struct InMemoryDatabaseTests {
         #expect(db.allItems() == before)
         try write.run(db)
         #expect(db.allItems() != before)
+    }
+
+    @Test("a locked-away item refuses replace, rename and its value with interactionNotAllowed; it is still found and deleted")
+    func lockedAwayItem() throws {
+        let db = InMemoryKeychainDatabase()
+        try db.add(Self.item("a"))
+        try db.add(Self.item("b"))
+        let a = Self.item("a").attributes.primaryKey
+        db.setLockedAway(a)
+        let before = db.allItems()
+        #expect(Self.status { try db.replace(a, with: Self.item("a", value: "changed")) } == .interactionNotAllowed)
+        #expect(Self.status { try db.rename(a, toAccount: "moved") } == .interactionNotAllowed)
+        #expect(Self.status { _ = try db.value(for: a) } == .interactionNotAllowed)
+        #expect(db.allItems() == before)
+        #expect(try db.attributes(matching: ItemQuery(account: "a")).count == 1)
+        try db.replace(Self.item("b").attributes.primaryKey, with: Self.item("b", value: "changed"))
+
+        db.setLockedAway(a, false)
+        #expect(try db.value(for: a) == Data("v".utf8))
+        db.setLockedAway(a)
+        #expect(try db.delete(a))
+        try db.add(Self.item("a", value: "again"))
+        #expect(try db.value(for: a) == Data("again".utf8))
     }
 
     @Test("writeCount counts every attempted write, failed ones included, and no reads")

@@ -4,13 +4,15 @@ import Synchronization
 /// A ``KeychainDatabase`` in memory, for tests: the package's own tests and an app's.
 ///
 /// Tests can load other libraries' items into it with ``add(_:)``, look at everything it holds with
-/// ``allItems()``, and make the Nth write from now fail with ``failWrite(number:status:)`` to prove that a
-/// write interrupted at any step leaves the old item or the new one, never neither.
+/// ``allItems()``, make the Nth write from now fail with ``failWrite(number:status:)`` to prove that a
+/// write interrupted at any step leaves the old item or the new one, never neither, and lock an item away with
+/// ``setLockedAway(_:_:)`` as a locked device locks away the items of a class whose key it has dropped.
 public final class InMemoryKeychainDatabase: KeychainDatabase {
     private struct State {
         var items: [ItemAttributes.PrimaryKey: KeychainItem] = [:]
         var writes = 0
         var faults: [Int: DatabaseError.Status] = [:]
+        var lockedAway: Set<ItemAttributes.PrimaryKey> = []
     }
 
     private let state = Mutex(State())
@@ -38,6 +40,23 @@ public final class InMemoryKeychainDatabase: KeychainDatabase {
         state.withLock { $0.faults[$0.writes + n] = status }
     }
 
+    /// Locks the item under `key` away, or brings it back, as a device locks away an item whose class key is
+    /// unavailable (a `whenUnlocked` item while the device is locked).
+    ///
+    /// While it is locked away, ``replace(_:with:)``, ``rename(_:toAccount:)`` and ``value(for:)`` of it fail with
+    /// `interactionNotAllowed` and change nothing; its attributes are still found and it can still be deleted, as
+    /// on a device. Deleting it ends the state. The ``Keychain`` checks the lock itself before it reads or writes a
+    /// class that needs the device unlocked; this stands for what only the database can answer: that the item a
+    /// write replaces is locked away (`errSecInteractionNotAllowed` from SecItemUpdate).
+    /// - Parameters:
+    ///   - key: the item's primary key.
+    ///   - lockedAway: true to lock it away, false to bring it back.
+    public func setLockedAway(_ key: ItemAttributes.PrimaryKey, _ lockedAway: Bool = true) {
+        state.withLock { state in
+            if lockedAway { state.lockedAway.insert(key) } else { state.lockedAway.remove(key) }
+        }
+    }
+
     /// Adds an item; `duplicateItem` when its primary key is taken.
     public func add(_ item: KeychainItem) throws(DatabaseError) {
         try write { state throws(DatabaseError) in
@@ -51,6 +70,7 @@ public final class InMemoryKeychainDatabase: KeychainDatabase {
     public func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(DatabaseError) {
         try write { state throws(DatabaseError) in
             guard state.items[key] != nil else { throw DatabaseError(.itemNotFound, "no such item") }
+            try Self.checkNotLockedAway(key, state)
             let newKey = item.attributes.primaryKey
             if newKey != key, state.items[newKey] != nil {
                 throw DatabaseError(.duplicateItem, "the item already exists")
@@ -64,6 +84,7 @@ public final class InMemoryKeychainDatabase: KeychainDatabase {
     public func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(DatabaseError) {
         try write { state throws(DatabaseError) in
             guard var item = state.items[key] else { throw DatabaseError(.itemNotFound, "no such item") }
+            try Self.checkNotLockedAway(key, state)
             item.attributes.account = account
             let newKey = item.attributes.primaryKey
             if newKey != key, state.items[newKey] != nil {
@@ -81,24 +102,31 @@ public final class InMemoryKeychainDatabase: KeychainDatabase {
 
     /// The value of the item under `key`.
     public func value(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Data {
-        guard let item = state.withLock({ $0.items[key] }) else {
-            throw DatabaseError(.itemNotFound, "no such item")
+        try state.withLock { state throws(DatabaseError) -> Data in
+            guard let item = state.items[key] else { throw DatabaseError(.itemNotFound, "no such item") }
+            try Self.checkNotLockedAway(key, state)
+            return item.value
         }
-        return item.value
     }
 
     /// Deletes every matching item and returns how many there were.
     public func delete(matching query: ItemQuery) throws(DatabaseError) -> Int {
         try write { state throws(DatabaseError) in
             let keys = state.items.filter { query.matches($0.value.attributes) }.map(\.key)
-            for key in keys { state.items[key] = nil }
+            for key in keys {
+                state.items[key] = nil
+                state.lockedAway.remove(key)
+            }
             return keys.count
         }
     }
 
     /// Deletes the item under `key`; returns whether there was one.
     public func delete(_ key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Bool {
-        try write { state throws(DatabaseError) in state.items.removeValue(forKey: key) != nil }
+        try write { state throws(DatabaseError) in
+            state.lockedAway.remove(key)
+            return state.items.removeValue(forKey: key) != nil
+        }
     }
 
     /// Runs `body` with no other writer in between (not atomic: each call may fail on its own).
@@ -106,6 +134,10 @@ public final class InMemoryKeychainDatabase: KeychainDatabase {
         writer.lock()
         defer { writer.unlock() }
         return try body()
+    }
+
+    private static func checkNotLockedAway(_ key: ItemAttributes.PrimaryKey, _ state: State) throws(DatabaseError) {
+        if state.lockedAway.contains(key) { throw DatabaseError(.interactionNotAllowed, "the item is locked away") }
     }
 
     /// Counts the write, fails it if a fault was planted for it, else runs it under the state lock.

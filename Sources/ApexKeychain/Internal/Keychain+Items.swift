@@ -4,8 +4,11 @@ import Foundation
 ///
 /// A write of an item with access control is staged: the new item is added under a staging account
 /// (`<key>` + U+0000 + `staged`, which no key can equal since keys can't hold U+0000), the old item is removed,
-/// and the new one is moved into place. Whoever next finds a staged item settles it: with the old item still in
-/// place the staged one is an abandoned write and is removed; alone, it is the new item and is moved into place.
+/// and the new one is moved into place. A write without access control replaces the old item in place, unless
+/// the database answers that the old item is locked away (`interactionNotAllowed`: its class needs the device
+/// unlocked and the device is locked); that write is staged too, since staging never changes the old item.
+/// Whoever next finds a staged item settles it: with the old item still in place the staged one is an abandoned
+/// write and is removed; alone, it is the new item and is moved into place.
 extension Keychain {
     struct Protection {
         var accessible: Accessible
@@ -110,8 +113,12 @@ extension Keychain {
                 }
                 item.attributes.createdAt = current.createdAt
                 if protection.accessControl == .none {
-                    try database.replace(current.primaryKey, with: item)
-                    return true
+                    do {
+                        try database.replace(current.primaryKey, with: item)
+                        return true
+                    } catch let error as DatabaseError where error.status == .interactionNotAllowed {
+                        // The old item is locked away and the failed replace changed nothing: stage instead.
+                    }
                 }
                 var staged = item
                 staged.attributes.account = Self.stagingAccount(key)
