@@ -17,13 +17,21 @@ public enum ItemResult: String, Sendable, Codable {
 public struct ItemOutcome: Sendable, Equatable {
     /// The result.
     public var result: ItemResult
-    /// Why the item failed or was not verified; nil when it was verified.
+    /// Why the item failed or was not verified, for programs; nil when it was verified.
+    public var cause: MigrationReason?
+    /// Why, for people: the error's code and message, or a note on a verified item whose sources remain.
     public var reason: String?
 
     /// Creates an outcome.
-    public init(_ result: ItemResult, reason: String? = nil) {
+    public init(_ result: ItemResult, cause: MigrationReason? = nil, reason: String? = nil) {
         self.result = result
+        self.cause = cause
         self.reason = reason
+    }
+
+    /// A write the keychain refused.
+    init(refusal error: KeychainError) {
+        self.init(.failed, cause: .keychain(error.code), reason: "\(error.code.rawValue): \(error.message)")
     }
 }
 
@@ -84,11 +92,11 @@ struct Applier {
             for index in indices {
                 let item = plan.actions[index].item
                 guard let target = item.target else {
-                    applied.outcomes[index] = ItemOutcome(.failed, reason: "the item has no place in the package")
+                    applied.outcomes[index] = ItemOutcome(.failed, cause: .noTarget, reason: "the item has no place in the package")
                     continue
                 }
                 guard let fingerprint = try await ledger.fingerprint(of: item.value, kind: target.kind, create: true) else {
-                    applied.outcomes[index] = ItemOutcome(.failed, reason: "the value is sealed")
+                    applied.outcomes[index] = ItemOutcome(.failed, cause: .sealed, reason: "the value is sealed")
                     continue
                 }
                 batch.set(Ledger.Entry(fingerprint: fingerprint, state: .pending), for: target)
@@ -174,11 +182,11 @@ struct Applier {
             if try await verify(item.value, target, keychain) {
                 return .done(await removeSources(of: item, parked: parked, replacing: replacing, for: target))
             }
-            outcome = ItemOutcome(.unverified, reason: "the item read back differs from what was written")
+            outcome = ItemOutcome(.unverified, cause: .readBackDiffers, reason: "the item read back differs from what was written")
         } catch let error as KeychainError {
-            outcome = ItemOutcome(.failed, reason: "\(error.code.rawValue): \(error.message)")
+            outcome = ItemOutcome(refusal: error)
         } catch {
-            outcome = ItemOutcome(.failed, reason: "\(error)")
+            outcome = ItemOutcome(.failed, cause: .keychain(.INTERNAL), reason: "\(error)")
         }
         if !parked.isEmpty {
             do {

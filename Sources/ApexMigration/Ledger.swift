@@ -13,6 +13,8 @@ import Foundation
 ///   a later record overrides an earlier one for the same target;
 /// - `journal:<id>:<target digest>`: a source item removed to make room for its target (on-device migration),
 ///   kept until the target item is verified, so that an interrupted run can put it back;
+/// - `pending:<id>`: after a run that left items a later run may still migrate, their target digests and how
+///   many runs each has stayed pending (the give-up policy counts them); a later start-up retries only these;
 /// - `done:<id>`: the completion marker: a later start-up costs this one lookup.
 ///
 /// The records are items of the package, protected `afterFirstUnlockThisDeviceOnly`.
@@ -51,6 +53,26 @@ final class Ledger {
 
     func markDone() async throws(KeychainError) {
         try await keychain.setItem("done:\(id)", "1", Self.protection)
+    }
+
+    // MARK: Pending items
+
+    /// For each target digest left pending by the runs so far, how many runs it has stayed pending; nil when no
+    /// run left anything pending.
+    func pendingRuns() async throws(KeychainError) -> [String: Int]? {
+        guard let data = try await keychain.getBytes("pending:\(id)") else { return nil }
+        guard let runs = try? JSONDecoder().decode([String: Int].self, from: data) else {
+            throw KeychainError(.INTERNAL, "the migration's record of pending items 'pending:\(id)' is damaged")
+        }
+        return runs
+    }
+
+    /// Records the items a run left pending (by target digest, with the runs each has stayed pending), or
+    /// removes the record when there are none.
+    func setPendingRuns(_ runs: [String: Int]) async throws(KeychainError) {
+        guard !runs.isEmpty else { return try await keychain.removeItem("pending:\(id)") }
+        let data = (try? JSONEncoder().encode(runs)) ?? Data()
+        try await keychain.setBytes("pending:\(id)", data, Self.protection)
     }
 
     // MARK: Entries

@@ -62,10 +62,15 @@ public struct Migration: Sendable {
         }
     }
 
-    /// Runs unless an earlier run completed.
+    /// Runs unless an earlier run completed; after a run that left items pending, plans and writes only those.
+    ///
+    /// A run is complete when no item is left that a later run could still migrate (``ItemState/pending``): one
+    /// blocked for a reason that can go away (no passcode yet, nothing enrolled, the device locked, a cancelled
+    /// prompt), a conflict, a failed write. Items that can never succeed (no equivalent protection, sealed,
+    /// skipped, shadowed) don't hold it open, nor do those the policy gave up on (``MigrationPolicy/giveUp``).
     public func runIfNeeded(progress: (@Sendable (Int, Int) -> Void)? = nil) async throws(MigrationError) -> Outcome {
         if try await isComplete() { return .alreadyComplete }
-        return .ran(try await run(progress: progress))
+        return .ran(try await timedRun(progress: progress, onlyPending: true).report)
     }
 
     /// Plans, writes every `create` through the core, reads each back, and (when the policy says so) removes
@@ -80,16 +85,28 @@ public struct Migration: Sendable {
     public func timedRun(progress: (@Sendable (Int, Int) -> Void)? = nil) async throws(MigrationError)
         -> (report: MigrationReport, timings: MigrationTimings)
     {
+        try await timedRun(progress: progress, onlyPending: false)
+    }
+
+    /// A run; with `onlyPending`, of only the items an earlier run left pending (all of them when none did).
+    private func timedRun(progress: (@Sendable (Int, Int) -> Void)?, onlyPending: Bool) async throws(MigrationError)
+        -> (report: MigrationReport, timings: MigrationTimings)
+    {
         let clock = ContinuousClock()
         var timings = MigrationTimings()
         var started = clock.now
         let ledger = try openLedger()
         try await restoreInterruptedRemovals(ledger)
-        var (plan, databaseSource) = try await makePlan(ledger: ledger)
-        timings.plan = clock.now - started
-        let locked = plan.actions.contains { action in
-            action.action == .blocked && (action.reason ?? "").hasPrefix(KeychainErrorCode.INTERACTION_NOT_ALLOWED.rawValue)
+        let pendingBefore: [String: Int]?
+        do throws(KeychainError) {
+            pendingBefore = try await ledger.pendingRuns()
+        } catch {
+            throw Self.targetError(error)
         }
+        let only = onlyPending ? pendingBefore.map { Set($0.keys) } : nil
+        var (plan, databaseSource) = try await makePlan(ledger: ledger, only: only)
+        timings.plan = clock.now - started
+        let locked = plan.actions.contains { $0.action == .blocked && $0.cause == .keychain(.INTERACTION_NOT_ALLOWED) }
         if locked { throw .tryLater("the target keychain can't be written now (the device is locked)") }
         let conflicts = plan.count(.conflict)
         if conflicts > 0, policy.onConflict == .fail { throw .conflicts(conflicts) }
@@ -98,16 +115,37 @@ public struct Migration: Sendable {
         let outcomes = applied.outcomes
         for index in applied.changed {
             plan.actions[index].action = .conflict
+            plan.actions[index].cause = .changedAfterPlan
             plan.actions[index].reason = "the target key changed after the plan: another writer put an item there first"
         }
-        let report = MigrationReport(plan: plan, results: outcomes, device: Self.describe(target.device), includeLabels: false)
-        // A verified item whose sources could not be removed yet leaves work for the next run: not complete.
-        let cleanupPending = outcomes.values.contains { $0.result == .verified && $0.reason != nil }
-        if report.summary.failed == 0, !cleanupPending {
-            started = clock.now
-            try await markDone(ledger)
-            timings.ledger += clock.now - started
+        // What a later run may still do, and what the policy gives up on.
+        var pendingNow: [String: Int] = [:]
+        var givenUp: Set<Int> = []
+        for (index, action) in plan.actions.enumerated() {
+            let outcome = outcomes[index]
+            let cause = outcome?.cause ?? action.cause
+            let state = ItemState.of(action.action, cause: cause, result: outcome?.result)
+            // A verified item whose sources could not be removed yet leaves work for the next run too.
+            let cleanup = outcome?.result == .verified && outcome?.reason != nil
+            guard state == .pending || cleanup, let target = action.item.target else { continue }
+            let digest = Ledger.digest(target)
+            let runs = (pendingBefore?[digest] ?? 0) + 1
+            if state == .pending, policy.giveUp.applies(to: cause, runs: runs) {
+                givenUp.insert(index)
+                continue
+            }
+            pendingNow[digest] = max(pendingNow[digest] ?? 0, runs)
         }
+        let report = MigrationReport(
+            plan: plan, results: outcomes, device: Self.describe(target.device), includeLabels: false, givenUp: givenUp)
+        started = clock.now
+        do throws(KeychainError) {
+            if !pendingNow.isEmpty || pendingBefore != nil { try await ledger.setPendingRuns(pendingNow) }
+            if pendingNow.isEmpty { try await ledger.markDone() }
+        } catch {
+            throw Self.targetError(error)
+        }
+        timings.ledger += clock.now - started
         return (report, timings)
     }
 
@@ -130,14 +168,6 @@ public struct Migration: Sendable {
         }
     }
 
-    private func markDone(_ ledger: Ledger) async throws(MigrationError) {
-        do {
-            try await ledger.markDone()
-        } catch {
-            throw Self.targetError(error)
-        }
-    }
-
     /// A target keychain error as a migration outcome: a locked device is "try later", anything else stops.
     static func targetError(_ error: KeychainError) -> MigrationError {
         error.code == .INTERACTION_NOT_ALLOWED ? .tryLater(error.message) : .source("target: \(error)")
@@ -149,7 +179,8 @@ public struct Migration: Sendable {
 
     // MARK: Planning
 
-    func makePlan(ledger: Ledger? = nil) async throws(MigrationError) -> (MigrationPlan, DatabaseSource?) {
+    /// - Parameter only: when given, plan only the items whose target digest is in it.
+    func makePlan(ledger: Ledger? = nil, only: Set<String>? = nil) async throws(MigrationError) -> (MigrationPlan, DatabaseSource?) {
         let dumps: [Dump]
         var databaseSource: DatabaseSource?
         switch source {
@@ -160,7 +191,8 @@ public struct Migration: Sendable {
             databaseSource = read
             dumps = [read.dump]
         }
-        let (items, summaries) = try collect(dumps)
+        var (items, summaries) = try collect(dumps)
+        if let only { items = items.filter { $0.target.map { only.contains(Ledger.digest($0)) } ?? false } }
         var planLedger = ledger
         if planLedger == nil { planLedger = try openLedger() }
         let planner = Planner(target: target, ledger: planLedger, policy: policy, sourceItems: databaseSource?.items ?? [:])

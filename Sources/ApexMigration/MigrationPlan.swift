@@ -27,8 +27,10 @@ public struct PlannedAction: Sendable, Equatable {
     public var item: SourceItem
     /// The action.
     public var action: MigrationAction
-    /// Why, for every action but a plain `create`: a `KeychainErrorCode` name and an explanation.
+    /// Why, for every action but a plain `create`, for people: a `KeychainErrorCode` name and an explanation.
     public var reason: String?
+    /// Why, for programs (nil for a plain `create` and `exists`).
+    public var cause: MigrationReason?
     /// For a `create` with `removeSource` on the device: the other library's items under the target key that the
     /// write replaces (the item's own source, or stale copies of it), and nothing else.
     var replaces: [ItemAttributes.PrimaryKey] = []
@@ -37,11 +39,20 @@ public struct PlannedAction: Sendable, Equatable {
     var expected: Keychain.ExpectedHolder = .absent
 
     /// Creates a planned action.
-    public init(item: SourceItem, action: MigrationAction, reason: String? = nil) {
+    public init(item: SourceItem, action: MigrationAction, cause: MigrationReason? = nil, reason: String? = nil) {
         self.item = item
         self.action = action
+        self.cause = cause
         self.reason = reason
     }
+
+    /// A planned action the keychain refused, with the error's code and message as its reason.
+    init(item: SourceItem, action: MigrationAction, refusal error: KeychainError) {
+        self.init(item: item, action: action, cause: .keychain(error.code), reason: "\(error.code.rawValue): \(error.message)")
+    }
+
+    /// Whether a later run may still change what happens to the item (see ``ItemState``).
+    public var state: ItemState { ItemState.of(action, cause: cause, result: nil) }
 }
 
 /// The plan: one action per source item, in the order the importers found them. Pure: making it wrote nothing.
@@ -101,15 +112,44 @@ public struct MigrationPolicy: Sendable, Equatable {
     public var migrationID: String
     /// What the importers are told.
     public var importOptions: ImportOptions
+    /// When to stop retrying an item that stays pending; never by default.
+    public var giveUp: GiveUp
+
+    /// When a migration stops retrying a pending item (``ItemState/pending``): it is then ``ItemState/givenUp``,
+    /// reported as such, and no longer holds the migration open.
+    public struct GiveUp: Sendable, Equatable {
+        /// Give up on an item once it has stayed pending through this many runs (launches of the app, for
+        /// ``Migration/runIfNeeded(progress:)``); nil: never.
+        public var afterRuns: Int?
+        /// Give up at once on an item pending for one of these reasons (a user who will never enrol biometrics,
+        /// say: `.keychain(.BIOMETRY_NOT_ENROLLED)`).
+        public var reasons: Set<MigrationReason>
+
+        /// Creates a give-up rule.
+        public init(afterRuns: Int? = nil, reasons: Set<MigrationReason> = []) {
+            self.afterRuns = afterRuns
+            self.reasons = reasons
+        }
+
+        /// Never give up.
+        public static let never = GiveUp()
+
+        /// Whether to give up on an item pending for `cause` that has now stayed pending through `runs` runs.
+        func applies(to cause: MigrationReason?, runs: Int) -> Bool {
+            if let afterRuns, runs >= afterRuns { return true }
+            return cause.map(reasons.contains) ?? false
+        }
+    }
 
     /// Creates a policy.
     public init(
         onConflict: OnConflict = .skip, removeSource: Bool = false, migrationID: String = "default",
-        importOptions: ImportOptions = ImportOptions()
+        importOptions: ImportOptions = ImportOptions(), giveUp: GiveUp = .never
     ) {
         self.onConflict = onConflict
         self.removeSource = removeSource
         self.migrationID = migrationID
         self.importOptions = importOptions
+        self.giveUp = giveUp
     }
 }

@@ -38,13 +38,25 @@ public struct MigrationReport: Sendable, Codable, Equatable {
     public struct Item: Sendable, Codable, Equatable {
         public var source: ItemSource
         public var target: ItemTarget?
-        public var action: String?
+        /// What the plan does (nil in an inventory).
+        public var action: MigrationAction?
+        /// Why, for people.
         public var reason: String?
-        public var result: String?
+        /// Why, for programs: the reason of the action, or of a `create` that failed or was not verified
+        /// (JSON `reasonCode`).
+        public var cause: MigrationReason?
+        /// What a run's write came to; nil in a dry run.
+        public var result: ItemResult?
         /// Why a `create` failed or was not verified (an error code and message, never a value); only in a
         /// run's report.
         public var resultReason: String?
+        /// Whether a later run may still change it (nil in an inventory).
+        public var state: ItemState?
         public var notes: [String]
+
+        enum CodingKeys: String, CodingKey {
+            case source, target, action, reason, cause = "reasonCode", result, resultReason, state, notes
+        }
 
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
@@ -53,6 +65,8 @@ public struct MigrationReport: Sendable, Codable, Equatable {
                 try c.encode(target, forKey: .target)
                 try c.encode(action, forKey: .action)
                 try c.encode(reason, forKey: .reason)
+                try c.encode(cause, forKey: .cause)
+                try c.encode(state, forKey: .state)
                 if let result {
                     try c.encode(result, forKey: .result)
                     try c.encode(resultReason, forKey: .resultReason)
@@ -137,14 +151,20 @@ public struct MigrationReport: Sendable, Codable, Equatable {
 
     /// The items that make the exit code 1: conflicts, blocked items, failed writes.
     public var hasProblems: Bool { summary.conflict > 0 || summary.blocked > 0 || summary.failed > 0 }
+
+    /// Whether no item is left that a later run could still migrate (none ``ItemState/pending``).
+    public var isComplete: Bool { !items.contains { $0.state == .pending } }
 }
 
 extension MigrationReport {
     /// The report of a plan (dry run) or of a run (with its results).
     /// - Parameters:
     ///   - includeLabels: show accounts that are usernames; without it they are left out.
+    /// - Parameters:
+    ///   - givenUp: the items (by index) the policy gave up on: their pending state is ``ItemState/givenUp``.
     public init(
-        plan: MigrationPlan, results: [Int: ItemOutcome]? = nil, device: String, includeLabels: Bool
+        plan: MigrationPlan, results: [Int: ItemOutcome]? = nil, device: String, includeLabels: Bool,
+        givenUp: Set<Int> = []
     ) {
         formatVersion = 1
         dryRun = results == nil
@@ -162,10 +182,13 @@ extension MigrationReport {
         items = concurrentMap(count: actions.count) { index in
             let outcome: ItemOutcome? = results?[index]
             let item: SourceItem = actions[index].item
+            let cause = outcome?.cause ?? actions[index].cause
+            var state = ItemState.of(actions[index].action, cause: cause, result: outcome?.result)
+            if state == .pending, givenUp.contains(index) { state = .givenUp }
             return Item(
                 source: ItemSource(item, includeLabels: includeLabels), target: item.target.map { ItemTarget($0) },
-                action: actions[index].action.rawValue, reason: actions[index].reason, result: outcome?.result.rawValue,
-                resultReason: outcome?.reason, notes: item.notes)
+                action: actions[index].action, reason: actions[index].reason, cause: cause, result: outcome?.result,
+                resultReason: outcome?.reason, state: state, notes: item.notes)
         }
         self.summary = summary
     }
@@ -180,8 +203,8 @@ extension MigrationReport {
         }
         self.items = items.map {
             Item(
-                source: ItemSource($0, includeLabels: includeLabels), target: nil, action: nil, reason: nil, result: nil,
-                resultReason: nil, notes: $0.notes)
+                source: ItemSource($0, includeLabels: includeLabels), target: nil, action: nil, reason: nil, cause: nil,
+                result: nil, resultReason: nil, state: nil, notes: $0.notes)
         }
         var summary = Summary()
         summary.found = items.count

@@ -104,18 +104,18 @@ struct Planner {
 
     private func decide(_ item: SourceItem, index: Int, _ context: inout Context) async -> PlannedAction {
         switch item.verdict {
-        case .blocked(let why): return PlannedAction(item: item, action: .blocked, reason: why)
-        case .shadowed(let why): return PlannedAction(item: item, action: .shadowed, reason: why)
-        case .skipped(let why): return PlannedAction(item: item, action: .skipped, reason: why)
+        case .blocked(let why): return PlannedAction(item: item, action: .blocked, cause: .noEquivalent, reason: why)
+        case .shadowed(let why): return PlannedAction(item: item, action: .shadowed, cause: .shadowed, reason: why)
+        case .skipped(let why): return PlannedAction(item: item, action: .skipped, cause: .skipped, reason: why)
         case .migrate: break
         }
-        if case .sealed(let why) = item.value { return PlannedAction(item: item, action: .sealed, reason: why) }
+        if case .sealed(let why) = item.value { return PlannedAction(item: item, action: .sealed, cause: .sealed, reason: why) }
         guard let target = item.target else {
-            return PlannedAction(item: item, action: .blocked, reason: "the item has no place in the package")
+            return PlannedAction(item: item, action: .blocked, cause: .noTarget, reason: "the item has no place in the package")
         }
         if let group = context.duplicates[index] {
             return PlannedAction(
-                item: item, action: .conflict, reason: Self.sharedTargetReason(item.origin, group: group))
+                item: item, action: .conflict, cause: .sharedTargetKey, reason: Self.sharedTargetReason(item.origin, group: group))
         }
         do throws(KeychainError) {
             let keychain: Keychain
@@ -146,7 +146,8 @@ struct Planner {
             case .foreign:
                 guard policy.removeSource, let replaced = try replaceableHolders(item, target, keychain, context) else {
                     return PlannedAction(
-                        item: item, action: .conflict, reason: "the target key is held by another library's item")
+                        item: item, action: .conflict, cause: .heldByAnotherLibrary,
+                        reason: "the target key is held by another library's item")
                 }
                 // The holders will be moved aside: every other check a write makes still applies.
                 try await keychain.checkWrite(target.key, target.options, states: KeyStates())
@@ -160,7 +161,7 @@ struct Planner {
                 return PlannedAction(item: item, action: .create)
             }
         } catch {
-            return PlannedAction(item: item, action: .blocked, reason: "\(error.code.rawValue): \(error.message)")
+            return PlannedAction(item: item, action: .blocked, refusal: error)
         }
     }
 
@@ -201,7 +202,8 @@ struct Planner {
     /// A package item already holds the key: `exists` when it holds the same value with the same protection,
     /// `create` to finish a write an interrupted run began, `conflict` otherwise.
     private func compare(_ item: SourceItem, _ target: TargetItem, _ info: ItemInfo, _ keychain: Keychain) async -> PlannedAction {
-        let differs = PlannedAction(item: item, action: .conflict, reason: "the target key holds a different item of the package")
+        let differs = PlannedAction(
+            item: item, action: .conflict, cause: .heldByDifferentItem, reason: "the target key holds a different item of the package")
         guard Self.sameProtection(info, target) else { return differs }
         if case .credentials(let username, _) = item.value, !Self.same(info.label, username) { return differs }
         do throws(KeychainError) {
@@ -213,7 +215,7 @@ struct Planner {
                 entry.fingerprint == fingerprint
             else {
                 return PlannedAction(
-                    item: item, action: .conflict,
+                    item: item, action: .conflict, cause: .heldByUnverifiedItem,
                     reason: "the target key holds a package item that this migration did not write, protected by \(info.accessControl.rawValue): its value can't be compared without a prompt")
             }
             guard entry.state == .pending else { return PlannedAction(item: item, action: .exists) }
@@ -222,7 +224,7 @@ struct Planner {
             action.expected = .own(info)
             return action
         } catch {
-            return PlannedAction(item: item, action: .blocked, reason: "\(error.code.rawValue): \(error.message)")
+            return PlannedAction(item: item, action: .blocked, refusal: error)
         }
     }
 

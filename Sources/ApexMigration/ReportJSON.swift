@@ -200,7 +200,7 @@ extension MigrationReport.Item {
         json.object { json in
             if let action {
                 json.key("action")
-                json.string(action)
+                json.string(action.rawValue)
             }
             json.key("notes")
             json.array { json in
@@ -212,9 +212,11 @@ extension MigrationReport.Item {
             if action != nil {
                 json.key("reason")
                 json.optional(reason)
+                json.key("reasonCode")
+                json.optional(cause?.code)
                 if let result {
                     json.key("result")
-                    json.string(result)
+                    json.string(result.rawValue)
                     json.key("resultReason")
                     json.optional(resultReason)
                 }
@@ -222,6 +224,8 @@ extension MigrationReport.Item {
             json.key("source")
             source.write(&json)
             if action != nil {
+                json.key("state")
+                json.optional(state?.rawValue)
                 json.key("target")
                 if let target { target.write(&json) } else { json.optional(nil) }
             }

@@ -12,8 +12,14 @@ extension MigrationReport {
                 .compactMap { $0 }.joined(separator: " / ")
             let found = "\(items[index].source.library) \(items[index].source.platform) \(source.isEmpty ? items[index].source.location : source)"
             let target = items[index].target.map { "\($0.service)/\($0.key) [\($0.kind), \($0.accessible), \($0.accessControl)]" } ?? "-"
-            var action = items[index].action ?? "-"
-            if let result = items[index].result { action += " (\(result))" }
+            var action = items[index].action?.rawValue ?? "-"
+            if let result = items[index].result { action += " (\(result.rawValue))" }
+            // Whether a later run can still change it; a dry run's writes to come are not repeated as pending.
+            switch items[index].state {
+            case .pending where !(dryRun && items[index].action == .create): action += ", pending"
+            case .givenUp: action += ", given up"
+            default: break
+            }
             let reason: String
             switch (items[index].reason, items[index].resultReason) {
             case (let first?, let second?): reason = first + "; " + second

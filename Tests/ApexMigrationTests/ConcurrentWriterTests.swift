@@ -62,17 +62,17 @@ struct ConcurrentWriterTests {
         let report = try await migration.run()
 
         let token = try #require(report.items.first { $0.source.account == "token" })
-        #expect(token.action == "conflict")
+        #expect(token.action == .conflict)
         #expect(token.result == nil)
         #expect(token.reason?.contains("changed after the plan") == true)
-        #expect(report.items.first { $0.source.account == "other" }?.result == "verified")
+        #expect(report.items.first { $0.source.account == "other" }?.result == .verified)
         #expect(report.summary.conflict == 1 && report.summary.create == 1 && report.summary.verified == 1)
         let app = try Keychain(KeychainOptions(service: "app"), database: database, device: device)
         #expect(try await app.getItem("token") == "someone-else's-token")
 
         // The next run finds the other writer's item where the plan looks, and says the same.
         let again = try await migration.run()
-        #expect(again.items.first { $0.source.account == "token" }?.action == "conflict")
+        #expect(again.items.first { $0.source.account == "token" }?.action == .conflict)
         #expect(try await app.getItem("token") == "someone-else's-token")
     }
 

@@ -40,7 +40,7 @@ struct OnDeviceMigrationTests {
             importers: [PlainImporter()], source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device))
         let report = try await migration.run()
-        #expect(report.items.map(\.action) == ["conflict", "conflict"])
+        #expect(report.items.map(\.action) == [.conflict, .conflict])
         #expect(try Self.foreign(database).count == 2)
     }
 
@@ -51,7 +51,7 @@ struct OnDeviceMigrationTests {
             importers: [PlainImporter()], source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
         let report = try await migration.run()
-        #expect(report.items.map(\.action) == ["create", "create"])
+        #expect(report.items.map(\.action) == [.create, .create])
         #expect(report.summary.verified == 2)
         #expect(try Self.foreign(database).isEmpty)
         let app = try Keychain(KeychainOptions(service: "app"), database: database, device: device)
@@ -95,7 +95,7 @@ struct OnDeviceMigrationTests {
             target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
         let report = try await migration.run()
         let actions = Dictionary(
-            report.items.map { ("\($0.source.service ?? "")/\($0.target?.key ?? $0.source.location)", $0.action ?? "") },
+            report.items.map { ("\($0.source.service ?? "")/\($0.target?.key ?? $0.source.location)", $0.action?.rawValue ?? "") },
             uniquingKeysWith: { a, _ in a })
         #expect(actions["app:no-auth/authToken"] == "create")
         #expect(actions["app/authToken"] == "shadowed")
@@ -127,7 +127,7 @@ struct OnDeviceMigrationTests {
         let failed = try await migration.run()
         #expect(failed.summary.failed >= 2, "authToken and deviceSecret go to service app")
         let kept = Set(try Self.foreign(database).map { "\($0.service)/\($0.account)" })
-        let migrated = Set(failed.items.filter { $0.result == "verified" }.map { "\($0.source.service ?? "")/\($0.source.account ?? "")" })
+        let migrated = Set(failed.items.filter { $0.result == .verified }.map { "\($0.source.service ?? "")/\($0.source.account ?? "")" })
         #expect(migrated == ["secrets:no-auth/api-key"], "only the item outside the failing service was migrated, and its source removed")
         #expect(kept == before.subtracting(migrated), "every item moved aside for a failed write is back where it was")
         #expect(try await Self.journalKeys(database, device).isEmpty)
@@ -191,7 +191,7 @@ struct OnDeviceMigrationTests {
             importers: [PlainImporter()], source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
         let first = try await migration.run()
-        #expect(first.items.first?.result == "verified")
+        #expect(first.items.first?.result == .verified)
         #expect(first.items.first?.resultReason?.contains("could not be removed now") == true)
         let app = try Keychain(KeychainOptions(service: "app"), database: database, device: device)
         #expect(try await app.getItem("token") == "sample-token-0001", "the verified item is not taken back")
@@ -232,7 +232,7 @@ struct OnDeviceMigrationTests {
             importers: [PlainImporter()], source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device))
         let next = try await keeping.run()
-        #expect(next.items.map(\.action) == ["conflict"], "the source item is back, holding its key")
+        #expect(next.items.map(\.action) == [.conflict], "the source item is back, holding its key")
         #expect(try Self.foreign(database) == [source.attributes])
         #expect(try database.value(for: source.attributes.primaryKey) == Data("sample-token-0001".utf8))
         #expect(try await Self.journalKeys(database, device).isEmpty)
@@ -247,7 +247,7 @@ struct OnDeviceMigrationTests {
             importers: [PlainImporter()], source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
         let report = try await migration.run()
-        #expect(report.items.first?.result == "failed")
+        #expect(report.items.first?.result == .failed)
         #expect(report.items.first?.resultReason?.hasPrefix("USER_CANCELED") == true)
         #expect(try Self.foreign(database) == [source.attributes])
         #expect(try database.attributes(matching: ItemQuery()).filter(\.isApexItem).allSatisfy { $0.service == "apex-keychain.migration" })
@@ -269,7 +269,7 @@ struct OnDeviceMigrationTests {
             target: MigrationTarget(database: database, device: device),
             policy: MigrationPolicy(removeSource: true, migrationID: "cleanup", importOptions: options)
         ).run()
-        #expect(second.items.map(\.action) == ["exists", "skipped"])
+        #expect(second.items.map(\.action) == [.exists, .skipped])
         #expect(try Self.foreign(database).map(\.account) == ["skip-this"])
         let moved = try Keychain(KeychainOptions(service: "moved"), database: database, device: device)
         #expect(try await moved.getItem("token") == "sample-token-0001")

@@ -98,7 +98,7 @@ struct PlanApplyTests {
         let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
         let plan = try await migration.plan()
         let report = try await migration.run()
-        #expect(report.items.map(\.action) == plan.actions.map(\.action.rawValue))
+        #expect(report.items.map(\.action) == plan.actions.map(\.action))
         #expect(report.items.map(\.target?.key) == plan.actions.map(\.item.target?.key))
     }
 
@@ -144,13 +144,13 @@ struct PlanApplyTests {
         let report = try await migration.run()
         #expect(report.summary.failed == 2)
         #expect(report.summary.verified == 1)
-        let failed = report.items.filter { $0.result == "failed" }
+        let failed = report.items.filter { $0.result == .failed }
         #expect(failed.count == 2)
         for item in failed {
             #expect(item.resultReason?.hasPrefix("INTERNAL: ") == true)
             #expect(item.resultReason?.contains("injected fault") == true)
         }
-        #expect(report.items.first { $0.result == "verified" }?.resultReason == nil)
+        #expect(report.items.first { $0.result == .verified }?.resultReason == nil)
         let json = String(decoding: report.json(), as: UTF8.self)
         #expect(json.contains("\"resultReason\" : \"INTERNAL: "))
         #expect(json.contains("\"resultReason\" : null"))
@@ -191,7 +191,7 @@ struct PlanApplyTests {
         let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
         let report = try await migration.run()
         let refresh = try #require(report.items.first { $0.target?.key == "refresh" })
-        #expect(refresh.action == "blocked")
+        #expect(refresh.action == .blocked)
         #expect(refresh.reason?.hasPrefix("BIOMETRY_NOT_AVAILABLE") == true)
         #expect(try await target.keychain(service: "app").hasItem("refresh") == false)
     }
@@ -205,7 +205,7 @@ struct PlanApplyTests {
         try target.database.add(foreign)
         let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(Array(Self.records.prefix(1)))]), target: target)
         let report = try await migration.run()
-        #expect(report.items.first?.action == "conflict")
+        #expect(report.items.first?.action == .conflict)
         #expect(try target.database.value(for: foreign.attributes.primaryKey) == Data("someone-else".utf8))
     }
 
@@ -232,7 +232,7 @@ struct PlanApplyTests {
             importers: [PlainImporter()], source: .dumps([first, second]), target: target,
             policy: MigrationPolicy(importOptions: ImportOptions(serviceMap: ["legacy": "app"])))
         let report = try await migration.run()
-        #expect(report.items.map(\.action) == ["conflict", "conflict"])
+        #expect(report.items.map(\.action) == [.conflict, .conflict])
         #expect(try await target.keychain(service: "app").hasItem("token") == false)
     }
 
@@ -245,7 +245,7 @@ struct PlanApplyTests {
         let target = memoryTarget()
         let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(records)]), target: target)
         let report = try await migration.run()
-        #expect(report.items.map(\.action) == ["create", "create"], "not two sources mapping to one key")
+        #expect(report.items.map(\.action) == [.create, .create], "not two sources mapping to one key")
         #expect(report.summary.verified == 2)
         #expect(try await target.keychain(service: "caf\u{E9}").getItem("token") == "sample-composed")
         #expect(try await target.keychain(service: "cafe\u{301}").getItem("token") == "sample-decomposed")

@@ -110,8 +110,10 @@ struct ReportRenderingTests {
     static func referenceText(_ report: MigrationReport) -> [String] {
         let rows: [[String]] = report.items.map { item in
             let source = [item.source.service, item.source.server, item.source.account].compactMap { $0 }.joined(separator: " / ")
-            var action = item.action ?? "-"
-            if let result = item.result { action += " (\(result))" }
+            var action = item.action?.rawValue ?? "-"
+            if let result = item.result { action += " (\(result.rawValue))" }
+            if item.state == .pending, !(report.dryRun && item.action == .create) { action += ", pending" }
+            if item.state == .givenUp { action += ", given up" }
             return [
                 shown("\(item.source.library) \(item.source.platform) \(source.isEmpty ? item.source.location : source)"),
                 shown(item.target.map { "\($0.service)/\($0.key) [\($0.kind), \($0.accessible), \($0.accessControl)]" } ?? "-"),

@@ -1,0 +1,213 @@
+import ApexDumps
+import ApexKeychain
+import ApexMigration
+import Foundation
+import Synchronization
+import Testing
+
+/// A database that counts the calls made to it, and can run something once after its Nth `add`.
+private final class WatchedDatabase: KeychainDatabase {
+    let inner = InMemoryKeychainDatabase()
+    private struct Counts {
+        var reads = 0
+        var adds = 0
+        var afterAdd: (Int, @Sendable () -> Void)?
+    }
+    private let counts = Mutex(Counts())
+
+    var reads: Int { counts.withLock { $0.reads } }
+    func resetReads() { counts.withLock { $0.reads = 0 } }
+    /// Runs `action` once, right after the `n`th add from now.
+    func after(adds n: Int, _ action: @escaping @Sendable () -> Void) {
+        counts.withLock { $0.afterAdd = ($0.adds + n, action) }
+    }
+
+    func add(_ item: KeychainItem) throws(DatabaseError) {
+        try inner.add(item)
+        let action: (@Sendable () -> Void)? = counts.withLock { c in
+            c.adds += 1
+            guard let (at, action) = c.afterAdd, c.adds == at else { return nil }
+            c.afterAdd = nil
+            return action
+        }
+        action?()
+    }
+    func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(DatabaseError) {
+        try inner.replace(key, with: item)
+    }
+    func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(DatabaseError) {
+        try inner.rename(key, toAccount: account)
+    }
+    func attributes(matching query: ItemQuery) throws(DatabaseError) -> [ItemAttributes] {
+        counts.withLock { $0.reads += 1 }
+        return try inner.attributes(matching: query)
+    }
+    func accounts(matching query: ItemQuery) throws(DatabaseError) -> [String] {
+        counts.withLock { $0.reads += 1 }
+        return try inner.accounts(matching: query)
+    }
+    func value(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Data {
+        counts.withLock { $0.reads += 1 }
+        return try inner.value(for: key)
+    }
+    func delete(matching query: ItemQuery) throws(DatabaseError) -> Int { try inner.delete(matching: query) }
+    func delete(_ key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Bool { try inner.delete(key) }
+    func exclusively<T>(_ body: () throws -> T) throws -> T { try inner.exclusively(body) }
+}
+
+/// Issue "Start-up migration an app can adopt", part 2: a run is complete only when nothing is left that a later
+/// run could still migrate; a later `runIfNeeded` retries only what is pending; the policy can give up.
+@Suite("Pending items")
+struct PendingItemsTests {
+    typealias Record = (service: String, account: String, value: String, pdmn: String, flags: AccessControlFlags)
+
+    static let records: [Record] = [
+        ("app", "token", "sample-token-0001", "ck", []),
+        ("app", "pin", "sample-pin-0002", "ck", [.devicePasscode]),
+        ("app", "and-combination", "sample-x", "ck", []),
+    ]
+
+    static func migration(_ database: any KeychainDatabase, _ device: SimulatedDevice, policy: MigrationPolicy = .init())
+        -> Migration
+    {
+        var records = Self.records
+        records[2].account = "blocked-and-combination"
+        return Migration(
+            importers: [PlainImporter()], source: .dumps([dump(records)]),
+            target: MigrationTarget(database: database, device: device), policy: policy)
+    }
+
+    static func item(_ report: MigrationReport, _ account: String) -> MigrationReport.Item? {
+        report.items.first { $0.source.account == account }
+    }
+
+    @Test("no passcode at launch 1: the passcode item is pending and the run incomplete; set before launch 2, it is migrated then; launch 3 costs one lookup")
+    func passcodeSetBetweenLaunches() async throws {
+        let database = WatchedDatabase()
+        let device = SimulatedDevice(passcodeSet: false)
+
+        guard case .ran(let first) = try await Self.migration(database, device).runIfNeeded() else {
+            Issue.record("launch 1 did not run")
+            return
+        }
+        let pin = try #require(Self.item(first, "pin"))
+        #expect(pin.action == .blocked && pin.cause == .keychain(.PASSCODE_NOT_SET) && pin.state == .pending)
+        #expect(Self.item(first, "token")?.state == .final)
+        // No equivalent protection can never succeed: it does not hold the migration open.
+        #expect(Self.item(first, "blocked-and-combination")?.state == .final)
+        #expect(!first.isComplete)
+        #expect(try await !Self.migration(database, device).isComplete())
+
+        device.setPasscode(true)
+        device.relaunch()
+        guard case .ran(let second) = try await Self.migration(database, device).runIfNeeded() else {
+            Issue.record("launch 2 did not run")
+            return
+        }
+        // Only what was pending is planned and written again.
+        #expect(second.items.map(\.source.account) == ["pin"])
+        #expect(second.items.first?.result == .verified && second.items.first?.state == .final)
+        #expect(second.isComplete)
+        let app = try Keychain(KeychainOptions(service: "app"), database: database, device: device)
+        #expect(try await app.getItem("pin") == "sample-pin-0002")
+
+        device.relaunch()
+        database.resetReads()
+        guard case .alreadyComplete = try await Self.migration(database, device).runIfNeeded() else {
+            Issue.record("launch 3 ran again")
+            return
+        }
+        #expect(database.reads == 1)
+    }
+
+    @Test("a conflict the app resolves between launches is migrated at the next launch")
+    func conflictResolvedBetweenLaunches() async throws {
+        let database = WatchedDatabase()
+        let device = SimulatedDevice()
+        let app = try Keychain(KeychainOptions(service: "app"), database: database, device: device)
+        try await app.setItem("token", "the app's own token")
+
+        guard case .ran(let first) = try await Self.migration(database, device).runIfNeeded() else { return }
+        let token = try #require(Self.item(first, "token"))
+        #expect(token.action == .conflict && token.cause == .heldByDifferentItem && token.state == .pending)
+        #expect(!first.isComplete)
+
+        try await app.removeItem("token")
+        device.relaunch()
+        guard case .ran(let second) = try await Self.migration(database, device).runIfNeeded() else {
+            Issue.record("launch 2 did not run")
+            return
+        }
+        #expect(second.items.map(\.source.account) == ["token"])
+        #expect(second.items.first?.result == .verified)
+        #expect(second.isComplete)
+        #expect(try await app.getItem("token") == "sample-token-0001")
+        guard case .alreadyComplete = try await Self.migration(database, device).runIfNeeded() else {
+            Issue.record("launch 3 ran again")
+            return
+        }
+    }
+
+    @Test("the policy gives up after N launches: the item is reported given up, and the migration completes")
+    func giveUpAfterLaunches() async throws {
+        let database = InMemoryKeychainDatabase()
+        let device = SimulatedDevice(passcodeSet: false)
+        let policy = MigrationPolicy(giveUp: .init(afterRuns: 2))
+        guard case .ran(let first) = try await Self.migration(database, device, policy: policy).runIfNeeded() else { return }
+        #expect(Self.item(first, "pin")?.state == .pending)
+        device.relaunch()
+        guard case .ran(let second) = try await Self.migration(database, device, policy: policy).runIfNeeded() else {
+            Issue.record("launch 2 did not run")
+            return
+        }
+        #expect(second.items.map(\.source.account) == ["pin"])
+        #expect(second.items.first?.state == .givenUp)
+        #expect(second.isComplete)
+        #expect(MigrationReport.self == type(of: second))
+        guard case .alreadyComplete = try await Self.migration(database, device, policy: policy).runIfNeeded() else {
+            Issue.record("launch 3 ran again")
+            return
+        }
+    }
+
+    @Test("the policy gives up at once for the reasons it names")
+    func giveUpForReasons() async throws {
+        let policy = MigrationPolicy(giveUp: .init(reasons: [.keychain(.PASSCODE_NOT_SET)]))
+        let migration = Self.migration(InMemoryKeychainDatabase(), SimulatedDevice(passcodeSet: false), policy: policy)
+        guard case .ran(let report) = try await migration.runIfNeeded() else { return }
+        #expect(Self.item(report, "pin")?.state == .givenUp)
+        #expect(report.isComplete)
+        #expect(try await migration.isComplete())
+    }
+
+    @Test("the device locked in the middle of a run: what could not be written is pending, and the next launch finishes it")
+    func lockedMidRun() async throws {
+        let database = WatchedDatabase()
+        let device = SimulatedDevice()
+        let records: [Record] = [
+            ("app", "a", "sample-a", "ck", []), ("app", "b", "sample-b", "ak", []), ("app", "c", "sample-c", "ak", []),
+        ]
+        let migration = Migration(
+            importers: [PlainImporter()], source: .dumps([dump(records)]),
+            target: MigrationTarget(database: database, device: device))
+        // The ledger's first record and item `a` are added, then the user locks the phone.
+        database.after(adds: 3) { device.lock() }
+        guard case .ran(let first) = try await migration.runIfNeeded() else {
+            Issue.record("launch 1 did not run")
+            return
+        }
+        #expect(first.items.map(\.result) == [.verified, .failed, .failed])
+        #expect(first.items.dropFirst().allSatisfy { $0.cause == .keychain(.INTERACTION_NOT_ALLOWED) && $0.state == .pending })
+        #expect(!first.isComplete)
+
+        device.unlock()
+        device.relaunch()
+        guard case .ran(let second) = try await migration.runIfNeeded() else {
+            Issue.record("launch 2 did not run")
+            return
+        }
+        #expect(second.items.map(\.source.account) == ["b", "c"])
+        #expect(second.items.allSatisfy { $0.result == .verified })
+        #expect(second.isComplete)
+    }
+}
