@@ -21,6 +21,11 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
     public let url: URL
     /// The device the store models.
     public let deviceProfile: DeviceProfile
+    /// The largest value a store holds: 16 MiB. Keychain values are small (a token, a password, a key: tens of
+    /// kilobytes at most), and no keychain promises more; the limit keeps a runaway write (a value read from an
+    /// endless stream) out of the file and out of memory. A larger value is refused with `io`.
+    public static let maximumValueSize = 16 << 20
+
     /// Whether the master key is wrapped by a passphrase (which is then the modelled device's passcode).
     public let usesPassphrase: Bool
 
@@ -43,15 +48,19 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
 
     // MARK: KeychainDatabase
 
-    /// Adds an item; `duplicateItem` when its primary key is taken.
+    /// Adds an item; `duplicateItem` when its primary key is taken, `io` for a value larger than
+    /// ``maximumValueSize``.
     public func add(_ item: KeychainItem) throws(DatabaseError) {
+        try checkSize(item.value)
         try write {
             try insert(item)
         }
     }
 
-    /// Replaces the attributes and value of the item under `key`.
+    /// Replaces the attributes and value of the item under `key`; `io` for a value larger than
+    /// ``maximumValueSize``.
     public func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(DatabaseError) {
+        try checkSize(item.value)
         try write {
             guard let id = try rowID(key) else { throw DatabaseError(.itemNotFound, "no such item") }
             let a = item.attributes
@@ -164,6 +173,12 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
     /// in this process or another, comes in between. Errors thrown by `body` pass through unchanged.
     public func exclusively<T>(_ body: () throws -> T) throws -> T {
         try transaction(body)
+    }
+
+    private func checkSize(_ value: Data) throws(DatabaseError) {
+        guard value.count > Self.maximumValueSize else { return }
+        throw DatabaseError(
+            .io, "\(url.path): the value is \(value.count) bytes; a store holds values of up to \(Self.maximumValueSize) bytes (16 MiB)")
     }
 
     // MARK: Meta

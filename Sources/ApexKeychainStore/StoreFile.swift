@@ -10,11 +10,15 @@ public enum StoreKeySource: Sendable {
     /// A key file (created 0600 beside the store by ``SQLiteKeychainDatabase/create(at:key:device:)``). A key
     /// file that others can read is refused.
     case keyFile(URL)
-    /// A passphrase, stretched with Argon2id. It is also the passcode of the `linux` device profile.
+    /// A passphrase, stretched with Argon2id. It is also the passcode of the `linux` device profile. At most
+    /// ``SQLiteKeychainDatabase/maximumPassphraseLength`` bytes when a store is created.
     case passphrase(Data)
 }
 
 extension SQLiteKeychainDatabase {
+    /// The longest passphrase a store is created with: 1 KiB.
+    public static let maximumPassphraseLength = 1024
+
     private static let keyFileHeader = "apex-keychain key v1\n"
     private static let masterAssociatedData = Array("apxk-master-v1".utf8)
 
@@ -26,7 +30,8 @@ extension SQLiteKeychainDatabase {
     /// Creates a store: a new file, a random master key, and (for ``StoreKeySource/keyFile(_:)``) a new key file.
     ///
     /// Nothing is left behind if creation fails: the store is built under a temporary name and moved into place.
-    /// - Throws: ``StoreError`` `cannotCreate` when the store or key file exists or can't be written.
+    /// - Throws: ``StoreError`` `cannotCreate` when the store or key file exists or can't be written, or when the
+    ///   passphrase is empty or longer than ``maximumPassphraseLength``.
     public static func create(
         at url: URL, key source: StoreKeySource, device: DeviceProfile = .linux
     ) throws(StoreError) -> SQLiteKeychainDatabase {
@@ -52,6 +57,9 @@ extension SQLiteKeychainDatabase {
                 meta.append(("keywrap", Data("keyfile".utf8)))
             case .passphrase(let passphrase):
                 guard !passphrase.isEmpty else { throw StoreError(.cannotCreate, path: path, "the passphrase is empty") }
+                guard passphrase.count <= maximumPassphraseLength else {
+                    throw StoreError(.cannotCreate, path: path, "the passphrase is longer than \(maximumPassphraseLength) bytes")
+                }
                 let salt = Sodium.randomBytes(Sodium.saltLength)
                 let parameters = Sodium.PasswordHashParameters.interactive
                 kek = try stretch(passphrase, salt: salt, parameters: parameters, path: path)

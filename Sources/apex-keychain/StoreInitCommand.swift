@@ -23,8 +23,8 @@ struct StoreInitCommand: RunnableCommand {
                     allowedValues: DeviceProfile.allCases.map(\.rawValue), defaultValue: DeviceProfile.linux.rawValue),
                 .value(
                     "passphrase-file",
-                    help: "Lock the store with the passphrase in this file (one trailing newline is not part of "
-                        + "it) instead of a key file."),
+                    help: "Lock the store with the passphrase in this file (at most 1 KiB; one trailing newline "
+                        + "is not part of it) instead of a key file."),
             ])
     }
 
