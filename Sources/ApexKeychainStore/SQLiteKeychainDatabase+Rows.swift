@@ -9,6 +9,12 @@ extension SQLiteKeychainDatabase {
     /// Runs `body` in a transaction begun `IMMEDIATE` (or inside the one already open on this thread), commits,
     /// or rolls back and rethrows. SQLite errors become ``DatabaseError``s; other errors pass through unchanged.
     func transaction<T>(_ body: () throws -> T) throws -> T {
+        if isReadOnly {
+            throw DatabaseError(
+                .io,
+                "\(url.path): the store is open read-only (this process can't write the store file or its folder); "
+                    + "nothing was written")
+        }
         lock.lock()
         defer { lock.unlock() }
         if transactionDepth > 0 {
@@ -61,6 +67,9 @@ extension SQLiteKeychainDatabase {
     func databaseError(_ error: SQLiteError) -> DatabaseError {
         if error.isBusy {
             return DatabaseError(.io, "\(url.path): the store stayed busy (another process is writing); try again")
+        }
+        if error.primary == SQLITE_CORRUPT || error.primary == SQLITE_NOTADB {
+            return DatabaseError(.damaged, "\(url.path): the store is damaged or truncated: \(error)")
         }
         return DatabaseError(.io, "\(url.path): \(error)")
     }

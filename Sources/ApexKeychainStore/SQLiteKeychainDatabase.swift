@@ -11,6 +11,8 @@ import Foundation
 ///   item's identity and protection (class, primary key, accessible, access control, creator) are bound as
 ///   associated data: a value moved to another row, or a row whose protection was edited in the file, does not
 ///   open, and the read fails with `damaged` instead of yielding data.
+/// - A store that this process can't write (a read-only file or folder) is opened read-only: it can be read,
+///   and every write fails with `io`, naming the cause, before anything is written.
 /// - The master key is random, and stored wrapped by a key from the key file or from a passphrase (Argon2id).
 /// - WAL journal, `synchronous=FULL`; every write is a transaction begun `IMMEDIATE` (one writer at a time, a
 ///   busy timeout for the others), so a process killed mid-write leaves the old item or the new one.
@@ -28,15 +30,22 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
 
     /// Whether the master key is wrapped by a passphrase (which is then the modelled device's passcode).
     public let usesPassphrase: Bool
+    /// Whether the store was opened read-only, because this process can't write the file or its folder. Reads
+    /// work; writes fail with `io` and change nothing.
+    public let isReadOnly: Bool
 
     let connection: Connection
     let lock = NSRecursiveLock()
     var transactionDepth = 0
     let keys: [ProtectionDomain: SecretKey]
 
-    init(url: URL, connection: Connection, deviceProfile: DeviceProfile, usesPassphrase: Bool, master: SecretKey) {
+    init(
+        url: URL, connection: Connection, isReadOnly: Bool, deviceProfile: DeviceProfile, usesPassphrase: Bool,
+        master: SecretKey
+    ) {
         self.url = url
         self.connection = connection
+        self.isReadOnly = isReadOnly
         self.deviceProfile = deviceProfile
         self.usesPassphrase = usesPassphrase
         var keys: [ProtectionDomain: SecretKey] = [:]

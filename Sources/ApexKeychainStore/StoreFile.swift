@@ -82,7 +82,7 @@ extension SQLiteKeychainDatabase {
             close(fd)
             do {
                 let connection = try Connection(path: temporary, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
-                try configure(connection)
+                try configure(connection, readOnly: false)
                 try connection.execute("BEGIN IMMEDIATE")
                 for step in StoreSchema.migrations { try connection.execute(step) }
                 try connection.execute("PRAGMA user_version = \(StoreSchema.currentVersion)")
@@ -116,25 +116,18 @@ extension SQLiteKeychainDatabase {
     }
 
     /// Opens an existing store.
-    /// - Throws: ``StoreError``: `notFound`, `notAStore` (not SQLite, or not a store), `newerVersion`, `keyFile`
-    ///   (missing, malformed, or readable by others), `wrongKey`, `io`.
+    ///
+    /// A store this process can't write (a read-only file or folder) is opened read-only (``isReadOnly``): it is
+    /// not migrated to the current schema version, and writes fail. See ``StoreConnection`` for how.
+    /// - Throws: ``StoreError``: `notFound`, `notAStore` (not SQLite, or not a store), `damaged` (damaged or
+    ///   truncated), `unreadable` (no permission, or a read-only folder with changes in the `-wal` file),
+    ///   `newerVersion`, `keyFile` (missing, malformed, or readable by others), `wrongKey`, `io`.
     public convenience init(opening url: URL, key source: StoreKeySource) throws(StoreError) {
         let path = url.path
         guard FileManager.default.fileExists(atPath: path) else {
             throw StoreError(.notFound, path: path, "no store here (create one with 'store init')")
         }
-        let connection: Connection
-        do {
-            connection = try Connection(path: path, flags: SQLITE_OPEN_READWRITE)
-        } catch {
-            throw StoreError(.io, path: path, "can't open the store: \(error.message)")
-        }
-        let version: Int
-        do {
-            version = Int(try connection.statement("PRAGMA user_version").firstRow { $0.int64(0) } ?? 0)
-        } catch {
-            throw StoreError(.notAStore, path: path, "not a store: the file is not a SQLite database")
-        }
+        let (connection, version, readOnly) = try StoreConnection.open(path)
         // Every schema version keeps `meta(name, value)` with its `format` row, so that a store is recognised
         // as one before its version is judged.
         var meta: [String: Data] = [:]
@@ -143,7 +136,7 @@ extension SQLiteKeychainDatabase {
                 meta[name] = value
             }
         } catch {
-            throw StoreError(.notAStore, path: path, "not a store: a SQLite database without the store's tables")
+            throw StoreConnection.readError(error, path: path, otherwise: "not a store: a SQLite database without the store's tables")
         }
         guard meta["format"].flatMap({ String(data: $0, encoding: .utf8) }) == StoreSchema.format else {
             throw StoreError(.notAStore, path: path, "not a store: a SQLite database of another kind")
@@ -160,8 +153,8 @@ extension SQLiteKeychainDatabase {
             throw StoreError(.notAStore, path: path, "not a store: its metadata is missing or damaged")
         }
         do {
-            try Self.configure(connection)
-            if version < StoreSchema.currentVersion {
+            try Self.configure(connection, readOnly: readOnly)
+            if version < StoreSchema.currentVersion, !readOnly {
                 try connection.execute("BEGIN IMMEDIATE")
                 for step in StoreSchema.migrations[version...] { try connection.execute(step) }
                 try connection.execute("PRAGMA user_version = \(StoreSchema.currentVersion)")
@@ -199,12 +192,17 @@ extension SQLiteKeychainDatabase {
         }
         let master = SecretKey(bytes: Array(masterBytes))
         Sodium.wipe(&masterBytes)
-        self.init(url: url, connection: connection, deviceProfile: profile, usesPassphrase: keywrap == "passphrase", master: master)
+        self.init(
+            url: url, connection: connection, isReadOnly: readOnly, deviceProfile: profile,
+            usesPassphrase: keywrap == "passphrase", master: master)
     }
 
-    private static func configure(_ connection: Connection) throws(SQLiteError) {
+    /// The connection's settings: a busy timeout, foreign keys, and for a connection that writes, WAL with
+    /// `synchronous=FULL` (a read-only connection keeps the file's journal mode).
+    static func configure(_ connection: Connection, readOnly: Bool) throws(SQLiteError) {
         sqlite3_busy_timeout(connection.handle, 10_000)
-        try connection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
+        try connection.execute("PRAGMA foreign_keys = ON;")
+        if !readOnly { try connection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;") }
     }
 
     private static func stretch(
