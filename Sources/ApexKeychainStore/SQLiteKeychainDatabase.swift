@@ -7,10 +7,12 @@ import Foundation
 /// ### Structure
 /// - Attributes that are not secret (class, service, account, access group, creator, label, generic metadata,
 ///   protection, dates) are columns, readable without a prompt, as on a device.
-/// - Each value is sealed with a key derived from the store's master key for its accessible class, and the
-///   item's identity and protection (class, primary key, accessible, access control, creator) are bound as
-///   associated data: a value moved to another row, or a row whose protection was edited in the file, does not
-///   open, and the read fails with `damaged` instead of yielding data.
+/// - Each value is sealed with a key derived from the store's master key for its accessible class, and every
+///   other column of its row is bound as associated data: the item's identity (class, primary key), protection
+///   (accessible, access control, creator), label, generic attribute and dates. A value moved to another row,
+///   or a row whose protection, label (a credentials item's username) or dates were edited in the file, does
+///   not open, and the read fails with `damaged` instead of yielding data. Rows written before schema version 2
+///   bind the identity and protection only, until their next write (each row's `seal` column says which).
 /// - A store that this process can't write (a read-only file or folder) is opened read-only: it can be read,
 ///   and every write fails with `io`, naming the cause, before anything is written.
 /// - The master key is random, and stored wrapped by a key from the key file or from a passphrase (Argon2id).
@@ -38,13 +40,16 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
     let lock = NSRecursiveLock()
     var transactionDepth = 0
     let keys: [ProtectionDomain: SecretKey]
+    /// What a SELECT reads for a row's ``SealBinding`` (the schema version of a read-only store may be older).
+    let sealColumn: String
 
     init(
-        url: URL, connection: Connection, isReadOnly: Bool, deviceProfile: DeviceProfile, usesPassphrase: Bool,
-        master: SecretKey
+        url: URL, connection: Connection, schemaVersion: Int, isReadOnly: Bool, deviceProfile: DeviceProfile,
+        usesPassphrase: Bool, master: SecretKey
     ) {
         self.url = url
         self.connection = connection
+        self.sealColumn = StoreSchema.sealColumn(version: schemaVersion)
         self.isReadOnly = isReadOnly
         self.deviceProfile = deviceProfile
         self.usesPassphrase = usesPassphrase
@@ -73,32 +78,29 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
         try write {
             guard let id = try rowID(key) else { throw DatabaseError(.itemNotFound, "no such item") }
             let a = item.attributes
-            let update = try connection.statement(
-                "UPDATE items SET (\(StoreSchema.attributeColumns), data) = (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) WHERE id = ?")
+            let update = try connection.statement("UPDATE items SET (\(Self.rowColumns)) = (\(Self.rowParameters)) WHERE id = ?")
             bindRow(update, a, sealed: seal(item.value, a))
-            update.bind(20, id)
+            update.bind(21, id)
             try runMapped(update)
         }
     }
 
-    /// Moves the item under `key` to another account.
+    /// Moves the item under `key` to another account. The whole row is written again, its value sealed anew.
     public func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(DatabaseError) {
         try write {
             let select = try connection.statement(
-                "SELECT id, \(StoreSchema.attributeColumns), data FROM items WHERE \(StoreSchema.primaryKeyClause)")
+                "SELECT id, \(StoreSchema.attributeColumns), data, \(sealColumn) FROM items WHERE \(StoreSchema.primaryKeyClause)")
             bindPrimaryKey(select, key, from: 1)
             let found = try select.firstRow { row throws(SQLiteError) in
-                (row.int64(0), Result { () throws(DatabaseError) in try attributes(of: row, from: 1) }, row.data(19) ?? Data())
+                (row.int64(0), Result { () throws(DatabaseError) in try openRow(row, from: 1) })
             }
-            guard let (id, decoded, sealedValue) = found else { throw DatabaseError(.itemNotFound, "no such item") }
-            var moved = try decoded.get()
-            var value = try open(sealedValue, moved)
+            guard let (id, opened) = found else { throw DatabaseError(.itemNotFound, "no such item") }
+            var (moved, value) = try opened.get()
             defer { Sodium.wipe(&value) }
             moved.account = account
-            let update = try connection.statement("UPDATE items SET acct = ?, data = ? WHERE id = ?")
-            update.bind(1, account)
-            update.bind(2, seal(value, moved))
-            update.bind(3, id)
+            let update = try connection.statement("UPDATE items SET (\(Self.rowColumns)) = (\(Self.rowParameters)) WHERE id = ?")
+            bindRow(update, moved, sealed: seal(value, moved))
+            update.bind(21, id)
             try runMapped(update)
         }
     }
@@ -139,22 +141,15 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
     public func value(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Data {
         try locked { () throws(DatabaseError) in
             let select = try sql { () throws(SQLiteError) in
-                try connection.statement("SELECT pdmn, accc, crtr, data FROM items WHERE \(StoreSchema.primaryKeyClause)")
+                try connection.statement(
+                    "SELECT \(StoreSchema.attributeColumns), data, \(sealColumn) FROM items WHERE \(StoreSchema.primaryKeyClause)")
             }
             bindPrimaryKey(select, key, from: 1)
             let found = try sql { () throws(SQLiteError) in
-                try select.firstRow { row in
-                    (row.string(0), row.int64(1), row.isNull(2) ? nil : row.int64(2), row.data(3) ?? Data())
-                }
+                try select.firstRow { row in Result { () throws(DatabaseError) in try openRow(row, from: 0).1 } }
             }
-            guard let (pdmn, accc, crtr, sealedValue) = found else { throw DatabaseError(.itemNotFound, "no such item") }
-            guard let domain = pdmn.flatMap(ProtectionDomain.init(rawValue:)) else {
-                throw DatabaseError(.damaged, "\(url.path): a row has an unknown protection")
-            }
-            return try open(
-                sealedValue, key: key, protectionDomain: domain,
-                accessControl: AccessControlFlags(rawValue: UInt32(truncatingIfNeeded: accc)),
-                creator: crtr.map { UInt32(truncatingIfNeeded: $0) })
+            guard let found else { throw DatabaseError(.itemNotFound, "no such item") }
+            return try found.get()
         }
     }
 

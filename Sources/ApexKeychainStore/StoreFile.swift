@@ -193,8 +193,8 @@ extension SQLiteKeychainDatabase {
         let master = SecretKey(bytes: Array(masterBytes))
         Sodium.wipe(&masterBytes)
         self.init(
-            url: url, connection: connection, isReadOnly: readOnly, deviceProfile: profile,
-            usesPassphrase: keywrap == "passphrase", master: master)
+            url: url, connection: connection, schemaVersion: readOnly ? version : StoreSchema.currentVersion,
+            isReadOnly: readOnly, deviceProfile: profile, usesPassphrase: keywrap == "passphrase", master: master)
     }
 
     /// The connection's settings: a busy timeout, foreign keys, and for a connection that writes, WAL with

@@ -104,4 +104,23 @@ struct ReadOnlyStoreTests {
         chattr("-i", folder.path)
         #expect(try await keychain(try copy.open()).getItem("b") == "secret-of-b", "the -wal file held the last write")
     }
+
+    @Test("a version 1 store in a read-only folder is read as it stands, without being migrated")
+    func readOnlyVersion1() async throws {
+        let folder = scratch.file("v1")
+        let files = try SchemaMigrationTests.copyFixture(to: folder)
+        let before = try snapshot(folder)
+        try #require(chattr("+i", folder.path))
+        defer { chattr("-i", folder.path) }
+        do {
+            let db = try SQLiteKeychainDatabase(opening: files.url, key: .keyFile(files.keyFile))
+            #expect(db.isReadOnly)
+            let kc = try keychain(db, service: SchemaMigrationTests.service)
+            #expect(try await kc.getItem("token") == "old-secret-value")
+            #expect(try await kc.getCredentials() == Credentials(username: "alice", password: "old-password-hunter2"))
+        }
+        chattr("-i", folder.path)
+        #expect(try snapshot(folder) == before)
+        #expect(try RawDatabase(files.url).integer("PRAGMA user_version") == 1)
+    }
 }
