@@ -15,8 +15,8 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case unreadable
         /// The store was written by a newer version of the package.
         case newerVersion
-        /// The store could not be created (it exists, the folder is not writable, the passphrase is empty or too
-        /// long).
+        /// The store could not be created (it exists, a key file that may belong to another store is in the way,
+        /// the folder is not writable, the passphrase is empty or too long).
         case cannotCreate
         /// The key file is missing, malformed or readable by others.
         case keyFile
