@@ -81,7 +81,7 @@ let package = Package(
             path: "Tests/ApexKeychainTests"),
         .testTarget(
             name: "ApexKeychainStoreTests", dependencies: ["ApexKeychain", "ApexKeychainStore", "CSQLite", "store-writer"],
-            path: "Tests/ApexKeychainStoreTests"),
+            path: "Tests/ApexKeychainStoreTests", exclude: ["Fixtures"]),
         .testTarget(
             name: "ApexDumpsTests", dependencies: ["ApexDumps", "ApexKeychain", "CSQLite", "CLibXML2", "dump-samples"],
             path: "Tests/ApexDumpsTests", resources: [.copy("Fixtures")]),

@@ -8,8 +8,12 @@ let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 struct SQLiteError: Error, CustomStringConvertible {
     let code: Int32
     let message: String
+    /// The `errno` of the failed system call behind the error, or 0.
+    var systemError: Int32 = 0
     var description: String { "SQLite error \(code): \(message)" }
-    var isBusy: Bool { code & 0xFF == SQLITE_BUSY || code & 0xFF == SQLITE_LOCKED }
+    /// The primary result code (`SQLITE_READONLY` for `SQLITE_READONLY_DIRECTORY`).
+    var primary: Int32 { code & 0xFF }
+    var isBusy: Bool { primary == SQLITE_BUSY || primary == SQLITE_LOCKED }
 }
 
 /// One SQLite connection. Not thread-safe: its owner serialises every use.
@@ -17,17 +21,38 @@ final class Connection {
     let handle: OpaquePointer
     private var statements: [String: Statement] = [:]
 
+    /// Opens `path`, a file path, or a `file:` URI when `flags` has `SQLITE_OPEN_URI`.
     init(path: String, flags: Int32) throws(SQLiteError) {
         var db: OpaquePointer?
         let rc = sqlite3_open_v2(path, &db, flags | SQLITE_OPEN_NOMUTEX, nil)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            let systemError = db.map { sqlite3_system_errno($0) } ?? 0
             if let db { sqlite3_close_v2(db) }
-            throw SQLiteError(code: rc, message: message)
+            throw SQLiteError(code: rc, message: message, systemError: systemError)
         }
         handle = db
         sqlite3_extended_result_codes(db, 1)
     }
+
+    /// The `file:` URI that opens the file at `path` read-only as immutable: SQLite takes no lock and reads
+    /// neither a WAL nor a shared-memory file, so it needs no write access to the folder.
+    static func immutableURI(path: String) -> String {
+        var encoded = ""
+        for character in path.unicodeScalars {
+            switch character {
+            case "%": encoded += "%25"
+            case "?": encoded += "%3F"
+            case "#": encoded += "%23"
+            default: encoded.unicodeScalars.append(character)
+            }
+        }
+        // "file://" and an empty authority before an absolute path, so that a path starting with "//" stays a path.
+        return (path.hasPrefix("/") ? "file://" : "file:") + encoded + "?immutable=1"
+    }
+
+    /// Whether the connection can only read (SQLite opened the file read-only).
+    var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
 
     deinit {
         statements.removeAll()
@@ -56,7 +81,7 @@ final class Connection {
     var changes: Int { Int(sqlite3_changes(handle)) }
 
     func error(_ rc: Int32) -> SQLiteError {
-        SQLiteError(code: rc, message: String(cString: sqlite3_errmsg(handle)))
+        SQLiteError(code: rc, message: String(cString: sqlite3_errmsg(handle)), systemError: sqlite3_system_errno(handle))
     }
 }
 

@@ -9,6 +9,12 @@ extension SQLiteKeychainDatabase {
     /// Runs `body` in a transaction begun `IMMEDIATE` (or inside the one already open on this thread), commits,
     /// or rolls back and rethrows. SQLite errors become ``DatabaseError``s; other errors pass through unchanged.
     func transaction<T>(_ body: () throws -> T) throws -> T {
+        if isReadOnly {
+            throw DatabaseError(
+                .io,
+                "\(url.path): the store is open read-only (this process can't write the store file or its folder); "
+                    + "nothing was written")
+        }
         lock.lock()
         defer { lock.unlock() }
         if transactionDepth > 0 {
@@ -62,6 +68,9 @@ extension SQLiteKeychainDatabase {
         if error.isBusy {
             return DatabaseError(.io, "\(url.path): the store stayed busy (another process is writing); try again")
         }
+        if error.primary == SQLITE_CORRUPT || error.primary == SQLITE_NOTADB {
+            return DatabaseError(.damaged, "\(url.path): the store is damaged or truncated: \(error)")
+        }
         return DatabaseError(.io, "\(url.path): \(error)")
     }
 
@@ -91,15 +100,20 @@ extension SQLiteKeychainDatabase {
 
     // MARK: Rows
 
+    /// The columns every write sets, in the order ``bindRow(_:_:sealed:)`` binds them.
+    static let rowColumns = "\(StoreSchema.attributeColumns), data, seal"
+    /// `?` for each of ``rowColumns``.
+    static let rowParameters = Array(repeating: "?", count: 20).joined(separator: ", ")
+
     func insert(_ item: KeychainItem) throws {
         let a = item.attributes
-        let statement = try connection.statement(
-            "INSERT INTO items(\(StoreSchema.attributeColumns), data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        let statement = try connection.statement("INSERT INTO items(\(Self.rowColumns)) VALUES (\(Self.rowParameters))")
         bindRow(statement, a, sealed: seal(item.value, a))
         try runMapped(statement)
     }
 
-    /// Binds parameters 1...19: the attribute columns in ``StoreSchema/attributeColumns`` order, then the data.
+    /// Binds parameters 1...20 (``rowColumns``): the attribute columns in ``StoreSchema/attributeColumns``
+    /// order, the sealed value, and its binding (always the current one: every write seals anew).
     func bindRow(_ statement: Statement, _ a: ItemAttributes, sealed: Data) {
         bindPrimaryKey(statement, a.primaryKey, from: 1)
         statement.bind(12, a.creator.map(Int64.init))
@@ -110,6 +124,7 @@ extension SQLiteKeychainDatabase {
         statement.bind(17, a.createdAt.timeIntervalSince1970)
         statement.bind(18, a.modifiedAt.timeIntervalSince1970)
         statement.bind(19, sealed)
+        statement.bind(20, SealBinding.wholeRow.rawValue)
     }
 
     /// Which fields of a query are set, as a bit mask: the index of its statements in the tables below.
@@ -186,68 +201,5 @@ extension SQLiteKeychainDatabase {
             modifiedAt: Date(timeIntervalSince1970: row.double(c + 17)), server: optional(c + 5),
             securityDomain: optional(c + 6), protocolCode: optional(c + 7), authenticationType: optional(c + 8),
             port: Int(row.int64(c + 9)), path: optional(c + 10))
-    }
-
-    // MARK: Sealing
-
-    func seal(_ value: Data, _ a: ItemAttributes) -> Data {
-        Sodium.seal(
-            value, key: classKey(a.protectionDomain),
-            associatedData: Self.associatedData(
-                a.primaryKey, protectionDomain: a.protectionDomain, accessControl: a.accessControl, creator: a.creator))
-    }
-
-    func open(_ sealed: Data, _ a: ItemAttributes) throws(DatabaseError) -> Data {
-        try open(sealed, key: a.primaryKey, protectionDomain: a.protectionDomain, accessControl: a.accessControl, creator: a.creator)
-    }
-
-    func open(
-        _ sealed: Data, key: ItemAttributes.PrimaryKey, protectionDomain: ProtectionDomain,
-        accessControl: AccessControlFlags, creator: UInt32?
-    ) throws(DatabaseError) -> Data {
-        let associated = Self.associatedData(key, protectionDomain: protectionDomain, accessControl: accessControl, creator: creator)
-        guard let value = Sodium.open(sealed, key: classKey(protectionDomain), associatedData: associated) else {
-            throw DatabaseError(
-                .damaged,
-                "\(url.path): the sealed value does not open: it was moved to another row, its protection was edited, or the file is damaged")
-        }
-        return value
-    }
-
-    private func classKey(_ domain: ProtectionDomain) -> SecretKey {
-        keys[domain]!
-    }
-
-    /// The item's identity and protection, length-prefixed so that no two items share the same bytes.
-    static func associatedData(
-        _ key: ItemAttributes.PrimaryKey, protectionDomain: ProtectionDomain, accessControl: AccessControlFlags,
-        creator: UInt32?
-    ) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(128 + key.service.utf8.count + key.account.utf8.count + key.accessGroup.utf8.count)
-        out.append(contentsOf: "apxk-item-v1".utf8)
-        func field<S: Collection>(_ bytes: S) where S.Element == UInt8 {
-            let count = UInt32(bytes.count)
-            out.append(UInt8(count >> 24))
-            out.append(UInt8(count >> 16 & 0xFF))
-            out.append(UInt8(count >> 8 & 0xFF))
-            out.append(UInt8(count & 0xFF))
-            out.append(contentsOf: bytes)
-        }
-        field(key.itemClass.rawValue.utf8)
-        field(key.service.utf8)
-        field(key.account.utf8)
-        field(key.accessGroup.utf8)
-        field(key.synchronizable ? "1".utf8 : "0".utf8)
-        field(key.server.utf8)
-        field(key.securityDomain.utf8)
-        field(key.protocolCode.utf8)
-        field(key.authenticationType.utf8)
-        field(String(key.port).utf8)
-        field(key.path.utf8)
-        field(protectionDomain.rawValue.utf8)
-        field(String(accessControl.rawValue).utf8)
-        field((creator.map { String($0) } ?? "-").utf8)
-        return out
     }
 }

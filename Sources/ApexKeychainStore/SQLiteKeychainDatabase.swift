@@ -7,10 +7,14 @@ import Foundation
 /// ### Structure
 /// - Attributes that are not secret (class, service, account, access group, creator, label, generic metadata,
 ///   protection, dates) are columns, readable without a prompt, as on a device.
-/// - Each value is sealed with a key derived from the store's master key for its accessible class, and the
-///   item's identity and protection (class, primary key, accessible, access control, creator) are bound as
-///   associated data: a value moved to another row, or a row whose protection was edited in the file, does not
-///   open, and the read fails with `damaged` instead of yielding data.
+/// - Each value is sealed with a key derived from the store's master key for its accessible class, and every
+///   other column of its row is bound as associated data: the item's identity (class, primary key), protection
+///   (accessible, access control, creator), label, generic attribute and dates. A value moved to another row,
+///   or a row whose protection, label (a credentials item's username) or dates were edited in the file, does
+///   not open, and the read fails with `damaged` instead of yielding data. Rows written before schema version 2
+///   bind the identity and protection only, until their next write (each row's `seal` column says which).
+/// - A store that this process can't write (a read-only file or folder) is opened read-only: it can be read,
+///   and every write fails with `io`, naming the cause, before anything is written.
 /// - The master key is random, and stored wrapped by a key from the key file or from a passphrase (Argon2id).
 /// - WAL journal, `synchronous=FULL`; every write is a transaction begun `IMMEDIATE` (one writer at a time, a
 ///   busy timeout for the others), so a process killed mid-write leaves the old item or the new one.
@@ -21,17 +25,32 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
     public let url: URL
     /// The device the store models.
     public let deviceProfile: DeviceProfile
+    /// The largest value a store holds: 16 MiB. Keychain values are small (a token, a password, a key: tens of
+    /// kilobytes at most), and no keychain promises more; the limit keeps a runaway write (a value read from an
+    /// endless stream) out of the file and out of memory. A larger value is refused with `io`.
+    public static let maximumValueSize = 16 << 20
+
     /// Whether the master key is wrapped by a passphrase (which is then the modelled device's passcode).
     public let usesPassphrase: Bool
+    /// Whether the store was opened read-only, because this process can't write the file or its folder. Reads
+    /// work; writes fail with `io` and change nothing.
+    public let isReadOnly: Bool
 
     let connection: Connection
     let lock = NSRecursiveLock()
     var transactionDepth = 0
     let keys: [ProtectionDomain: SecretKey]
+    /// What a SELECT reads for a row's ``SealBinding`` (the schema version of a read-only store may be older).
+    let sealColumn: String
 
-    init(url: URL, connection: Connection, deviceProfile: DeviceProfile, usesPassphrase: Bool, master: SecretKey) {
+    init(
+        url: URL, connection: Connection, schemaVersion: Int, isReadOnly: Bool, deviceProfile: DeviceProfile,
+        usesPassphrase: Bool, master: SecretKey
+    ) {
         self.url = url
         self.connection = connection
+        self.sealColumn = StoreSchema.sealColumn(version: schemaVersion)
+        self.isReadOnly = isReadOnly
         self.deviceProfile = deviceProfile
         self.usesPassphrase = usesPassphrase
         var keys: [ProtectionDomain: SecretKey] = [:]
@@ -43,44 +62,45 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
 
     // MARK: KeychainDatabase
 
-    /// Adds an item; `duplicateItem` when its primary key is taken.
+    /// Adds an item; `duplicateItem` when its primary key is taken, `io` for a value larger than
+    /// ``maximumValueSize``.
     public func add(_ item: KeychainItem) throws(DatabaseError) {
+        try checkSize(item.value)
         try write {
             try insert(item)
         }
     }
 
-    /// Replaces the attributes and value of the item under `key`.
+    /// Replaces the attributes and value of the item under `key`; `io` for a value larger than
+    /// ``maximumValueSize``.
     public func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(DatabaseError) {
+        try checkSize(item.value)
         try write {
             guard let id = try rowID(key) else { throw DatabaseError(.itemNotFound, "no such item") }
             let a = item.attributes
-            let update = try connection.statement(
-                "UPDATE items SET (\(StoreSchema.attributeColumns), data) = (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) WHERE id = ?")
+            let update = try connection.statement("UPDATE items SET (\(Self.rowColumns)) = (\(Self.rowParameters)) WHERE id = ?")
             bindRow(update, a, sealed: seal(item.value, a))
-            update.bind(20, id)
+            update.bind(21, id)
             try runMapped(update)
         }
     }
 
-    /// Moves the item under `key` to another account.
+    /// Moves the item under `key` to another account. The whole row is written again, its value sealed anew.
     public func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(DatabaseError) {
         try write {
             let select = try connection.statement(
-                "SELECT id, \(StoreSchema.attributeColumns), data FROM items WHERE \(StoreSchema.primaryKeyClause)")
+                "SELECT id, \(StoreSchema.attributeColumns), data, \(sealColumn) FROM items WHERE \(StoreSchema.primaryKeyClause)")
             bindPrimaryKey(select, key, from: 1)
             let found = try select.firstRow { row throws(SQLiteError) in
-                (row.int64(0), Result { () throws(DatabaseError) in try attributes(of: row, from: 1) }, row.data(19) ?? Data())
+                (row.int64(0), Result { () throws(DatabaseError) in try openRow(row, from: 1) })
             }
-            guard let (id, decoded, sealedValue) = found else { throw DatabaseError(.itemNotFound, "no such item") }
-            var moved = try decoded.get()
-            var value = try open(sealedValue, moved)
+            guard let (id, opened) = found else { throw DatabaseError(.itemNotFound, "no such item") }
+            var (moved, value) = try opened.get()
             defer { Sodium.wipe(&value) }
             moved.account = account
-            let update = try connection.statement("UPDATE items SET acct = ?, data = ? WHERE id = ?")
-            update.bind(1, account)
-            update.bind(2, seal(value, moved))
-            update.bind(3, id)
+            let update = try connection.statement("UPDATE items SET (\(Self.rowColumns)) = (\(Self.rowParameters)) WHERE id = ?")
+            bindRow(update, moved, sealed: seal(value, moved))
+            update.bind(21, id)
             try runMapped(update)
         }
     }
@@ -121,22 +141,15 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
     public func value(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Data {
         try locked { () throws(DatabaseError) in
             let select = try sql { () throws(SQLiteError) in
-                try connection.statement("SELECT pdmn, accc, crtr, data FROM items WHERE \(StoreSchema.primaryKeyClause)")
+                try connection.statement(
+                    "SELECT \(StoreSchema.attributeColumns), data, \(sealColumn) FROM items WHERE \(StoreSchema.primaryKeyClause)")
             }
             bindPrimaryKey(select, key, from: 1)
             let found = try sql { () throws(SQLiteError) in
-                try select.firstRow { row in
-                    (row.string(0), row.int64(1), row.isNull(2) ? nil : row.int64(2), row.data(3) ?? Data())
-                }
+                try select.firstRow { row in Result { () throws(DatabaseError) in try openRow(row, from: 0).1 } }
             }
-            guard let (pdmn, accc, crtr, sealedValue) = found else { throw DatabaseError(.itemNotFound, "no such item") }
-            guard let domain = pdmn.flatMap(ProtectionDomain.init(rawValue:)) else {
-                throw DatabaseError(.damaged, "\(url.path): a row has an unknown protection")
-            }
-            return try open(
-                sealedValue, key: key, protectionDomain: domain,
-                accessControl: AccessControlFlags(rawValue: UInt32(truncatingIfNeeded: accc)),
-                creator: crtr.map { UInt32(truncatingIfNeeded: $0) })
+            guard let found else { throw DatabaseError(.itemNotFound, "no such item") }
+            return try found.get()
         }
     }
 
@@ -164,6 +177,12 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
     /// in this process or another, comes in between. Errors thrown by `body` pass through unchanged.
     public func exclusively<T>(_ body: () throws -> T) throws -> T {
         try transaction(body)
+    }
+
+    private func checkSize(_ value: Data) throws(DatabaseError) {
+        guard value.count > Self.maximumValueSize else { return }
+        throw DatabaseError(
+            .io, "\(url.path): the value is \(value.count) bytes; a store holds values of up to \(Self.maximumValueSize) bytes (16 MiB)")
     }
 
     // MARK: Meta

@@ -98,32 +98,3 @@ public final class TerminalDevice: Device {
     /// - Throws: the store's error when it can't be written.
     public func setInstallMarker() throws { try store.setInstallMarker() }
 }
-
-/// Reading a secret from the controlling terminal (`/dev/tty`) with echo off. The terminal rather than stdin,
-/// so that stdin stays free for values.
-public enum TerminalInput {
-    /// Writes `prompt` to the terminal and reads one line without echo.
-    /// - Returns: the line without its newline, or nil when there is no terminal.
-    public static func readSecret(prompt: String) -> Data? {
-        let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var original = termios()
-        guard tcgetattr(fd, &original) == 0 else { return nil }
-        var silent = original
-        silent.c_lflag &= ~tcflag_t(ECHO)
-        _ = prompt.withCString { write(fd, $0, strlen($0)) }
-        tcsetattr(fd, TCSAFLUSH, &silent)
-        defer {
-            tcsetattr(fd, TCSAFLUSH, &original)
-            _ = write(fd, "\n", 1)
-        }
-        var bytes = Data()
-        var byte: UInt8 = 0
-        while read(fd, &byte, 1) == 1, byte != UInt8(ascii: "\n") {
-            bytes.append(byte)
-            if bytes.count > 4096 { break }
-        }
-        return bytes
-    }
-}

@@ -6,9 +6,17 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case notFound
         /// The file is not a store: not SQLite, or SQLite without the store's tables.
         case notAStore
+        /// The file was a SQLite database (a store, as far as can be told) but is damaged or truncated: SQLite
+        /// finds its pages inconsistent. Not to be thrown away lightly: a backup, or SQLite's `.recover`, may
+        /// still hold its items.
+        case damaged
+        /// The store exists but can't be read: no permission to read it, or it is in a read-only folder with
+        /// changes in its `-wal` file that SQLite can only read with write access to the folder.
+        case unreadable
         /// The store was written by a newer version of the package.
         case newerVersion
-        /// The store could not be created (it exists, the folder is not writable, the passphrase is empty).
+        /// The store could not be created (it exists, a key file that may belong to another store is in the way,
+        /// the folder is not writable, the passphrase is empty or too long).
         case cannotCreate
         /// The key file is missing, malformed or readable by others.
         case keyFile

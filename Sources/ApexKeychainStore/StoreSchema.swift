@@ -1,7 +1,8 @@
 /// The store's schema and its forward migrations.
 ///
 /// `PRAGMA user_version` holds the schema version; `meta.format` marks the file as a store. Opening a store of
-/// an older version runs each migration after it in one transaction; a newer version is refused.
+/// an older version runs each migration after it in one transaction; a newer version is refused. A store that
+/// is opened read-only is not migrated: it is read as its version stands (see ``sealColumn(version:)``).
 enum StoreSchema {
     static let format = "apex-keychain-store"
 
@@ -18,7 +19,12 @@ enum StoreSchema {
           crtr INTEGER, labl TEXT, gena BLOB, pdmn TEXT NOT NULL, accc INTEGER NOT NULL,
           cdat REAL NOT NULL, mdat REAL NOT NULL, data BLOB NOT NULL,
           UNIQUE (class, svce, acct, agrp, sync, srvr, sdmn, ptcl, atyp, port, path));
+        """,
+        // Version 2: which associated data each row's value is sealed with (``SealBinding``). The rows of
+        // version 1 keep binding 1 until their next write.
         """
+        ALTER TABLE items ADD COLUMN seal INTEGER NOT NULL DEFAULT 1;
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }
@@ -30,4 +36,23 @@ enum StoreSchema {
     /// The primary key, as a WHERE clause with 11 parameters in ``ItemAttributes/PrimaryKey`` order.
     static let primaryKeyClause =
         "class = ? AND svce = ? AND acct = ? AND agrp = ? AND sync = ? AND srvr = ? AND sdmn = ? AND ptcl = ? AND atyp = ? AND port = ? AND path = ?"
+
+    /// What a SELECT reads for a row's ``SealBinding`` in a store of `version`: the `seal` column, or binding 1
+    /// in a version 1 store (read-only, so not migrated).
+    static func sealColumn(version: Int) -> String {
+        version >= 2 ? "seal" : String(SealBinding.identity.rawValue)
+    }
+}
+
+/// Which associated data a row's value is sealed with.
+///
+/// Each binding starts its associated data with its own tag, so a value sealed with one never opens under
+/// another: a row whose `seal` column was edited to an older binding does not open.
+enum SealBinding: Int64 {
+    /// Version 1: the item's identity (class and primary key) and protection (accessible class, access
+    /// control, creator).
+    case identity = 1
+    /// Version 2, every write since: also the label, the generic attribute and both dates, so that none of
+    /// them can be edited in the file without the value failing to open.
+    case wholeRow = 2
 }

@@ -12,7 +12,7 @@ private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 /// exactly one XChaCha20-Poly1305 seal (set) or open (get) per item, of the same value size and with associated
 /// data of the same shape. No Swift model objects, no string building, no device state.
 final class FloorSide {
-    /// A copy of `StoreSchema.migrations[0]` (Sources/ApexKeychainStore/StoreSchema.swift), duplicated on
+    /// A copy of `StoreSchema.migrations` (Sources/ApexKeychainStore/StoreSchema.swift), duplicated on
     /// purpose: the floor must not call the code it measures (and `StoreSchema` is internal to the store). If the
     /// store's schema changes, change this copy with it, or the floor no longer runs the same SQL.
     static let schema = """
@@ -26,6 +26,7 @@ final class FloorSide {
           crtr INTEGER, labl TEXT, gena BLOB, pdmn TEXT NOT NULL, accc INTEGER NOT NULL,
           cdat REAL NOT NULL, mdat REAL NOT NULL, data BLOB NOT NULL,
           UNIQUE (class, svce, acct, agrp, sync, srvr, sdmn, ptcl, atyp, port, path));
+        ALTER TABLE items ADD COLUMN seal INTEGER NOT NULL DEFAULT 1;
         """
     /// A copy of `StoreSchema.primaryKeyClause`, for the same reason.
     static let primaryKeyClause =
@@ -86,18 +87,24 @@ final class FloorSide {
         key = keyBytes
         sealed = [UInt8](repeating: 0, count: Self.nonceLength + valueSize + Self.tagLength)
         opened = [UInt8](repeating: 0, count: valueSize)
-        // Associated data of the store's shape: identity and protection, each field length-prefixed.
+        // Associated data of the store's shape (binding 2): identity and protection, each field length-prefixed,
+        // then no label, the metadata and two dates.
         func field(_ text: String, into out: inout [UInt8]) {
             let bytes = Array(text.utf8)
             withUnsafeBytes(of: UInt32(bytes.count).bigEndian) { out.append(contentsOf: $0) }
             out.append(contentsOf: bytes)
         }
-        var prefix = Array("apxk-item-v1".utf8)
+        var prefix = Array("apxk-item-v2".utf8)
         for text in ["genp", Names.service] { field(text, into: &prefix) }
         var suffix: [UInt8] = []
         for text in [Names.accessGroup, "0", "", "", "", "", "0", "", "ak", "0", String(Self.creator)] {
             field(text, into: &suffix)
         }
+        suffix.append(0)
+        suffix.append(1)
+        withUnsafeBytes(of: UInt32(Self.metadata.count).bigEndian) { suffix.append(contentsOf: $0) }
+        suffix.append(contentsOf: Self.metadata)
+        suffix.append(contentsOf: [UInt8](repeating: 0, count: 16))
         adPrefix = prefix
         adSuffix = suffix
 
@@ -353,7 +360,7 @@ final class FloorSide {
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, 10_000)
         try exec(handle, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
-        try exec(handle, "BEGIN IMMEDIATE; \(schema) PRAGMA user_version = 1; COMMIT;")
+        try exec(handle, "BEGIN IMMEDIATE; \(schema) PRAGMA user_version = 2; COMMIT;")
         return handle
     }
 

@@ -70,8 +70,8 @@ struct RootCommand: ParsableCommand {
                 'apex-keychain: <message>'.
 
                 Exit codes: 0 done; 1 no such item, or the keychain refused, or some items were not migrated; \
-                64 usage error; 65 not a store, or a newer one, or a malformed dump; 66 the store or an input \
-                file does not exist or can't be read; 73 the store or the report can't be created; 74 I/O \
+                64 usage error; 65 not a store, or a damaged or newer one, or a malformed dump; 66 the store or \
+                an input file does not exist or can't be read; 73 the store or the report can't be created; 74 I/O \
                 error; 75 temporary failure (locked, no terminal), try again; 77 the key file or passphrase is \
                 refused.
                 """,

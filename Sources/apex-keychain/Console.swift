@@ -24,36 +24,76 @@ enum Console {
     /// Writes text to stderr; a failure to do so can't be reported anywhere, so it is ignored.
     static func writeError(_ text: String) { try? FileHandle.standardError.write(contentsOf: Data(text.utf8)) }
 
-    /// All of stdin, byte for byte.
-    /// - Throws: an I/O error (exit 74) when stdin can't be read.
-    static func readStandardInput() throws(CLIError) -> Data {
-        do {
-            return try FileHandle.standardInput.readToEnd() ?? Data()
+    /// All of stdin, byte for byte, when it holds at most `limit` bytes: never more than `limit + 1` bytes are
+    /// read, so an endless stdin (`< /dev/zero`) ends the read.
+    /// - Throws: an I/O error (exit 74) when stdin can't be read; a usage error (exit 64) past `limit`.
+    static func readStandardInput(limit: Int) throws(CLIError) -> Data {
+        do throws(ReadFailure) {
+            return try read(STDIN_FILENO, limit: limit)
         } catch {
-            throw CLIError(.ioError, "can't read the value from stdin: \(error.localizedDescription)")
+            switch error {
+            case .tooLarge:
+                throw CLIError(
+                    .usage, "the value read from stdin is larger than \(byteCount(limit)), the largest a store holds; nothing was written")
+            case .failed(let code):
+                throw CLIError(.ioError, "can't read the value from stdin: \(String(cString: strerror(code)))")
+            }
         }
     }
 
-    /// The contents of a file the user named (a passphrase file).
+    /// The contents of a file the user named (a passphrase file), when it holds at most `limit` bytes.
     /// - Parameter role: what the file is, for the message (`passphrase file`).
-    /// - Throws: exit 66 when it does not exist or can't be read; the message names the file and the cause.
-    static func readFile(_ path: String, role: String) throws(CLIError) -> Data {
+    /// - Throws: exit 66 when it does not exist or can't be read, 64 when it holds more than `limit` bytes; the
+    ///   message names the file and the cause.
+    static func readFile(_ path: String, role: String, limit: Int) throws(CLIError) -> Data {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             throw CLIError(.noInput, "can't read the \(role) \(path): \(String(cString: strerror(errno)))")
         }
         defer { close(fd) }
+        do throws(ReadFailure) {
+            return try read(fd, limit: limit)
+        } catch {
+            switch error {
+            case .tooLarge: throw CLIError(.usage, "the \(role) \(path) holds more than \(byteCount(limit))")
+            case .failed(let code): throw CLIError(.noInput, "can't read the \(role) \(path): \(String(cString: strerror(code)))")
+            }
+        }
+    }
+
+    /// `1024 bytes (1 KiB)`, `16777216 bytes (16 MiB)`.
+    static func byteCount(_ count: Int) -> String {
+        if count >= 1 << 20, count % (1 << 20) == 0 { return "\(count) bytes (\(count >> 20) MiB)" }
+        if count >= 1 << 10, count % (1 << 10) == 0 { return "\(count) bytes (\(count >> 10) KiB)" }
+        return "\(count) bytes"
+    }
+
+    private enum ReadFailure: Error {
+        case tooLarge
+        case failed(Int32)
+    }
+
+    /// Reads `fd` to its end, or until it has given more than `limit` bytes. What was read is wiped when the read
+    /// fails (it may be a secret).
+    private static func read(_ fd: Int32, limit: Int) throws(ReadFailure) -> Data {
         var contents = Data()
-        var buffer = [UInt8](repeating: 0, count: 4096)
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        defer { for index in buffer.indices { buffer[index] = 0 } }
         while true {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if count == 0 { break }
-            guard count > 0 else {
-                throw CLIError(.noInput, "can't read the \(role) \(path): \(String(cString: strerror(errno)))")
+            let wanted = min(buffer.count, limit + 1 - contents.count)
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, wanted) }
+            if count == 0 { return contents }
+            if count < 0 {
+                if errno == EINTR { continue }
+                let code = errno
+                contents.resetBytes(in: 0..<contents.count)
+                throw .failed(code)
             }
             contents.append(contentsOf: buffer[0..<count])
+            if contents.count > limit {
+                contents.resetBytes(in: 0..<contents.count)
+                throw .tooLarge
+            }
         }
-        for index in buffer.indices { buffer[index] = 0 }
-        return contents
     }
 }

@@ -12,8 +12,8 @@ enum ErrorMapping {
     static func store(_ error: StoreError, store: String) -> CLIError {
         let exitCode: ExitCode =
             switch error.kind {
-            case .notFound: .noInput
-            case .notAStore, .newerVersion: .dataError
+            case .notFound, .unreadable: .noInput
+            case .notAStore, .damaged, .newerVersion: .dataError
             case .cannotCreate: .cannotCreate
             case .keyFile, .wrongKey: .permissionDenied
             case .io: .ioError

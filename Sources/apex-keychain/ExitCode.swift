@@ -9,7 +9,7 @@ enum ExitCode: Int32, Sendable {
     case failure = 1
     /// A usage error: unknown command or flag, a missing or bad argument, `INVALID_ARGUMENT` from the core.
     case usage = 64
-    /// The file is not a store, or a store of a newer version.
+    /// The file is not a store, or a damaged or truncated one, or a store of a newer version.
     case dataError = 65
     /// The store or a named input file does not exist or can't be read.
     case noInput = 66

@@ -9,7 +9,9 @@ struct StoreInitCommand: RunnableCommand {
             abstract: "Create a store.",
             discussion: """
                 Creates the store file and, without --passphrase-file, a key file beside it (the store's path \
-                followed by '.key', mode 0600) that later commands use to open it. With --passphrase-file, the \
+                followed by '.key', mode 0600) that later commands use to open it. Both are written under \
+                temporary names and moved into place: an interrupted init leaves neither, and the next init \
+                removes what it left. With --passphrase-file, the \
                 store is locked with that passphrase instead, and the passphrase is also the passcode of the \
                 linux device.
 
@@ -23,8 +25,8 @@ struct StoreInitCommand: RunnableCommand {
                     allowedValues: DeviceProfile.allCases.map(\.rawValue), defaultValue: DeviceProfile.linux.rawValue),
                 .value(
                     "passphrase-file",
-                    help: "Lock the store with the passphrase in this file (one trailing newline is not part of "
-                        + "it) instead of a key file."),
+                    help: "Lock the store with the passphrase in this file (at most 1 KiB; one trailing newline "
+                        + "is not part of it) instead of a key file."),
             ])
     }
 

@@ -24,7 +24,7 @@ struct StoreOptions: Sendable {
     /// `--passphrase-file <passphrase-file>`.
     static let passphraseFile = OptionDefinition.value(
         "passphrase-file",
-        help: "A file holding the store's passphrase (one trailing newline is not part of it). It also answers "
+        help: "A file holding the store's passphrase (at most 1 KiB; one trailing newline is not part of it). It also answers "
             + "the device's passcode prompts. Without it, a passphrase store asks on the terminal.")
 
     /// The options in the order the help shows them.
@@ -143,21 +143,34 @@ struct OpenedStore: Sendable {
 
 /// Where a store's passphrase comes from: a file, or the terminal.
 enum Passphrase {
+    /// The longest passphrase: 1 KiB.
+    static let maximumLength = SQLiteKeychainDatabase.maximumPassphraseLength
+
     /// The passphrase in a file: its contents without one trailing newline.
-    /// - Throws: 66 when the file can't be read, 77 when the passphrase is empty.
+    /// - Throws: 66 when the file can't be read, 64 when the passphrase is longer than ``maximumLength`` (the
+    ///   file is read no further), 77 when it is empty.
     static func read(file: String, store: String) throws(CLIError) -> Data {
         var contents: Data
+        let tooLarge = CLIError(
+            .usage,
+            "\(store): the passphrase file \(file) is too large: a passphrase is at most \(Console.byteCount(maximumLength)), "
+                + "and one trailing newline")
         do throws(CLIError) {
-            contents = try Console.readFile(file, role: "passphrase file")
+            contents = try Console.readFile(file, role: "passphrase file", limit: maximumLength + 1)
         } catch {
-            throw CLIError(error.exitCode, "\(store): \(error.message)")
+            throw error.exitCode == .usage ? tooLarge : CLIError(error.exitCode, "\(store): \(error.message)")
         }
         if contents.last == UInt8(ascii: "\n") { contents.removeLast() }
+        guard contents.count <= maximumLength else {
+            contents.resetBytes(in: 0..<contents.count)
+            throw tooLarge
+        }
         guard !contents.isEmpty else {
             throw CLIError(.permissionDenied, "\(store): the passphrase file \(file) holds an empty passphrase")
         }
         return contents
     }
+
 
     /// Asks for the passphrase of a store on the terminal.
     /// - Throws: 75 when there is no terminal, 77 for an empty answer.
@@ -169,6 +182,9 @@ enum Passphrase {
                     + "pass --passphrase-file FILE")
         }
         guard !answer.isEmpty else { throw CLIError(.permissionDenied, "\(store): the passphrase is empty") }
+        guard answer.count <= maximumLength else {
+            throw CLIError(.usage, "\(store): the passphrase typed is longer than \(Console.byteCount(maximumLength))")
+        }
         return answer
     }
 }

@@ -14,8 +14,8 @@ struct StoreSetCommand: RunnableCommand {
 
                   printf '%s' "$TOKEN" | apex-keychain store set --store app.db api-token
 
-                The value never comes from the command line. Valid UTF-8 without U+0000 is stored as a string, \
-                anything else as bytes. With --username the item holds credentials: the key is 'credentials' or \
+                The value never comes from the command line, and is at most 16 MiB. Valid UTF-8 without U+0000 \
+                is stored as a string, anything else as bytes. With --username the item holds credentials: the key is 'credentials' or \
                 'credentials:<server>', stdin is the password and the username is the label.
 
                 The item replaces any item under the key, with all its attributes. A protection the store's \
@@ -91,7 +91,7 @@ struct StoreSetCommand: RunnableCommand {
         if keyStorage != nil, profile != .android, profile != .android10 {
             throw .usage("'--key-storage' applies to the Android device profiles; \(opened.path) models '\(profile.rawValue)'")
         }
-        var value = try Console.readStandardInput()
+        var value = try Console.readStandardInput(limit: SQLiteKeychainDatabase.maximumValueSize)
         defer { value.resetBytes(in: 0..<value.count) }
         let android = keyStorage.map { AndroidOptions(keyStorage: $0) }
         let options = SetOptions(

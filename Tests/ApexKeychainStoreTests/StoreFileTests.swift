@@ -111,7 +111,7 @@ struct StoreFileTests {
         #expect(error?.path == storeURL.path)
         let versions = numbers(in: error?.message ?? "")
         #expect(versions.contains(99), "\(error?.message ?? "")")
-        #expect(versions.contains(1), "\(error?.message ?? "")")
+        #expect(versions.contains(2), "\(error?.message ?? "")")
         #expect(try store.raw().integer("PRAGMA user_version") == 99)
     }
 
@@ -261,12 +261,12 @@ struct StoreFileTests {
         #expect(Set(try scratch.names()).isSubset(of: allowed))
     }
 
-    @Test("the store file is SQLite in WAL mode at user_version 1, marked as a store")
+    @Test("the store file is SQLite in WAL mode at user_version 2, marked as a store")
     func fileFormat() throws {
         do { _ = try store.create() }
         let raw = try store.raw()
         #expect(try raw.text("PRAGMA journal_mode") == "wal")
-        #expect(try raw.integer("PRAGMA user_version") == 1)
+        #expect(try raw.integer("PRAGMA user_version") == 2)
         #expect(try raw.text("SELECT CAST(value AS TEXT) FROM meta WHERE name = 'format'") == "apex-keychain-store")
         #expect(try raw.text("SELECT CAST(value AS TEXT) FROM meta WHERE name = 'device'") == "ios")
         #expect(try raw.text("PRAGMA integrity_check") == "ok")

@@ -35,9 +35,24 @@ struct TestStore: Sendable {
     let url: URL
     let keyFile: URL
 
+    /// A store file and its key file.
+    struct Files {
+        let url: URL
+        let keyFile: URL
+    }
+
     init(_ directory: ScratchDirectory, name: String = "store.db") {
         self.directory = directory
         url = directory.file(name)
+        keyFile = SQLiteKeychainDatabase.defaultKeyFile(for: url)
+    }
+
+    /// The store `name` in `folder` of the scratch directory (created when missing).
+    init(_ directory: ScratchDirectory, folder: String, name: String = "store.db") throws {
+        self.directory = directory
+        let folderURL = directory.file(folder)
+        try FileManager.default.createDirectory(at: folderURL, withIntermediateDirectories: true)
+        url = folderURL.appendingPathComponent(name)
         keyFile = SQLiteKeychainDatabase.defaultKeyFile(for: url)
     }
 
@@ -88,6 +103,33 @@ func contains(_ haystack: Data, _ needle: Data) -> Bool {
     guard !needle.isEmpty else { return true }
     return haystack.range(of: needle) != nil
 }
+
+// MARK: - Immutable files
+
+/// Runs `chattr FLAG PATH`; whether it succeeded.
+@discardableResult
+func chattr(_ flag: String, _ path: String) -> Bool {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/chattr")
+    process.arguments = [flag, path]
+    process.standardError = FileHandle.nullDevice
+    guard (try? process.run()) != nil else { return false }
+    process.waitUntilExit()
+    return process.terminationStatus == 0
+}
+
+/// Whether this machine can make a folder immutable (`chattr +i`: root, and a file system that has the flag),
+/// so that no file can be created in it, even by root: a read-only folder for a test that runs as root.
+let immutableFoldersAvailable: Bool = {
+    guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chattr") else { return false }
+    let probe = FileManager.default.temporaryDirectory.appendingPathComponent("apxk-chattr-probe-\(getpid())")
+    guard (try? FileManager.default.createDirectory(at: probe, withIntermediateDirectories: true)) != nil else { return false }
+    defer { try? FileManager.default.removeItem(at: probe) }
+    guard chattr("+i", probe.path) else { return false }
+    let blocked = !FileManager.default.createFile(atPath: probe.appendingPathComponent("x").path, contents: Data())
+    chattr("-i", probe.path)
+    return blocked
+}()
 
 // MARK: - SQLite from outside
 

@@ -71,8 +71,12 @@ final class Sandbox: Sendable {
     func write(_ name: String, _ text: String) throws -> String { try write(name, Data(text.utf8)) }
 
     /// Runs `apex-keychain` with `arguments`, `stdin` as its standard input, in this folder.
-    /// - Parameter launcher: a program and its arguments to run the tool through (`setsid -w`).
-    func run(_ arguments: [String], stdin: Data = Data(), launcher: [String] = []) async throws -> CLIResult {
+    /// - Parameters:
+    ///   - stdinFile: a file to read stdin from instead of `stdin` (`/dev/zero`).
+    ///   - launcher: a program and its arguments to run the tool through (`setsid -w`).
+    func run(
+        _ arguments: [String], stdin: Data = Data(), stdinFile: String? = nil, launcher: [String] = []
+    ) async throws -> CLIResult {
         let binary = try #require(CLIBinary.url, "apex-keychain was not found beside the test bundle")
         let io = url.appendingPathComponent(".io-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: io, withIntermediateDirectories: true)
@@ -83,7 +87,7 @@ final class Sandbox: Sendable {
         try stdin.write(to: inURL)
         try Data().write(to: outURL)
         try Data().write(to: errURL)
-        let input = try FileHandle(forReadingFrom: inURL)
+        let input = try FileHandle(forReadingFrom: stdinFile.map(URL.init(fileURLWithPath:)) ?? inURL)
         let output = try FileHandle(forWritingTo: outURL)
         let error = try FileHandle(forWritingTo: errURL)
         defer {

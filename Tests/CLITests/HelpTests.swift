@@ -22,9 +22,9 @@ struct HelpTests {
                 to stderr as 'apex-keychain: <message>'.
 
                 Exit codes: 0 done; 1 no such item, or the keychain refused, or some items were
-                not migrated; 64 usage error; 65 not a store, or a newer one, or a malformed
-                dump; 66 the store or an input file does not exist or can't be read; 73 the
-                store or the report can't be created; 74 I/O error; 75 temporary failure
+                not migrated; 64 usage error; 65 not a store, or a damaged or newer one, or a
+                malformed dump; 66 the store or an input file does not exist or can't be read;
+                73 the store or the report can't be created; 74 I/O error; 75 temporary failure
                 (locked, no terminal), try again; 77 the key file or passphrase is refused.
 
                 USAGE: apex-keychain <subcommand>
@@ -113,10 +113,10 @@ struct HelpTests {
                   --key-file <key-file>   The key file that unlocks the store. (default: the
                                           store's path followed by '.key')
                   --passphrase-file <passphrase-file>
-                                          A file holding the store's passphrase (one trailing
-                                          newline is not part of it). It also answers the
-                                          device's passcode prompts. Without it, a passphrase
-                                          store asks on the terminal.
+                                          A file holding the store's passphrase (at most 1 KiB;
+                                          one trailing newline is not part of it). It also
+                                          answers the device's passcode prompts. Without it, a
+                                          passphrase store asks on the terminal.
                   -h, --help              Show help information.
 
                 """)

@@ -134,7 +134,8 @@ struct MigrateExitCodeTests {
         #expect(result.out == "")
         #expect(
             result.err == "apex-keychain: \(store): target: INTERNAL: service 'apex-keychain.migration': database "
-                + "error: \(store): SQLite error 8: attempt to write a readonly database\n")
+                + "error: \(store): the store is open read-only (this process can't write the store file or its folder); "
+                + "nothing was written\n")
         try #require(chattr("-i", store))
         let again = try await sandbox.run(Self.migrate + ["--store", "store.db"])
         #expect(again.status == 0)

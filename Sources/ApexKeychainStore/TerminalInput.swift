@@ -1,0 +1,108 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reading a secret from the controlling terminal (`/dev/tty`) with echo off. The terminal rather than stdin,
+/// so that stdin stays free for values.
+///
+/// While echo is off, a signal that ends the process (SIGINT from Ctrl-C, SIGQUIT, SIGTERM, SIGHUP) first
+/// restores the terminal as it was, then takes its course: a shell is never left without echo. Signals the
+/// process ignores stay ignored; a handler installed before is put back and runs.
+public enum TerminalInput {
+    /// One read at a time: the terminal's saved state has one slot.
+    private static let reading = Mutex(())
+
+    /// Writes `prompt` to the terminal and reads one line without echo.
+    /// - Returns: the line without its newline (at most 4097 bytes are kept), or nil when there is no terminal.
+    public static func readSecret(prompt: String) -> Data? {
+        reading.withLock { _ in
+            let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
+            guard fd >= 0 else { return nil }
+            defer { close(fd) }
+            var original = termios()
+            guard tcgetattr(fd, &original) == 0 else { return nil }
+            var silent = original
+            silent.c_lflag &= ~tcflag_t(ECHO)
+            _ = prompt.withCString { write(fd, $0, strlen($0)) }
+            EchoRestorer.arm(fd: fd, original)
+            tcsetattr(fd, TCSAFLUSH, &silent)
+            defer {
+                tcsetattr(fd, TCSAFLUSH, &original)
+                EchoRestorer.disarm()
+                _ = write(fd, "\n", 1)
+            }
+            var bytes = Data()
+            var byte: UInt8 = 0
+            while read(fd, &byte, 1) == 1, byte != UInt8(ascii: "\n") {
+                bytes.append(byte)
+                if bytes.count > 4096 { break }
+            }
+            return bytes
+        }
+    }
+}
+
+/// The signal handlers that give the terminal its echo back when a signal ends the process during a read.
+///
+/// Async-signal-safe: the handler reads only what ``arm(fd:_:)`` wrote before installing it (the descriptor,
+/// the saved terminal state and the previous actions, in memory allocated once), and calls only `tcsetattr`,
+/// `sigaction` and `raise`.
+private enum EchoRestorer {
+    static let signals: [Int32] = [SIGINT, SIGQUIT, SIGTERM, SIGHUP]
+    /// The terminal's descriptor while a read is under way, else -1.
+    static let terminal = Atomic<Int32>(-1)
+    /// The terminal state to restore.
+    nonisolated(unsafe) static let saved = UnsafeMutablePointer<termios>.allocate(capacity: 1)
+    /// The action each of ``signals`` had before, in the same order.
+    nonisolated(unsafe) static let previous = UnsafeMutablePointer<sigaction>.allocate(capacity: 4)
+    /// Whether ``signals``' handler was installed (a signal that was ignored is left ignored).
+    nonisolated(unsafe) static let installed = UnsafeMutablePointer<Bool>.allocate(capacity: 4)
+
+    /// The index of `number` in ``signals``.
+    static func index(_ number: Int32) -> Int {
+        switch number {
+        case SIGINT: 0
+        case SIGQUIT: 1
+        case SIGTERM: 2
+        default: 3
+        }
+    }
+
+    /// Restores the terminal, puts the signal's previous action back, and raises the signal again: it is
+    /// delivered, with that action, when the handler returns.
+    static let handler: @convention(c) (Int32) -> Void = { number in
+        let fd = EchoRestorer.terminal.load(ordering: .acquiring)
+        if fd >= 0 { _ = tcsetattr(fd, TCSANOW, EchoRestorer.saved) }
+        _ = sigaction(number, EchoRestorer.previous + EchoRestorer.index(number), nil)
+        _ = raise(number)
+    }
+
+    /// Saves `state` of the terminal `fd` and installs the handlers.
+    static func arm(fd: Int32, _ state: termios) {
+        saved.pointee = state
+        terminal.store(fd, ordering: .releasing)
+        for (index, number) in signals.enumerated() {
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = handler
+            sigemptyset(&action.sa_mask)
+            action.sa_flags = 0
+            installed[index] = false
+            // SIG_IGN is the handler address 1.
+            guard sigaction(number, nil, previous + index) == 0,
+                unsafeBitCast(previous[index].__sigaction_handler.sa_handler, to: Int.self) != 1
+            else { continue }
+            installed[index] = sigaction(number, &action, nil) == 0
+        }
+    }
+
+    /// Puts the previous actions back.
+    static func disarm() {
+        for index in signals.indices where installed[index] {
+            _ = sigaction(signals[index], previous + index, nil)
+            installed[index] = false
+        }
+        terminal.store(-1, ordering: .releasing)
+    }
+}

@@ -1,0 +1,93 @@
+import ApexKeychain
+import ApexKeychainStore
+import Foundation
+import Testing
+
+/// The label (a credentials item's username), the generic attribute and the dates are bound to the sealed value
+/// too: edited in the file, the value no longer opens.
+extension SealingTests {
+    @Test("a credentials item whose username (labl) was edited in the file does not open: the password is not served with it")
+    func usernameEdited() async throws {
+        do {
+            let db = try store.create()
+            let kc = try keychain(db)
+            try await kc.setCredentials(Credentials(username: "alice", password: "password-of-alice"))
+            try await kc.setItem("other", "secret-other")
+        }
+        try tamper("UPDATE items SET labl = 'mallory' WHERE acct = 'credentials'")
+        let db = try store.open()
+        let kc = try keychain(db)
+        #expect(try await kc.getItemInfo("credentials")?.label == "mallory", "the edit took effect")
+        let error = await #expect(throws: KeychainError.self) {
+            let credentials = try await kc.getCredentials()
+            Issue.record("the password was served with the username '\(credentials?.username ?? "")'")
+        }
+        #expect(error?.code == .INTERNAL)
+        #expect(error?.message.contains("damaged") == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("password-of-alice") == false)
+        await expectDamaged(kc, "credentials", notMentioning: ["password-of-alice"])
+        #expect(try await kc.getItem("other") == "secret-other")
+    }
+
+    /// Edits of item `a`'s label: another, emptied, removed; and one added to item `b`, which has none.
+    static let labelEdits = [
+        ("a", "labl = 'other label'"), ("a", "labl = ''"), ("a", "labl = NULL"), ("b", "labl = 'added'"),
+    ]
+
+    @Test("a label edited, emptied, removed or added in the file makes the value fail to open", arguments: labelEdits)
+    func labelEdited(_ edit: (String, String)) async throws {
+        do {
+            let kc = try keychain(try store.create())
+            try await kc.setItem("a", "secret-of-a", SetOptions(label: "label of a"))
+            try await kc.setItem("b", "secret-of-b")
+        }
+        try tamper("UPDATE items SET \(edit.1) WHERE acct = '\(edit.0)'")
+        let kc = try keychain(try store.open())
+        await expectDamaged(kc, edit.0, notMentioning: ["secret-of-a", "secret-of-b"])
+        let untouched = edit.0 == "a" ? "b" : "a"
+        #expect(try await kc.getItem(untouched) == "secret-of-\(untouched)")
+    }
+
+    @Test("an item whose creation or modification date was edited does not open", arguments: ["cdat = cdat - 86400", "mdat = mdat + 1"])
+    func dateEdited(_ edit: String) async throws {
+        try await populate([("a", "secret-of-a"), ("b", "secret-of-b")])
+        try tamper("UPDATE items SET \(edit) WHERE acct = 'a'")
+        let kc = try keychain(try store.open())
+        await expectDamaged(kc, "a", notMentioning: ["secret-of-a"])
+        #expect(try await kc.getItem("b") == "secret-of-b")
+    }
+
+    @Test("an item whose generic attribute (the package's metadata, gena) was edited does not open")
+    func genericEdited() async throws {
+        try await populate([("a", "secret-of-a")], SetOptions(accessControl: .biometryAny, authValidity: 0))
+        // A longer authValidity would keep the item open without a prompt.
+        try tamper("UPDATE items SET gena = CAST(replace(CAST(gena AS TEXT), 'av=0', 'av=600') AS BLOB) WHERE acct = 'a'")
+        let db = try store.open()
+        #expect(try db.attributes(matching: ItemQuery(account: "a")).first?.generic.map { String(decoding: $0, as: UTF8.self) }?
+            .contains("av=600") == true, "the edit took effect")
+        await expectDamaged(try keychain(db), "a", notMentioning: ["secret-of-a"])
+    }
+
+    @Test("a row whose seal binding was set back to 1 in the file does not open")
+    func bindingDowngraded() async throws {
+        try await populate([("a", "secret-of-a"), ("b", "secret-of-b")], SetOptions(label: "label"))
+        #expect(try store.raw().text("SELECT group_concat(seal) FROM items") == "2,2")
+        try tamper("UPDATE items SET seal = 1 WHERE acct = 'a'")
+        let kc = try keychain(try store.open())
+        await expectDamaged(kc, "a", notMentioning: ["secret-of-a"])
+        #expect(try await kc.getItem("b") == "secret-of-b")
+    }
+
+    @Test("an item moved into place by a staged write (access control) is bound to its label and dates too")
+    func stagedWriteBound() async throws {
+        do {
+            let kc = try keychain(try store.create())
+            try await kc.setItem("a", "first", SetOptions(accessControl: .biometryAny, label: "label"))
+            try await kc.setItem("a", "second", SetOptions(accessControl: .biometryAny, label: "label"))
+            #expect(try await kc.getItem("a") == "second")
+        }
+        #expect(try store.raw().text("SELECT seal FROM items WHERE acct = 'a'") == "2")
+        try tamper("UPDATE items SET labl = 'edited' WHERE acct = 'a'")
+        await expectDamaged(try keychain(try store.open()), "a", notMentioning: ["first", "second"])
+    }
+}
