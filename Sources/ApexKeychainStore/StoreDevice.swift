@@ -83,7 +83,8 @@ public final class TerminalDevice: Device {
             return store.verifyPassphrase(data) ? .success : .failed
         case .terminal:
             let title = request.prompt.title ?? "Passcode for '\(request.key)' in service '\(request.service)'"
-            guard var answer = TerminalInput.readSecret(prompt: "\(title): ") else { return .notInteractive }
+            // The key, the service and an app's title are shown safely: a name must not drive the terminal.
+            guard var answer = TerminalInput.readSecret(prompt: "\(DisplayText.escaped(title)): ") else { return .notInteractive }
             defer { answer.resetBytes(in: 0..<answer.count) }
             if answer.isEmpty { return .canceled }
             return store.verifyPassphrase(answer) ? .success : .failed

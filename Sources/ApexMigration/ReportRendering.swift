@@ -1,4 +1,5 @@
 import ApexDumps
+import ApexKeychain
 import Foundation
 
 /// The report as text for a terminal, and as Markdown for a pull request: the same content as the JSON, as a

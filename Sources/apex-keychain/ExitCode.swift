@@ -1,4 +1,4 @@
-import ApexMigration
+import ApexKeychain
 /// The exit codes of `apex-keychain`: the table of `CLI.md`, named after `sysexits.h`.
 ///
 /// Scripts depend on these numbers; change them only with a CHANGELOG entry.

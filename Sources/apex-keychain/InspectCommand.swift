@@ -1,4 +1,5 @@
 import ApexDumps
+import ApexKeychain
 import ApexMigration
 import Foundation
 

@@ -1,5 +1,4 @@
 import ApexKeychain
-import ApexMigration
 import Foundation
 
 /// How `store info` shows an ``ItemInfo``: aligned `name: value` lines, or JSON.

@@ -1,6 +1,5 @@
 import ApexKeychain
 import ApexKeychainStore
-import ApexMigration
 import Foundation
 
 /// `apex-keychain store list`: the keys of a service, or of every service.
