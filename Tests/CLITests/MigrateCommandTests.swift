@@ -270,4 +270,12 @@ struct MigrateCommandTests {
         #expect(result.out.contains("[--service-map <from=to> ...]"))
         #expect(result.out.contains("<path> ...\n"))
     }
+
+    @Test("--help is the golden text: every option (no --remove-source) and the exit codes")
+    func goldenHelp() async throws {
+        let result = try await sandbox.run(["migrate", "--help"])
+        #expect(result.status == 0)
+        #expect(result.err == "")
+        try expectGolden(result.out, "migrate-help.txt")
+    }
 }
