@@ -7,6 +7,10 @@ let package = Package(
         .library(name: "ApexKeychain", targets: ["ApexKeychain"]),
         .library(name: "ApexKeychainStore", targets: ["ApexKeychainStore"]),
         .library(name: "ApexDumps", targets: ["ApexDumps"]),
+        // The migration toolkit, for an app's start-up migration (samples/ConsumerApp depends on these by name).
+        .library(name: "ApexMigration", targets: ["ApexMigration"]),
+        .library(name: "ReactNativeKeychainImporter", targets: ["ReactNativeKeychainImporter"]),
+        .library(name: "ExpoSecureStoreImporter", targets: ["ExpoSecureStoreImporter"]),
         .executable(name: "apex-keychain", targets: ["apex-keychain"]),
         .executable(name: "apex-keychain-demo", targets: ["apex-keychain-demo"]),
         .executable(name: "apex-keychain-bench", targets: ["apex-keychain-bench"]),

@@ -62,10 +62,6 @@ struct MigrateCommand: RunnableCommand {
                         + "anything is written.",
                     allowedValues: ["skip", "fail"], defaultValue: "skip"),
                 .flag(
-                    "remove-source",
-                    help: "Remove each source item once migrated (a keychain source only: dump files are never "
-                        + "modified)."),
-                .flag(
                     "android-biometry-accepts-passcode",
                     help: "react-native-keychain on Android: its biometric items also accepted the device "
                         + "credential (version 10), so they become biometryAnyOrPasscode."),
@@ -145,9 +141,6 @@ struct MigrateCommand: RunnableCommand {
         reportFile = report.map(ReportFile.init(path:))
         includeLabels = values.flag("include-labels")
         quiet = values.flag("quiet")
-        if values.flag("remove-source") {
-            throw .usage("--remove-source applies to a keychain source; dump files are never modified")
-        }
     }
 
     func run() async throws(CLIError) {

@@ -140,6 +140,22 @@ final class Sandbox: Sendable {
     }
 }
 
+/// The golden files: stdout of the tool as it must stay.
+let goldenFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden")
+
+/// Compares `actual` with the golden file `name`. `APEX_UPDATE_GOLDEN=1` rewrites the file from `actual` instead,
+/// and fails the test so that the new file is read before it is committed.
+func expectGolden(_ actual: String, _ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let url = goldenFolder.appendingPathComponent(name)
+    if ProcessInfo.processInfo.environment["APEX_UPDATE_GOLDEN"] == "1" {
+        try Data(actual.utf8).write(to: url)
+        Issue.record("rewrote \(name): read it, then run again without APEX_UPDATE_GOLDEN", sourceLocation: sourceLocation)
+        return
+    }
+    let expected = try String(contentsOf: url, encoding: .utf8)
+    #expect(actual == expected, "stdout differs from Golden/\(name)", sourceLocation: sourceLocation)
+}
+
 /// A value distinctive enough that finding it in any output proves a leak.
 let canary = "CANARY-7f3e9b1d-do-not-print"
 

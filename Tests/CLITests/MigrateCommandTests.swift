@@ -182,17 +182,25 @@ struct MigrateCommandTests {
         #expect(try summary(try jsonObject(skip))["conflict"] == 1)
     }
 
-    @Test("--remove-source on dump files is a usage error")
-    func removeSource() async throws {
+    @Test("--remove-source is gone (dump files are never modified): an old command line gets the unknown-option error")
+    func removeSourceIsUnknown() async throws {
         let result = try await sandbox.run(["migrate", Self.plist, "--remove-source"])
         #expect(result.status == 64)
         #expect(result.out == "")
         #expect(
             result.err == """
-                apex-keychain: --remove-source applies to a keychain source; dump files are never modified
+                apex-keychain: unknown option '--remove-source'
                 Run 'apex-keychain migrate --help' for usage.
 
                 """)
+        let store = try await sandbox.initStore(device: "ios")
+        let withStore = try await sandbox.run(
+            ["migrate", Self.plist, "--store", store, "--bundle-id", "com.example.sampleapp", "--remove-source"])
+        #expect(withStore.status == 64)
+        #expect(withStore.err.hasPrefix("apex-keychain: unknown option '--remove-source'\n"))
+        #expect(try await list(store) == "", "nothing was migrated")
+        let help = try await sandbox.run(["migrate", "--help"])
+        #expect(!help.out.contains("remove-source"))
     }
 
     @Test("a missing path exits 66")
@@ -261,5 +269,13 @@ struct MigrateCommandTests {
         #expect(result.out.hasPrefix("OVERVIEW: Plan the migration of keychain dumps, or run it.\n"))
         #expect(result.out.contains("[--service-map <from=to> ...]"))
         #expect(result.out.contains("<path> ...\n"))
+    }
+
+    @Test("--help is the golden text: every option (no --remove-source) and the exit codes")
+    func goldenHelp() async throws {
+        let result = try await sandbox.run(["migrate", "--help"])
+        #expect(result.status == 0)
+        #expect(result.err == "")
+        try expectGolden(result.out, "migrate-help.txt")
     }
 }

@@ -6,8 +6,7 @@ import Testing
 ///
 /// Dump paths are relative to the sandbox (the tool's working folder), so the reports are the same on every
 /// machine; the tool names a store by its absolute path.
-/// `APEX_UPDATE_GOLDEN=1` rewrites the golden files from what the tool printed, and fails the test so that the
-/// new files are read before they are committed.
+/// `APEX_UPDATE_GOLDEN=1` rewrites the golden files (see ``expectGolden(_:_:sourceLocation:)``).
 @Suite("migrate exit codes")
 struct MigrateExitCodeTests {
     let sandbox: Sandbox
@@ -16,20 +15,6 @@ struct MigrateExitCodeTests {
         sandbox = try Sandbox()
         try FileManager.default.copyItem(
             atPath: sample("react-native-keychain/ios/keychain.plist"), toPath: sandbox.path("keychain.plist"))
-    }
-
-    static let goldenFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden")
-
-    /// Compares `actual` with the golden file `name`.
-    func expectGolden(_ actual: String, _ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let url = Self.goldenFolder.appendingPathComponent(name)
-        if ProcessInfo.processInfo.environment["APEX_UPDATE_GOLDEN"] == "1" {
-            try Data(actual.utf8).write(to: url)
-            Issue.record("rewrote \(name): read it, then run again without APEX_UPDATE_GOLDEN", sourceLocation: sourceLocation)
-            return
-        }
-        let expected = try String(contentsOf: url, encoding: .utf8)
-        #expect(actual == expected, "stdout differs from Golden/\(name)", sourceLocation: sourceLocation)
     }
 
     static let migrate = ["migrate", "keychain.plist", "--bundle-id", "com.example.sampleapp"]
