@@ -1,5 +1,6 @@
 import ApexDumps
 import ApexKeychain
+import ApexMigration
 
 /// One service of an `RN_KEYCHAIN` file: its `:u`, `:p` and `:c` entries, after androidx's merge of the
 /// SharedPreferences file into the DataStore.
@@ -19,15 +20,14 @@ struct AndroidService {
     /// The DataStore file whose entries win over this SharedPreferences copy.
     var shadowedBy: String?
 
-    /// `entries S:u/S:p/S:c`, naming the entries that exist (computed on each call: read it once).
+    /// `entries "S:u", "S:p", "S:c"`, naming the entries that exist, each quoted (``SourceOrigin/quoted(_:)``) so
+    /// that no entry name can make two services' locations equal (computed on each call: read it once).
     var location: String {
-        var text = "entries "
+        var names: [String] = []
         for (found, suffix) in [(username != nil, ":u"), (password != nil, ":p"), (cipher != nil, ":c")] where found {
-            if text.utf8.count > 8 { text += "/" }
-            text += service
-            text += suffix
+            names.append(SourceOrigin.quoted(service + suffix))
         }
-        return text
+        return "entries " + names.joined(separator: ", ")
     }
 }
 

@@ -11,12 +11,15 @@ public enum SourceLibrary: String, Sendable, Codable, CaseIterable {
 }
 
 /// Where a source item was found: the file, its format, and the place in it.
+///
+/// Origins compare byte for byte (a path or a name in NFC and the same in NFD are two origins, as the file system
+/// and the keychain tell them apart), and a location names its place unambiguously: two items never share one.
 public struct SourceOrigin: Sendable, Hashable, Codable {
     /// The dump file.
     public var path: String
     /// Its format.
     public var format: DumpFormat
-    /// The place in the file: `item 3`, `entries auth:u/auth:p/auth:c`.
+    /// The place in the file: `genp item 3`, `entries "auth:u", "auth:p", "auth:c"`.
     public var location: String
 
     /// Creates an origin.
@@ -24,6 +27,29 @@ public struct SourceOrigin: Sendable, Hashable, Codable {
         self.path = path
         self.format = format
         self.location = location
+    }
+
+    /// Byte for byte.
+    public static func == (a: SourceOrigin, b: SourceOrigin) -> Bool {
+        a.format == b.format && ExactText.equal(a.path, b.path) && ExactText.equal(a.location, b.location)
+    }
+
+    /// Byte for byte, as ``==(_:_:)``.
+    public func hash(into hasher: inout Hasher) {
+        ExactText.hash(path, into: &hasher)
+        hasher.combine(format)
+        ExactText.hash(location, into: &hasher)
+    }
+
+    /// `name` in double quotes, with `"` and `\` escaped by a backslash: names joined in a location stay
+    /// apart whatever they hold.
+    public static func quoted(_ name: String) -> String {
+        var text = "\""
+        for scalar in name.unicodeScalars {
+            if scalar == "\"" || scalar == "\\" { text.unicodeScalars.append("\\") }
+            text.unicodeScalars.append(scalar)
+        }
+        return text + "\""
     }
 }
 

@@ -1,6 +1,7 @@
 import ApexDumps
 import ApexKeychain
 import ApexMigration
+import ExpoSecureStoreImporter
 import Foundation
 import ReactNativeKeychainImporter
 import Testing
@@ -64,7 +65,7 @@ import Testing
         #expect(defaultItem.target == TargetItem(
             service: "com.example.app", key: "credentials", kind: .credentials,
             options: SetOptions(accessible: .afterFirstUnlock, accessControl: AccessControl.none)))
-        #expect(defaultItem.origin == SourceOrigin(path: Self.prefs + "RN_KEYCHAIN.xml", format: .sharedPreferences, location: "entries :u/:p/:c"))
+        #expect(defaultItem.origin == SourceOrigin(path: Self.prefs + "RN_KEYCHAIN.xml", format: .sharedPreferences, location: #"entries ":u", ":p", ":c""#))
         #expect(try Self.item(items, "staging").target?.service == "staging")
         expectNoSecrets(items, secrets)
     }
@@ -133,7 +134,7 @@ import Testing
         let api = try Self.item(items, "https://api.example.com:8443")
         #expect(try Self.credentials(api) == ("rnkgen-api-user", "rnkgen-long-password-" + String(repeating: "0123456789abcdef", count: 5)))
         #expect(api.target?.service == "https://api.example.com:8443")
-        #expect(api.origin.location == "entries https://api.example.com:8443:u/https://api.example.com:8443:p/https://api.example.com:8443:c")
+        #expect(api.origin.location == #"entries "https://api.example.com:8443:u", "https://api.example.com:8443:p", "https://api.example.com:8443:c""#)
         #expect(api.notes.contains { $0.contains("setInternetCredentials") })
 
         // v1.x: no ':c', read as Conceal.
@@ -206,7 +207,7 @@ import Testing
         // ':c' in the DataStore, ':u' and ':p' only in the XML: the DataStore item takes them, the XML copy is shadowed.
         let partial = try Self.item(items, "partial", path: "RN_KEYCHAIN.preferences_pb")
         #expect(partial.verdict == .migrate)
-        #expect(partial.origin.location == "entries partial:u/partial:p/partial:c")
+        #expect(partial.origin.location == #"entries "partial:u", "partial:p", "partial:c""#)
         #expect(partial.notes.filter { $0.contains("is taken from \(Self.prefs)RN_KEYCHAIN.xml") }.count == 2)
         guard case .shadowed = try Self.item(items, "partial", path: "RN_KEYCHAIN.xml").verdict else {
             Issue.record("the XML copy of 'partial' should be shadowed")
@@ -277,9 +278,33 @@ import Testing
         #expect(items.count == 2)
         #expect(items.map { Array(($0.source.service ?? "").utf8) } == [Array("caf\u{E9}".utf8), Array("cafe\u{301}".utf8)])
         for (item, service) in zip(items, ["caf\u{E9}", "cafe\u{301}"]) {
-            let expected = "entries \(service):u/\(service):p/\(service):c"
+            let expected = "entries \"\(service):u\", \"\(service):p\", \"\(service):c\""
             #expect(Array(item.origin.location.utf8) == Array(expected.utf8), "each item holds its own entries")
         }
+    }
+
+    @Test("entry names that joined into one location (a:u, a:p and one entry named a:u/a:p) give two origins; both importers keep both items")
+    func locationsAreUnambiguous() throws {
+        let rnk = preferencesDump(
+            Self.prefs + "RN_KEYCHAIN.xml",
+            [("a:u", "AAAA"), ("a:p", "AAAA"), ("a:u/a:p", "AAAA")])
+        let items = try importer.importItems(from: [rnk], options: ImportOptions(bundleID: "com.example.app"))
+        // Joined raw, both were `entries a:u/a:p`.
+        #expect(items.map(\.origin.location) == [#"entries "a:u", "a:p""#, #"entries "a:u/a:p""#])
+        #expect(Set(items.map(\.origin)).count == 2)
+        // With both importers each record is claimed once, and neither item is dropped as already claimed.
+        let (collected, _) = try Migration.collect(
+            importers: [ExpoSecureStoreImporter(), importer], dumps: [rnk, rnk], options: ImportOptions(bundleID: "com.example.app"))
+        #expect(collected.filter { $0.library == .reactNativeKeychain }.count == 2)
+    }
+
+    @Test("origins compare byte for byte: a location in NFC and in NFD are two origins")
+    func originsCompareBytes() {
+        let nfc = SourceOrigin(path: "p.xml", format: .sharedPreferences, location: #"entries "caf\#u{E9}:u""#)
+        let nfd = SourceOrigin(path: "p.xml", format: .sharedPreferences, location: #"entries "cafe\#u{301}:u""#)
+        #expect(nfc != nfd)
+        #expect(Set([nfc, nfd]).count == 2)
+        #expect(SourceOrigin.quoted(#"a"b\c"#) == #""a\"b\\c""#)
     }
 
     /// Every made-up username and password of `rnk-generated` (README.md there).

@@ -172,9 +172,11 @@ package enum ExactText {
         }
     }
 
-    static func hash(_ text: String, into hasher: inout Hasher) {
+    /// Hashes the UTF-8 bytes of `text` (consistent with ``equal(_:_:)``).
+    package static func hash(_ text: String, into hasher: inout Hasher) {
+        var text = text
         hasher.combine(text.utf8.count)
-        for byte in text.utf8 { hasher.combine(byte) }
+        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 }
 
