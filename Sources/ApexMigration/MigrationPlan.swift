@@ -95,7 +95,7 @@ public struct DumpSummary: Sendable, Equatable, Codable {
 /// What the user allows a migration to do.
 public struct MigrationPolicy: Sendable, Equatable {
     /// What a conflict does.
-    public enum OnConflict: String, Sendable, Codable {
+    public enum OnConflict: String, Sendable, Codable, CaseIterable {
         /// Leave the conflicting items and migrate the rest.
         case skip
         /// Stop before writing anything.

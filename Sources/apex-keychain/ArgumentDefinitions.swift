@@ -25,13 +25,24 @@ struct OptionDefinition: Sendable {
     var isRepeatable: Bool = false
 
     /// An option that takes a value.
-    static func value(
+    static func option(
         _ name: String, valueName: String? = nil, help: String, allowedValues: [String]? = nil,
         defaultValue: String? = nil, isRequired: Bool = false, isRepeatable: Bool = false
     ) -> OptionDefinition {
         OptionDefinition(
             name: name, kind: .value(valueName: valueName ?? name), help: help, allowedValues: allowedValues,
             defaultValue: defaultValue, isRequired: isRequired, isRepeatable: isRepeatable)
+    }
+
+    /// An option whose values are the raw values of `T` (and `extra` ones, such as `auto`): the accepted values
+    /// come from the enum, so a new case is accepted and shown in the help without another edit.
+    static func choice<T: RawRepresentable & CaseIterable>(
+        _ name: String, of _: T.Type, valueName: String? = nil, help: String, extra: [String] = [],
+        defaultValue: String? = nil
+    ) -> OptionDefinition where T.RawValue == String {
+        option(
+            name, valueName: valueName, help: help, allowedValues: extra + T.allCases.map(\.rawValue),
+            defaultValue: defaultValue)
     }
 
     /// A flag.

@@ -10,33 +10,37 @@ struct ParsedValues: Sendable {
     var lists: [String: [String]] = [:]
 
     /// The value of an option, or its default, or nil.
-    func value(_ name: String) -> String? { options[name] }
+    func value(_ option: OptionDefinition) -> String? { options[option.name] }
 
     /// Whether a flag was given.
-    func flag(_ name: String) -> Bool { flags.contains(name) }
+    func flag(_ option: OptionDefinition) -> Bool { flags.contains(option.name) }
 
     /// A positional argument, or nil when an optional one was left out.
-    func argument(_ name: String) -> String? { arguments[name] }
+    func argument(_ argument: ArgumentDefinition) -> String? { arguments[argument.name] }
 
-    /// Every value of a repeatable option or a repeating argument, in the order given.
-    func values(_ name: String) -> [String] { lists[name] ?? [] }
+    /// Every value of a repeatable option, in the order given.
+    func values(_ option: OptionDefinition) -> [String] { lists[option.name] ?? [] }
+
+    /// Every value of a repeating argument, in the order given.
+    func values(_ argument: ArgumentDefinition) -> [String] { lists[argument.name] ?? [] }
 
     /// The value of an option whose accepted values are the raw values of `T`; nil when absent.
     ///
     /// The parser has already refused other values; this only converts.
-    func enumeration<T: RawRepresentable>(_ name: String, _ type: T.Type) throws(CLIError) -> T? where T.RawValue == String {
-        guard let raw = options[name] else { return nil }
+    func enumeration<T: RawRepresentable>(_ option: OptionDefinition, _ type: T.Type) throws(CLIError) -> T?
+    where T.RawValue == String {
+        guard let raw = options[option.name] else { return nil }
         guard let value = T(rawValue: raw) else {
-            throw .usage("invalid value '\(raw)' for '--\(name)'")
+            throw .usage("invalid value '\(raw)' for '--\(option.name)'")
         }
         return value
     }
 
     /// The value of an option that must be a whole number; nil when absent.
-    func integer(_ name: String, valueName: String) throws(CLIError) -> Int? {
-        guard let raw = options[name] else { return nil }
+    func integer(_ option: OptionDefinition) throws(CLIError) -> Int? {
+        guard let raw = options[option.name] else { return nil }
         guard let value = Int(raw) else {
-            throw .usage("invalid value '\(raw)' for '--\(name) <\(valueName)>'; expected a whole number")
+            throw .usage("invalid value '\(raw)' for '\(option.synopsis)'; expected a whole number")
         }
         return value
     }

@@ -18,11 +18,20 @@ struct InspectCommand: RunnableCommand {
                 --format json prints the migration report's shape with 'sources' and, per item, 'source' only.
                 """,
             arguments: [dumpPathArgument],
-            options: [
-                .value("format", help: "The output format.", allowedValues: ["text", "json"], defaultValue: "text"),
-                .flag("include-labels", help: "Show usernames and labels (personal data, never secrets)."),
-            ])
+            options: [Self.format, Self.includeLabels])
     }
+
+    /// The output formats.
+    enum Format: String, CaseIterable, Sendable {
+        case text, json
+    }
+
+    /// `--format <format>`.
+    static let format = OptionDefinition.choice(
+        "format", of: Format.self, help: "The output format.", defaultValue: Format.text.rawValue)
+    /// `--include-labels`.
+    static let includeLabels = OptionDefinition.flag(
+        "include-labels", help: "Show usernames and labels (personal data, never secrets).")
 
     /// The dumps to read.
     let paths: [String]
@@ -32,9 +41,9 @@ struct InspectCommand: RunnableCommand {
     let includeLabels: Bool
 
     init(_ values: ParsedValues) throws(CLIError) {
-        paths = values.values("path")
-        json = values.value("format") == "json"
-        includeLabels = values.flag("include-labels")
+        paths = values.values(dumpPathArgument)
+        json = try values.enumeration(Self.format, Format.self) == .json
+        includeLabels = values.flag(Self.includeLabels)
     }
 
     func run() async throws(CLIError) {

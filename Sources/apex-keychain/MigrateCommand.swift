@@ -38,46 +38,63 @@ struct MigrateCommand: RunnableCommand {
                 """,
             arguments: [dumpPathArgument],
             options: [
-                .value("store", help: "The store to migrate into. Without it, nothing is written: the plan is printed."),
-                .flag("dry-run", help: "Print the plan against the store without writing anything."),
-                .value(
-                    "from", valueName: "library", help: "The library whose items are migrated.",
-                    allowedValues: ["auto"] + SourceLibrary.allCases.map(\.rawValue), defaultValue: "auto"),
-                .value(
-                    "device", valueName: "profile",
-                    help: "The device the plan is made for. (default: the dumps' platform; with --store, the "
-                        + "store's device, which it must match)",
-                    allowedValues: DeviceProfile.allCases.map(\.rawValue)),
-                .value(
-                    "service-map", valueName: "from=to",
-                    help: "Migrate the items of source service FROM (as found) into service TO. Repeatable.",
-                    isRepeatable: true),
-                .value(
-                    "bundle-id", valueName: "id",
-                    help: "The app's bundle identifier: react-native-keychain's default service on iOS. (default: "
-                        + "inferred from the access group, with a note)"),
-                .value(
-                    "on-conflict", valueName: "action",
-                    help: "What a conflict does: skip leaves the item and migrates the rest; fail stops before "
-                        + "anything is written.",
-                    allowedValues: ["skip", "fail"], defaultValue: "skip"),
-                .flag(
-                    "android-biometry-accepts-passcode",
-                    help: "react-native-keychain on Android: its biometric items also accepted the device "
-                        + "credential (version 10), so they become biometryAnyOrPasscode."),
-                .value(
-                    "format", help: "The report's format.", allowedValues: ["text", "json", "markdown"],
-                    defaultValue: "text"),
-                .value("report", valueName: "file", help: "Also write the report to this file."),
-                .flag("include-labels", help: "Show usernames and labels in the report (never secrets)."),
-                .flag("quiet", help: "Write nothing to stderr but errors."),
-                StoreOptions.keyFile,
-                StoreOptions.passphraseFile,
+                Self.store, Self.dryRun, Self.from, Self.device, Self.serviceMap, Self.bundleID, Self.onConflict,
+                Self.androidBiometryAcceptsPasscode, Self.format, Self.report, Self.includeLabels, Self.quiet,
+                StoreOptions.keyFile, StoreOptions.passphraseFile,
             ])
     }
 
+    /// `--store <store>`: optional here (without it, a plan only).
+    static let store = OptionDefinition.option(
+        "store", help: "The store to migrate into. Without it, nothing is written: the plan is printed.")
+    /// `--dry-run`.
+    static let dryRun = OptionDefinition.flag("dry-run", help: "Print the plan against the store without writing anything.")
+    /// `--from <library>`: `auto` or a library.
+    static let from = OptionDefinition.choice(
+        "from", of: SourceLibrary.self, valueName: "library", help: "The library whose items are migrated.",
+        extra: [Self.automatic], defaultValue: Self.automatic)
+    /// The `--from` value that takes every library.
+    static let automatic = "auto"
+    /// `--device <profile>`.
+    static let device = OptionDefinition.option(
+        "device", valueName: "profile",
+        help: "The device the plan is made for. (default: the dumps' platform; with --store, the "
+            + "store's device, which it must match)",
+        allowedValues: DeviceProfile.allCases.map(\.rawValue))
+    /// `--service-map <from=to>`, repeatable.
+    static let serviceMap = OptionDefinition.option(
+        "service-map", valueName: "from=to",
+        help: "Migrate the items of source service FROM (as found) into service TO. Repeatable.",
+        isRepeatable: true)
+    /// `--bundle-id <id>`.
+    static let bundleID = OptionDefinition.option(
+        "bundle-id", valueName: "id",
+        help: "The app's bundle identifier: react-native-keychain's default service on iOS. (default: "
+            + "inferred from the access group, with a note)")
+    /// `--on-conflict <action>`.
+    static let onConflict = OptionDefinition.choice(
+        "on-conflict", of: MigrationPolicy.OnConflict.self, valueName: "action",
+        help: "What a conflict does: skip leaves the item and migrates the rest; fail stops before "
+            + "anything is written.",
+        defaultValue: MigrationPolicy.OnConflict.skip.rawValue)
+    /// `--android-biometry-accepts-passcode`.
+    static let androidBiometryAcceptsPasscode = OptionDefinition.flag(
+        "android-biometry-accepts-passcode",
+        help: "react-native-keychain on Android: its biometric items also accepted the device "
+            + "credential (version 10), so they become biometryAnyOrPasscode.")
+    /// `--format <format>`.
+    static let format = OptionDefinition.choice(
+        "format", of: Format.self, help: "The report's format.", defaultValue: Format.text.rawValue)
+    /// `--report <file>`.
+    static let report = OptionDefinition.option("report", valueName: "file", help: "Also write the report to this file.")
+    /// `--include-labels`.
+    static let includeLabels = OptionDefinition.flag(
+        "include-labels", help: "Show usernames and labels in the report (never secrets).")
+    /// `--quiet`.
+    static let quiet = OptionDefinition.flag("quiet", help: "Write nothing to stderr but errors.")
+
     /// The report's formats.
-    enum Format: String, Sendable {
+    enum Format: String, CaseIterable, Sendable {
         case text, json, markdown
     }
 
@@ -105,21 +122,20 @@ struct MigrateCommand: RunnableCommand {
     let quiet: Bool
 
     init(_ values: ParsedValues) throws(CLIError) {
-        paths = values.values("path")
-        if values.value("store") != nil {
+        paths = values.values(dumpPathArgument)
+        if values.value(Self.store) != nil {
             store = try StoreOptions(values)
         } else {
             store = nil
-            for name in ["key-file", "passphrase-file"] where values.value(name) != nil {
-                throw .usage("'--\(name)' unlocks a store: it needs '--store'")
+            for option in [StoreOptions.keyFile, StoreOptions.passphraseFile] where values.value(option) != nil {
+                throw .usage("'--\(option.name)' unlocks a store: it needs '--store'")
             }
         }
-        dryRun = values.flag("dry-run")
-        let from = values.value("from") ?? "auto"
-        library = from == "auto" ? nil : try values.enumeration("from", SourceLibrary.self)
-        device = try values.enumeration("device", DeviceProfile.self)
+        dryRun = values.flag(Self.dryRun)
+        library = values.value(Self.from) == Self.automatic ? nil : try values.enumeration(Self.from, SourceLibrary.self)
+        device = try values.enumeration(Self.device, DeviceProfile.self)
         var serviceMap: [String: String] = [:]
-        for mapping in values.values("service-map") {
+        for mapping in values.values(Self.serviceMap) {
             guard let equals = mapping.firstIndex(of: "="), equals != mapping.startIndex,
                 mapping.index(after: equals) != mapping.endIndex
             else {
@@ -129,18 +145,18 @@ struct MigrateCommand: RunnableCommand {
             if serviceMap[source] != nil { throw .usage("'--service-map' names the service '\(source)' twice") }
             serviceMap[source] = String(mapping[mapping.index(after: equals)...])
         }
-        let bundleID = values.value("bundle-id")
+        let bundleID = values.value(Self.bundleID)
         if bundleID == "" { throw .usage("'--bundle-id' must not be empty") }
         importOptions = ImportOptions(
             bundleID: bundleID, serviceMap: serviceMap,
-            androidBiometryAcceptsPasscode: values.flag("android-biometry-accepts-passcode"))
-        onConflict = try values.enumeration("on-conflict", MigrationPolicy.OnConflict.self) ?? .skip
-        format = try values.enumeration("format", Format.self) ?? .text
-        let report = values.value("report")
+            androidBiometryAcceptsPasscode: values.flag(Self.androidBiometryAcceptsPasscode))
+        onConflict = try values.enumeration(Self.onConflict, MigrationPolicy.OnConflict.self) ?? .skip
+        format = try values.enumeration(Self.format, Format.self) ?? .text
+        let report = values.value(Self.report)
         if report == "" { throw .usage("'--report' must not be empty") }
         reportFile = report.map(ReportFile.init(path:))
-        includeLabels = values.flag("include-labels")
-        quiet = values.flag("quiet")
+        includeLabels = values.flag(Self.includeLabels)
+        quiet = values.flag(Self.quiet)
     }
 
     func run() async throws(CLIError) {

@@ -18,17 +18,18 @@ struct StoreInitCommand: RunnableCommand {
                 The device profile decides which protections the store can give, as that device would: a write \
                 the device can't protect as asked is refused, never weakened.
                 """,
-            options: [
-                StoreOptions.store,
-                .value(
-                    "device", valueName: "profile", help: "The device the store models.",
-                    allowedValues: DeviceProfile.allCases.map(\.rawValue), defaultValue: DeviceProfile.linux.rawValue),
-                .value(
-                    "passphrase-file",
-                    help: "Lock the store with the passphrase in this file (at most 1 KiB; one trailing newline "
-                        + "is not part of it) instead of a key file."),
-            ])
+            options: [StoreOptions.store, Self.device, Self.passphraseFile])
     }
+
+    /// `--device <profile>`.
+    static let device = OptionDefinition.choice(
+        "device", of: DeviceProfile.self, valueName: "profile", help: "The device the store models.",
+        defaultValue: DeviceProfile.linux.rawValue)
+    /// `--passphrase-file <passphrase-file>`.
+    static let passphraseFile = OptionDefinition.option(
+        "passphrase-file",
+        help: "Lock the store with the passphrase in this file (at most 1 KiB; one trailing newline "
+            + "is not part of it) instead of a key file.")
 
     /// The store to create.
     let storeURL: URL
@@ -39,8 +40,8 @@ struct StoreInitCommand: RunnableCommand {
 
     init(_ values: ParsedValues) throws(CLIError) {
         storeURL = try StoreOptions.storeURL(values)
-        device = try values.enumeration("device", DeviceProfile.self) ?? .linux
-        passphraseFile = values.value("passphrase-file")
+        device = try values.enumeration(Self.device, DeviceProfile.self) ?? .linux
+        passphraseFile = values.value(Self.passphraseFile)
         if passphraseFile == "" { throw .usage("'--passphrase-file' must not be empty") }
     }
 

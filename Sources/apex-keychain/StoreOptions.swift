@@ -12,17 +12,17 @@ let keyArgument = ArgumentDefinition(
 /// (`STORE.key`); a passphrase store without `--passphrase-file` asks for the passphrase on the terminal.
 struct StoreOptions: Sendable {
     /// `--store <store>`, required by every store command.
-    static let store = OptionDefinition.value("store", help: "The store file.", isRequired: true)
+    static let store = OptionDefinition.option("store", help: "The store file.", isRequired: true)
     /// `--service <service>`.
-    static let service = OptionDefinition.value(
+    static let service = OptionDefinition.option(
         "service",
         help: "The service whose items the command reads or writes. (default: the device's default service: "
             + "'apex-keychain' for linux, 'com.example.app' for the phone profiles)")
     /// `--key-file <key-file>`.
-    static let keyFile = OptionDefinition.value(
+    static let keyFile = OptionDefinition.option(
         "key-file", help: "The key file that unlocks the store. (default: the store's path followed by '.key')")
     /// `--passphrase-file <passphrase-file>`.
-    static let passphraseFile = OptionDefinition.value(
+    static let passphraseFile = OptionDefinition.option(
         "passphrase-file",
         help: "A file holding the store's passphrase (at most 1 KiB; one trailing newline is not part of it). It also answers "
             + "the device's passcode prompts. Without it, a passphrase store asks on the terminal.")
@@ -43,9 +43,9 @@ struct StoreOptions: Sendable {
     /// - Throws: a usage error for an empty path, or for both `--key-file` and `--passphrase-file`.
     init(_ values: ParsedValues) throws(CLIError) {
         storeURL = try Self.storeURL(values)
-        service = values.value("service")
-        keyFile = values.value("key-file")
-        passphraseFile = values.value("passphrase-file")
+        service = values.value(Self.service)
+        keyFile = values.value(Self.keyFile)
+        passphraseFile = values.value(Self.passphraseFile)
         if keyFile != nil, passphraseFile != nil {
             throw .usage("'--key-file' and '--passphrase-file' can't be used together")
         }
@@ -55,7 +55,7 @@ struct StoreOptions: Sendable {
 
     /// The store named by `--store`, as an absolute file URL.
     static func storeURL(_ values: ParsedValues) throws(CLIError) -> URL {
-        guard let path = values.value("store"), !path.isEmpty else { throw .usage("'--store' must not be empty") }
+        guard let path = values.value(store), !path.isEmpty else { throw .usage("'--store' must not be empty") }
         return URL(fileURLWithPath: path)
     }
 

@@ -12,10 +12,11 @@ struct StoreListCommand: RunnableCommand {
                 Prints the keys of the service, one per line, sorted. With --all-services, prints the keys of \
                 every service as 'SERVICE<TAB>KEY' lines, sorted by service, then key. Never prompts.
                 """,
-            options: StoreOptions.definitions + [
-                .flag("all-services", help: "List the keys of every service in the store.")
-            ])
+            options: StoreOptions.definitions + [Self.allServices])
     }
+
+    /// `--all-services`.
+    static let allServices = OptionDefinition.flag("all-services", help: "List the keys of every service in the store.")
 
     /// Which store, how to unlock it, which service.
     let store: StoreOptions
@@ -24,7 +25,7 @@ struct StoreListCommand: RunnableCommand {
 
     init(_ values: ParsedValues) throws(CLIError) {
         store = try StoreOptions(values)
-        allServices = values.flag("all-services")
+        allServices = values.flag(Self.allServices)
         if allServices, store.service != nil {
             throw .usage("'--all-services' and '--service' can't be used together")
         }
@@ -82,7 +83,7 @@ struct StoreGetCommand: RunnableCommand {
 
     init(_ values: ParsedValues) throws(CLIError) {
         store = try StoreOptions(values)
-        key = values.argument("key") ?? ""
+        key = values.argument(keyArgument) ?? ""
     }
 
     func run() async throws(CLIError) {
@@ -110,10 +111,11 @@ struct StoreInfoCommand: RunnableCommand {
                 keys; its dates are milliseconds since 1970, and a missing label is left out.
                 """,
             arguments: [keyArgument],
-            options: StoreOptions.definitions + [
-                .value("format", help: "The output format.", allowedValues: ["text", "json"], defaultValue: "text")
-            ])
+            options: StoreOptions.definitions + [Self.format])
     }
+
+    /// `--format <format>`: as `inspect`'s.
+    static let format = InspectCommand.format
 
     /// Which store, how to unlock it, which service.
     let store: StoreOptions
@@ -124,8 +126,8 @@ struct StoreInfoCommand: RunnableCommand {
 
     init(_ values: ParsedValues) throws(CLIError) {
         store = try StoreOptions(values)
-        key = values.argument("key") ?? ""
-        json = values.value("format") == "json"
+        key = values.argument(keyArgument) ?? ""
+        json = try values.enumeration(Self.format, InspectCommand.Format.self) == .json
     }
 
     func run() async throws(CLIError) {

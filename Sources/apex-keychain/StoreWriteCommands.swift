@@ -24,29 +24,39 @@ struct StoreSetCommand: RunnableCommand {
             arguments: [keyArgument],
             extraArgumentsHint: "the value is read from stdin, never from the command line",
             options: StoreOptions.definitions + [
-                .value(
-                    "accessible", help: "When the item can be read.",
-                    allowedValues: Accessible.allCases.map(\.rawValue), defaultValue: Keychain.defaultAccessible.rawValue),
-                .value(
-                    "access-control", help: "Who must be present to read the item.",
-                    allowedValues: AccessControl.allCases.map(\.rawValue), defaultValue: AccessControl.none.rawValue),
-                .value(
-                    "auth-validity", valueName: "seconds",
-                    help: "How long one successful prompt keeps the items of this service and access control "
-                        + "open.",
-                    defaultValue: "0"),
-                .flag("synchronizable", help: "Let the item sync through iCloud Keychain (iOS profiles)."),
-                .value("label", help: "The item's label. Labels are not secret: 'info' shows them."),
-                .value(
-                    "username",
-                    help: "Store credentials with this username; the key must be 'credentials' or "
-                        + "'credentials:<server>'."),
-                .value(
-                    "key-storage", help: "Android profiles: where the item's key lives.",
-                    allowedValues: KeyStorage.allCases.map(\.rawValue)),
-                .flag("bytes", help: "Store stdin as bytes even when it is valid UTF-8."),
+                Self.accessible, Self.accessControl, Self.authValidity, Self.synchronizable, Self.label, Self.username,
+                Self.keyStorage, Self.bytes,
             ])
     }
+
+    /// `--accessible <accessible>`.
+    static let accessible = OptionDefinition.choice(
+        "accessible", of: Accessible.self, help: "When the item can be read.",
+        defaultValue: Keychain.defaultAccessible.rawValue)
+    /// `--access-control <access-control>`.
+    static let accessControl = OptionDefinition.choice(
+        "access-control", of: AccessControl.self, help: "Who must be present to read the item.",
+        defaultValue: AccessControl.none.rawValue)
+    /// `--auth-validity <seconds>`.
+    static let authValidity = OptionDefinition.option(
+        "auth-validity", valueName: "seconds",
+        help: "How long one successful prompt keeps the items of this service and access control open.",
+        defaultValue: "0")
+    /// `--synchronizable`.
+    static let synchronizable = OptionDefinition.flag(
+        "synchronizable", help: "Let the item sync through iCloud Keychain (iOS profiles).")
+    /// `--label <label>`.
+    static let label = OptionDefinition.option(
+        "label", help: "The item's label. Labels are not secret: 'info' shows them.")
+    /// `--username <username>`.
+    static let username = OptionDefinition.option(
+        "username",
+        help: "Store credentials with this username; the key must be 'credentials' or 'credentials:<server>'.")
+    /// `--key-storage <key-storage>`.
+    static let keyStorage = OptionDefinition.choice(
+        "key-storage", of: KeyStorage.self, help: "Android profiles: where the item's key lives.")
+    /// `--bytes`.
+    static let bytes = OptionDefinition.flag("bytes", help: "Store stdin as bytes even when it is valid UTF-8.")
 
     /// Which store, how to unlock it, which service.
     let store: StoreOptions
@@ -67,15 +77,15 @@ struct StoreSetCommand: RunnableCommand {
 
     init(_ values: ParsedValues) throws(CLIError) {
         store = try StoreOptions(values)
-        key = values.argument("key") ?? ""
-        accessible = try values.enumeration("accessible", Accessible.self)
-        accessControl = try values.enumeration("access-control", AccessControl.self)
-        authValidity = try values.integer("auth-validity", valueName: "seconds")
-        synchronizable = values.flag("synchronizable")
-        label = values.value("label")
-        username = values.value("username")
-        keyStorage = try values.enumeration("key-storage", KeyStorage.self)
-        forceBytes = values.flag("bytes")
+        key = values.argument(keyArgument) ?? ""
+        accessible = try values.enumeration(Self.accessible, Accessible.self)
+        accessControl = try values.enumeration(Self.accessControl, AccessControl.self)
+        authValidity = try values.integer(Self.authValidity)
+        synchronizable = values.flag(Self.synchronizable)
+        label = values.value(Self.label)
+        username = values.value(Self.username)
+        keyStorage = try values.enumeration(Self.keyStorage, KeyStorage.self)
+        forceBytes = values.flag(Self.bytes)
         if username != nil {
             if CredentialsKey(key) == nil {
                 throw .usage("'--username' stores credentials: the key must be 'credentials' or 'credentials:<server>'")
@@ -136,7 +146,7 @@ struct StoreRemoveCommand: RunnableCommand {
 
     init(_ values: ParsedValues) throws(CLIError) {
         store = try StoreOptions(values)
-        key = values.argument("key") ?? ""
+        key = values.argument(keyArgument) ?? ""
     }
 
     func run() async throws(CLIError) {
