@@ -1,3 +1,4 @@
+import ApexKeychain
 import ApexMigration
 
 /// Why an item can't be mapped. The reason names attributes and rules, never a value.
@@ -29,7 +30,7 @@ struct ServiceRules {
 
     /// A note when the user's map renamed `asFound`.
     func mapNote(_ asFound: String) -> String? {
-        guard let target = options.serviceMap[asFound], target != asFound else { return nil }
+        guard let target = options.serviceMap[asFound], !ExactText.equal(target, asFound) else { return nil }
         return "service \(quoted(asFound)) is written to \(quoted(target)), as the service map says"
     }
 

@@ -7,19 +7,19 @@ public struct ImportOptions: Sendable, Equatable {
     /// items in a source's default service. When nil, importers infer it from the access group and say so.
     public var bundleID: String?
     /// Only these source services (as found) are migrated; nil means all.
-    public var includeServices: Set<String>?
+    public var includeServices: ServiceNames?
     /// These source services (as found) are skipped.
-    public var excludeServices: Set<String>
+    public var excludeServices: ServiceNames
     /// Source service (as found) → target service.
-    public var serviceMap: [String: String]
+    public var serviceMap: ServiceMap
     /// react-native-keychain on Android: whether its biometric ciphers also accepted the device credential
     /// (version 10 did), mapping them to `biometryAnyOrPasscode` instead of `biometryAny`.
     public var androidBiometryAcceptsPasscode: Bool
 
     /// Creates options.
     public init(
-        bundleID: String? = nil, includeServices: Set<String>? = nil, excludeServices: Set<String> = [],
-        serviceMap: [String: String] = [:], androidBiometryAcceptsPasscode: Bool = false
+        bundleID: String? = nil, includeServices: ServiceNames? = nil, excludeServices: ServiceNames = [],
+        serviceMap: ServiceMap = [:], androidBiometryAcceptsPasscode: Bool = false
     ) {
         self.bundleID = bundleID
         self.includeServices = includeServices

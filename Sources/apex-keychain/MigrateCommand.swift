@@ -134,7 +134,7 @@ struct MigrateCommand: RunnableCommand {
         dryRun = values.flag(Self.dryRun)
         library = values.value(Self.from) == Self.automatic ? nil : try values.enumeration(Self.from, SourceLibrary.self)
         device = try values.enumeration(Self.device, DeviceProfile.self)
-        var serviceMap: [String: String] = [:]
+        var serviceMap = ServiceMap()
         for mapping in values.values(Self.serviceMap) {
             guard let equals = mapping.firstIndex(of: "="), equals != mapping.startIndex,
                 mapping.index(after: equals) != mapping.endIndex

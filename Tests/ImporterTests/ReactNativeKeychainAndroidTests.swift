@@ -298,6 +298,22 @@ import Testing
         #expect(collected.filter { $0.library == .reactNativeKeychain }.count == 2)
     }
 
+    @Test("the service map and the service filters name services byte for byte: café in NFC is not café in NFD")
+    func serviceOptionsCompareBytes() throws {
+        let rnk = preferencesDump(
+            Self.prefs + "RN_KEYCHAIN.xml",
+            [
+                ("caf\u{E9}:u", "AAAA"), ("caf\u{E9}:p", "AAAA"), ("caf\u{E9}:c", "KeystoreAESCBC"),
+                ("cafe\u{301}:u", "AAAA"), ("cafe\u{301}:p", "AAAA"), ("cafe\u{301}:c", "KeystoreAESCBC"),
+            ])
+        let mapped = try importer.importItems(from: [rnk], options: ImportOptions(serviceMap: ["caf\u{E9}": "mapped"]))
+        #expect(mapped.map { $0.target.map { Array($0.service.utf8) } } == [Array("mapped".utf8), Array("cafe\u{301}".utf8)])
+        let excluded = try importer.importItems(from: [rnk], options: ImportOptions(excludeServices: ["cafe\u{301}"]))
+        #expect(excluded.map { $0.verdict == .migrate } == [true, false])
+        let included = try importer.importItems(from: [rnk], options: ImportOptions(includeServices: ["caf\u{E9}"]))
+        #expect(included.map { $0.verdict == .migrate } == [true, false])
+    }
+
     @Test("origins compare byte for byte: a location in NFC and in NFD are two origins")
     func originsCompareBytes() {
         let nfc = SourceOrigin(path: "p.xml", format: .sharedPreferences, location: #"entries "caf\#u{E9}:u""#)
