@@ -101,9 +101,9 @@ extension SQLiteKeychainDatabase {
     // MARK: Rows
 
     /// The columns every write sets, in the order ``bindRow(_:_:sealed:)`` binds them.
-    static let rowColumns = "\(StoreSchema.attributeColumns), data, seal"
+    static let rowColumns = ItemColumn.allCases.map(\.name).joined(separator: ", ")
     /// `?` for each of ``rowColumns``.
-    static let rowParameters = Array(repeating: "?", count: 20).joined(separator: ", ")
+    static let rowParameters = Array(repeating: "?", count: ItemColumn.allCases.count).joined(separator: ", ")
 
     func insert(_ item: KeychainItem) throws {
         let a = item.attributes
@@ -112,19 +112,19 @@ extension SQLiteKeychainDatabase {
         try runMapped(statement)
     }
 
-    /// Binds parameters 1...20 (``rowColumns``): the attribute columns in ``StoreSchema/attributeColumns``
-    /// order, the sealed value, and its binding (always the current one: every write seals anew).
+    /// Binds a parameter for each of ``rowColumns`` (``ItemColumn/parameter``): the attributes, the sealed value,
+    /// and its binding (always the current one: every write seals anew).
     func bindRow(_ statement: Statement, _ a: ItemAttributes, sealed: Data) {
-        bindPrimaryKey(statement, a.primaryKey, from: 1)
-        statement.bind(12, a.creator.map(Int64.init))
-        statement.bind(13, a.label)
-        statement.bind(14, a.generic)
-        statement.bind(15, a.protectionDomain.rawValue)
-        statement.bind(16, Int64(a.accessControl.rawValue))
-        statement.bind(17, a.createdAt.timeIntervalSince1970)
-        statement.bind(18, a.modifiedAt.timeIntervalSince1970)
-        statement.bind(19, sealed)
-        statement.bind(20, SealBinding.wholeRow.rawValue)
+        bindPrimaryKey(statement, a.primaryKey, from: ItemColumn.itemClass.parameter)
+        statement.bind(ItemColumn.creator.parameter, a.creator.map(Int64.init))
+        statement.bind(ItemColumn.label.parameter, a.label)
+        statement.bind(ItemColumn.generic.parameter, a.generic)
+        statement.bind(ItemColumn.protectionDomain.parameter, a.protectionDomain.rawValue)
+        statement.bind(ItemColumn.accessControl.parameter, Int64(a.accessControl.rawValue))
+        statement.bind(ItemColumn.created.parameter, a.createdAt.timeIntervalSince1970)
+        statement.bind(ItemColumn.modified.parameter, a.modifiedAt.timeIntervalSince1970)
+        statement.bind(ItemColumn.data.parameter, sealed)
+        statement.bind(ItemColumn.seal.parameter, SealBinding.wholeRow.rawValue)
     }
 
     /// Which fields of a query are set, as a bit mask: the index of its statements in the tables below.
@@ -182,24 +182,28 @@ extension SQLiteKeychainDatabase {
     }
 
     func attributes(of row: Statement, from c: Int32) throws(DatabaseError) -> ItemAttributes {
-        guard let itemClass = row.string(c).flatMap(ItemClass.init(rawValue:)),
-            let domain = row.string(c + 14).flatMap(ProtectionDomain.init(rawValue:)),
-            let service = row.string(c + 1), let account = row.string(c + 2), let group = row.string(c + 3)
+        func at(_ column: ItemColumn) -> Int32 { column.offset(from: c) }
+        guard let itemClass = row.string(at(.itemClass)).flatMap(ItemClass.init(rawValue:)),
+            let domain = row.string(at(.protectionDomain)).flatMap(ProtectionDomain.init(rawValue:)),
+            let service = row.string(at(.service)), let account = row.string(at(.account)),
+            let group = row.string(at(.accessGroup))
         else {
             throw DatabaseError(.damaged, "\(url.path): a row has an unknown class or protection")
         }
-        func optional(_ column: Int32) -> String? {
-            guard let text = row.string(column), !text.isEmpty else { return nil }
+        func optional(_ column: ItemColumn) -> String? {
+            guard let text = row.string(at(column)), !text.isEmpty else { return nil }
             return text
         }
         return ItemAttributes(
             itemClass: itemClass, service: service, account: account, accessGroup: group,
-            creator: row.isNull(c + 11) ? nil : UInt32(truncatingIfNeeded: row.int64(c + 11)),
-            label: row.isNull(c + 12) ? nil : row.string(c + 12) ?? "", generic: row.data(c + 13),
-            protectionDomain: domain, accessControl: AccessControlFlags(rawValue: UInt32(truncatingIfNeeded: row.int64(c + 15))),
-            synchronizable: row.int64(c + 4) != 0, createdAt: Date(timeIntervalSince1970: row.double(c + 16)),
-            modifiedAt: Date(timeIntervalSince1970: row.double(c + 17)), server: optional(c + 5),
-            securityDomain: optional(c + 6), protocolCode: optional(c + 7), authenticationType: optional(c + 8),
-            port: Int(row.int64(c + 9)), path: optional(c + 10))
+            creator: row.isNull(at(.creator)) ? nil : UInt32(truncatingIfNeeded: row.int64(at(.creator))),
+            label: row.isNull(at(.label)) ? nil : row.string(at(.label)) ?? "", generic: row.data(at(.generic)),
+            protectionDomain: domain,
+            accessControl: AccessControlFlags(rawValue: UInt32(truncatingIfNeeded: row.int64(at(.accessControl)))),
+            synchronizable: row.int64(at(.synchronizable)) != 0,
+            createdAt: Date(timeIntervalSince1970: row.double(at(.created))),
+            modifiedAt: Date(timeIntervalSince1970: row.double(at(.modified))), server: optional(.server),
+            securityDomain: optional(.securityDomain), protocolCode: optional(.protocolCode),
+            authenticationType: optional(.authenticationType), port: Int(row.int64(at(.port))), path: optional(.path))
     }
 }

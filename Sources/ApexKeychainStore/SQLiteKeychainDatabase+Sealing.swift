@@ -99,11 +99,13 @@ extension SQLiteKeychainDatabase {
     /// - Throws: `damaged` when the row's attributes are unknown or the value does not open under them.
     func openRow(_ row: Statement, from c: Int32) throws(DatabaseError) -> (ItemAttributes, Data) {
         let attributes = try attributes(of: row, from: c)
-        let sealed = row.data(c + 18) ?? Data()
-        guard let binding = SealBinding(rawValue: row.int64(c + 19)) else {
+        let sealed = row.data(ItemColumn.data.offset(from: c)) ?? Data()
+        guard let binding = SealBinding(rawValue: row.int64(ItemColumn.seal.offset(from: c))) else {
             throw DatabaseError(.damaged, "\(url.path): a row has an unknown seal binding")
         }
-        let fields = SealedRow(attributes, created: row.double(c + 16), modified: row.double(c + 17))
+        let fields = SealedRow(
+            attributes, created: row.double(ItemColumn.created.offset(from: c)),
+            modified: row.double(ItemColumn.modified.offset(from: c)))
         let key = classKey(attributes.protectionDomain)
         guard let value = Sodium.open(sealed, key: key, associatedData: fields.associatedData(binding)) else {
             throw DatabaseError(

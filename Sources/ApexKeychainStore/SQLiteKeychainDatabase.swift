@@ -80,7 +80,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
             let a = item.attributes
             let update = try connection.statement("UPDATE items SET (\(Self.rowColumns)) = (\(Self.rowParameters)) WHERE id = ?")
             bindRow(update, a, sealed: seal(item.value, a))
-            update.bind(21, id)
+            update.bind(ItemColumn.nextParameter, id)
             try runMapped(update)
         }
     }
@@ -100,7 +100,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
             moved.account = account
             let update = try connection.statement("UPDATE items SET (\(Self.rowColumns)) = (\(Self.rowParameters)) WHERE id = ?")
             bindRow(update, moved, sealed: seal(value, moved))
-            update.bind(21, id)
+            update.bind(ItemColumn.nextParameter, id)
             try runMapped(update)
         }
     }

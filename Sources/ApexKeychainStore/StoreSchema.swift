@@ -29,9 +29,8 @@ enum StoreSchema {
 
     static var currentVersion: Int { migrations.count }
 
-    /// The item columns in the order ``SQLiteKeychainDatabase`` reads them.
-    static let attributeColumns =
-        "class, svce, acct, agrp, sync, srvr, sdmn, ptcl, atyp, port, path, crtr, labl, gena, pdmn, accc, cdat, mdat"
+    /// The item columns in the order ``SQLiteKeychainDatabase`` reads them (``ItemColumn``, up to `data`).
+    static let attributeColumns = ItemColumn.allCases.prefix { $0 != .data }.map(\.name).joined(separator: ", ")
 
     /// The primary key, as a WHERE clause with 11 parameters in ``ItemAttributes/PrimaryKey`` order.
     static let primaryKeyClause =
@@ -55,4 +54,49 @@ enum SealBinding: Int64 {
     /// Version 2, every write since: also the label, the generic attribute and both dates, so that none of
     /// them can be edited in the file without the value failing to open.
     case wholeRow = 2
+}
+
+/// The columns of a row of `items` as the store writes and reads them, in order: a column's offset in a SELECT
+/// of ``StoreSchema/attributeColumns`` (then `data`, `seal`), and its parameter in an INSERT of
+/// ``SQLiteKeychainDatabase/rowColumns``. The first eleven are the primary key, in ``ItemAttributes/PrimaryKey``
+/// order.
+enum ItemColumn: Int32, CaseIterable {
+    case itemClass, service, account, accessGroup, synchronizable, server, securityDomain, protocolCode
+    case authenticationType, port, path, creator, label, generic, protectionDomain, accessControl, created
+    case modified, data, seal
+
+    /// The column's name in the schema.
+    var name: String {
+        switch self {
+        case .itemClass: "class"
+        case .service: "svce"
+        case .account: "acct"
+        case .accessGroup: "agrp"
+        case .synchronizable: "sync"
+        case .server: "srvr"
+        case .securityDomain: "sdmn"
+        case .protocolCode: "ptcl"
+        case .authenticationType: "atyp"
+        case .port: "port"
+        case .path: "path"
+        case .creator: "crtr"
+        case .label: "labl"
+        case .generic: "gena"
+        case .protectionDomain: "pdmn"
+        case .accessControl: "accc"
+        case .created: "cdat"
+        case .modified: "mdat"
+        case .data: "data"
+        case .seal: "seal"
+        }
+    }
+
+    /// The column's offset in a row read from `base` (the offset of its first column).
+    func offset(from base: Int32) -> Int32 { base + rawValue }
+
+    /// The column's parameter number in an INSERT or UPDATE of every column (parameters count from 1).
+    var parameter: Int32 { rawValue + 1 }
+
+    /// The parameter after every column's (an UPDATE's `WHERE rowid = ?`).
+    static let nextParameter = Int32(allCases.count) + 1
 }
