@@ -53,7 +53,9 @@ public enum IOSPlistReader {
     ///   DOCTYPE that declares entities are among what is refused), nests deeper than ``DumpLimits/maxDepth``
     ///   inside an item, or holds an item or attribute of the wrong type (the message names the item and the
     ///   attribute, never a value); `.unsupported` for an encrypted backup or a device-keys plist (see the type's
-    ///   documentation).
+    ///   documentation). An XML `<data>` that is not valid Base64 is an error naming the item and attribute,
+    ///   except in `v_Data`, where the item's value is ``DumpValue/damaged(_:)`` (`damaged value: …`) and the
+    ///   other items read.
     public static func read(_ data: Data, path: String) throws(DumpError) -> [KeychainRecord] {
         let root = try parse(data, path: path)
         let budget = PlistNode.expansionBudget(byteCount: data.count)
@@ -279,6 +281,9 @@ private struct PlistItem {
         var itemClass: String?
         for (node, value) in item.attributes {
             guard case .string(let key) = node else { continue }
+            if case .damagedData(let why) = value, key != "v_Data" {
+                throw error("\(key) is <data> that is not valid Base64 (\(why))")
+            }
             switch key {
             case "class": itemClass = IOSAttributes.itemClass(try text(value, key))
             case "svce": record.service = try bytes(value, key)
@@ -304,6 +309,7 @@ private struct PlistItem {
                 case .text(let text): record.extra[key] = text
                 case .tooDeep: throw error("\(key) nests deeper than \(DumpLimits.maxDepth) levels")
                 case .tooLarge: throw IOSPlistReader.expands(path)
+                case .damaged(let why): throw error("\(key) holds <data> that is not valid Base64 (\(why))")
                 }
             }
         }
@@ -362,10 +368,12 @@ private struct PlistItem {
         }
     }
 
-    /// `v_Data`: data as found; a string is taken as its UTF-8 bytes.
+    /// `v_Data`: data as found; a string is taken as its UTF-8 bytes; `<data>` that is not valid Base64 is a
+    /// damaged value, which blocks this item only.
     private func secret(_ value: Found) throws(DumpError) -> DumpValue {
         switch value {
         case .data(let data): return .data(data)
+        case .damagedData(let why): return .damaged("damaged value: v_Data is <data> that is not valid Base64 (\(why))")
         case .string(let text): return .data(Data(text.utf8))
         default: throw error("v_Data is \(value.kindName), expected data")
         }

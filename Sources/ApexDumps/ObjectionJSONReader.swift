@@ -141,7 +141,7 @@ private struct ObjectionItem {
             var budget = Int.max
             switch raw.extraText(depth: 2, budget: &budget) {
             case .text(let text): if !text.isEmpty { record.extra[name] = text }
-            case .tooDeep, .tooLarge: throw error("\(name) nests deeper than \(DumpLimits.maxDepth) levels")
+            case .tooDeep, .tooLarge, .damaged: throw error("\(name) nests deeper than \(DumpLimits.maxDepth) levels")
             }
         }
         return record

@@ -9,6 +9,8 @@ extension PlistNode {
         /// Writing the value out would use up the read's budget of values (a binary plist's shared objects can
         /// make a small file expand enormously).
         case tooLarge
+        /// The value holds `<data>` that is not valid Base64; what is wrong.
+        case damaged(String)
     }
 
     /// The budget of values one read may write out or convert, for a dump of `byteCount` bytes: far more than a
@@ -26,9 +28,12 @@ extension PlistNode {
     func extraText(depth: Int, budget: inout Int) -> ExtraText {
         switch self {
         case .string(let text): return .text(text)
+        case .damagedData(let why): return .damaged(why)
         case .array, .dictionary:
+            var damage: String?
             var result: ExtraText = .tooDeep
-            if let text = nestedText(depth: depth + 1, budget: &budget) { result = .text(text) }
+            if let text = nestedText(depth: depth + 1, budget: &budget, damage: &damage) { result = .text(text) }
+            if let damage { return .damaged(damage) }
             return budget < 0 ? .tooLarge : result
         default: return .text(scalarText)
         }
@@ -44,25 +49,29 @@ extension PlistNode {
         case .real(let number): String(number)
         case .date(let date): IOSAttributes.iso8601(date)
         case .null: "null"
-        case .array, .dictionary, .uid: "?"
+        case .array, .dictionary, .uid, .damagedData: "?"
         }
     }
 
     /// - Parameters:
     ///   - depth: the depth this value sits at when it is a container.
     ///   - budget: how many more values may be written; below zero when the text was given up as too large.
-    private func nestedText(depth: Int, budget: inout Int) -> String? {
+    ///   - damage: set when the text was given up for `<data>` that is not valid Base64.
+    private func nestedText(depth: Int, budget: inout Int, damage: inout String?) -> String? {
         budget -= 1
         guard budget >= 0 else { return nil }
         switch self {
         case .string(let text):
             return Self.quoted(text)
+        case .damagedData(let why):
+            damage = why
+            return nil
         case .array(let elements):
             guard depth <= DumpLimits.maxDepth else { return nil }
             var parts: [String] = []
             parts.reserveCapacity(elements.count)
             for element in elements {
-                guard let part = element.nestedText(depth: depth + 1, budget: &budget) else { return nil }
+                guard let part = element.nestedText(depth: depth + 1, budget: &budget, damage: &damage) else { return nil }
                 parts.append(part)
             }
             return "[" + parts.joined(separator: ", ") + "]"
@@ -72,8 +81,8 @@ extension PlistNode {
             var parts: [(String, String)] = []
             parts.reserveCapacity(entries.count)
             for (key, element) in entries {
-                guard let keyText = key.nestedText(depth: depth + 1, budget: &budget),
-                    let part = element.nestedText(depth: depth + 1, budget: &budget)
+                guard let keyText = key.nestedText(depth: depth + 1, budget: &budget, damage: &damage),
+                    let part = element.nestedText(depth: depth + 1, budget: &budget, damage: &damage)
                 else { return nil }
                 parts.append((keyText, part))
             }

@@ -354,8 +354,35 @@ struct IOSPlistReaderTests {
             ("binary array length 2^60", TinyBinaryPlist.build([[0xAF, 0x13, 0x10, 0, 0, 0, 0, 0, 0, 0, 1], [0x08]]), "a binary property list"),
             ("binary non-string key", TinyBinaryPlist.build([[0xA1, 1], [0xD1, 2, 3], [0x10, 0x01], [0x51, 0x78]]), "item 1 has a key that is not a string"),
             ("invalid UTF-8 in XML", invalidUTF8, "an XML property list that is malformed"),
+            // A `<data>` that is not valid Base64 outside v_Data: the item's identity or attributes can't be trusted.
+            ("acct <data> not Base64", xmlItems([xmlItem(data: "acct", "s3cr3t")]), "item 1: acct is <data> that is not valid Base64"),
+            ("svce <data> not Base64", xmlItems([xmlItem(data: "svce", "!!!!")]), "item 1: svce is <data> that is not valid Base64"),
+            ("accc <data> not Base64", xmlItems([xmlItem(data: "accc", "MQ=")]), "item 1: accc is <data> that is not valid Base64"),
+            (
+                "extra <data> not Base64", xmlItems([xmlItem(data: "v_PersistentRef", "QUJDRA==QUJD")]),
+                "item 1: v_PersistentRef is <data> that is not valid Base64 (Base64 text after the padding)"
+            ),
+            (
+                "nested extra <data> not Base64",
+                xmlItems([xmlItem(data: "v_PersistentRef", "QUJD", more: "<key>tags</key><array><data>s3cr3t</data></array>")]),
+                "item 1: tags holds <data> that is not valid Base64"
+            ),
         ]
     }()
+
+    /// An XML plist of the items' `<dict>` texts.
+    static func xmlItems(_ items: [String]) -> Data {
+        Data(
+            ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\">\n<array>\n" + items.joined()
+                + "</array>\n</plist>\n").utf8)
+    }
+
+    /// A generic password of service `svce` whose attribute `key` is the `<data>` element of `text` (as written,
+    /// Base64 or not), then `more`.
+    static func xmlItem(svce: String = "s", data key: String, _ text: String, more: String = "") -> String {
+        "\t<dict>\n\t\t<key>class</key>\n\t\t<string>genp</string>\n\t\t<key>svce</key>\n\t\t<string>\(svce)</string>\n"
+            + "\t\t<key>\(key)</key>\n\t\t<data>\(text)</data>\n\t\t\(more)\n\t</dict>\n"
+    }
 
     @Test("malformed input is refused with DumpError(.malformed) naming the path and the problem", arguments: malformed.indices)
     func malformedInput(index: Int) throws {
@@ -365,5 +392,64 @@ struct IOSPlistReaderTests {
         #expect(error.path == "in/dump.plist", "\(name)")
         #expect(error.message.contains(message), "\(name): \(error.message)")
         #expect(!error.message.contains("s3cr3t"), "\(name)")
+    }
+
+    // MARK: Base64 of XML <data>
+
+    /// `<data>` texts that are not Base64, and what the value's reason says.
+    static let damagedBase64: [(name: String, text: String, reason: String)] = [
+        ("characters outside the alphabet", "!!!!", "a character outside the Base64 alphabet"),
+        ("a last group cut short", "QUJ", "a last group shorter than four characters, without its padding"),
+        ("a single character", "Q", "a last group shorter than four characters, without its padding"),
+        ("text after the padding", "QUJDRA==QUJD", "Base64 text after the padding"),
+        ("one = where two are needed", "QQ=", "padding that does not complete its group of four"),
+        ("padding alone", "====", "padding that does not complete its group of four"),
+        ("three =", "QQ===", "padding that does not complete its group of four"),
+        ("stray bits in the last character", "QR==", "stray bits in its last character"),
+        ("stray bits before one =", "QUJ=", "stray bits in its last character"),
+        ("a non-breaking space", "QUJD\u{A0}", "a character outside the Base64 alphabet"),
+        ("the URL-safe alphabet", "-_-_", "a character outside the Base64 alphabet"),
+    ]
+
+    @Test(
+        "v_Data <data> that is not valid Base64 is a damaged value: that item only, never other bytes",
+        arguments: damagedBase64.indices)
+    func damagedBase64Value(index: Int) throws {
+        let (name, text, reason) = Self.damagedBase64[index]
+        let data = Self.xmlItems([
+            Self.xmlItem(svce: "first", data: "v_Data", "b2s="), Self.xmlItem(svce: "damaged", data: "v_Data", text),
+            Self.xmlItem(svce: "last", data: "v_Data", "\n\t\tb2s=\n\t\t"),
+        ])
+        let records = try IOSPlistReader.read(data, path: "in.plist")
+        #expect(records.map(\.service) == [.string("first"), .string("damaged"), .string("last")], "\(name)")
+        #expect(records[0].value == .data(Data("ok".utf8)), "\(name)")
+        #expect(records[2].value == .data(Data("ok".utf8)), "\(name)")
+        #expect(records[1].value == .damaged("damaged value: v_Data is <data> that is not valid Base64 (\(reason))"), "\(name)")
+    }
+
+    /// `<data>` texts that are Base64 as Apple's and other writers lay it out, and their bytes.
+    static let validBase64: [(name: String, text: String, bytes: [UInt8])] = {
+        let long = (0..<100).map { UInt8($0) }
+        let wrapped = Data(long).base64EncodedString(options: [.lineLength76Characters, .endLineWithLineFeed])
+        return [
+            ("empty", "", []),
+            ("white space only", "\n\t\t", []),
+            ("Apple's layout: a line of its own, indented with tabs", "\n\tQUJD\n\tRA==\n\t", Array("ABCD".utf8)),
+            ("CRLF line ends", "\r\nQUJDRA==\r\n", Array("ABCD".utf8)),
+            ("spaces inside", "QU JD RA ==", Array("ABCD".utf8)),
+            ("a line break between the = signs", "QQ=\n\t=", Array("A".utf8)),
+            ("one =", "QUI=", Array("AB".utf8)),
+            ("no padding needed", "QUJD", Array("ABC".utf8)),
+            ("all 64 characters", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+             Array(Data(base64Encoded: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")!)),
+            ("76-character lines", "\n" + wrapped + "\n", long),
+        ]
+    }()
+
+    @Test("v_Data <data> in Base64 laid out with white space reads as its bytes", arguments: validBase64.indices)
+    func validBase64Value(index: Int) throws {
+        let (name, text, bytes) = Self.validBase64[index]
+        let records = try IOSPlistReader.read(Self.xmlItems([Self.xmlItem(data: "v_Data", text)]), path: "in.plist")
+        #expect(records.map(\.value) == [.data(Data(bytes))], "\(name)")
     }
 }

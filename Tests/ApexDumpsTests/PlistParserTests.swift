@@ -10,6 +10,7 @@ enum PlistCanonical {
         switch node {
         case .string(let text): "s(\(text.debugDescription))"
         case .data(let data): "d(\(Hex.lowercase(data)))"
+        case .damagedData(let why): "x(\(why))"
         case .date(let date): "t(\(date.timeIntervalSinceReferenceDate))"
         case .integer(let number): "i(\(number))"
         case .unsignedInteger(let number): "i(\(number))"
