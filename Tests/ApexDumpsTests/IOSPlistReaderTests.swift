@@ -367,8 +367,47 @@ struct IOSPlistReaderTests {
                 xmlItems([xmlItem(data: "v_PersistentRef", "QUJD", more: "<key>tags</key><array><data>s3cr3t</data></array>")]),
                 "item 1: tags holds <data> that is not valid Base64"
             ),
+            // One shared object referred to over and over: read out, far more bytes than the file (issue 16).
+            ("one 1 MiB <data> in the v_Data of 520 items", sharedValue(items: 520, key: "v_Data", dataObject(1 << 20)), overLimit),
+            (
+                "one 64 KiB <data> in the v_Data of 9000 items, read on every core",
+                sharedValue(items: 9000, key: "v_Data", dataObject(64 << 10)), overLimit
+            ),
+            ("one 1 MiB string as the svce of 520 items", sharedValue(items: 520, key: "svce", asciiObject(1 << 20)), overLimit),
         ]
     }()
+
+    /// Values that are written out as text take the text's bytes: data as `hex:…` in `extra`, and every string of
+    /// a container in `extra`. Against a budget of 4 MiB, so that reaching it costs little.
+    static let textBudgetAttacks: [(name: String, data: Data)] = [
+        // 3.2 MiB of data, but twice that as hex text.
+        ("one 16 KiB <data> in an extra attribute of 200 items", sharedValue(items: 200, key: "sha1", dataObject(16 << 10))),
+        ("one 16 KiB string 300 times in an extra array", sharedInArray(count: 300, asciiObject(16 << 10))),
+        ("one 16 KiB <data> 150 times in an extra array", sharedInArray(count: 150, dataObject(16 << 10))),
+    ]
+
+    @Test("values written out as text in extra take their text's bytes from the budget", arguments: textBudgetAttacks.indices)
+    func textBudget(index: Int) throws {
+        let (name, data) = Self.textBudgetAttacks[index]
+        let error = try #require(throws: DumpError.self, "\(name)") {
+            try IOSPlistReader.read(data, path: "in/dump.plist", byteBudget: 4 << 20)
+        }
+        #expect(error.kind == .malformed)
+        #expect(error.path == "in/dump.plist")
+        #expect(
+            error.message
+                == "the file refers to the same objects over and over: read out, its keys and values would take more than the 4 MiB limit for a dump file, and it is refused",
+            "\(name)")
+        // Half as many references fit.
+        let half =
+            name.contains("items")
+            ? Self.sharedValue(items: 100, key: "sha1", Self.dataObject(16 << 10))
+            : name.contains("string")
+                ? Self.sharedInArray(count: 150, Self.asciiObject(16 << 10)) : Self.sharedInArray(count: 75, Self.dataObject(16 << 10))
+        #expect(throws: Never.self, "\(name)") { try IOSPlistReader.read(half, path: "in/dump.plist", byteBudget: 4 << 20) }
+    }
+
+    static let overLimit = "the file refers to the same objects over and over: read out, its keys and values would take more than the 512 MiB limit for a dump file"
 
     /// An XML plist of the items' `<dict>` texts.
     static func xmlItems(_ items: [String]) -> Data {
@@ -384,6 +423,37 @@ struct IOSPlistReaderTests {
             + "\t\t<key>\(key)</key>\n\t\t<data>\(text)</data>\n\t\t\(more)\n\t</dict>\n"
     }
 
+    /// A binary `<data>` object of `count` bytes.
+    static func dataObject(_ count: Int) -> [UInt8] {
+        [0x4F, 0x12] + TinyBinaryPlist.bigEndian(count, 4) + (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+    }
+
+    /// A binary ASCII string object of `count` bytes.
+    static func asciiObject(_ count: Int) -> [UInt8] {
+        [0x5F, 0x12] + TinyBinaryPlist.bigEndian(count, 4) + [UInt8](repeating: UInt8(ascii: "a"), count: count)
+    }
+
+    /// `items` references to one item `{class: genp, <key>: shared}`: the file holds `shared` once.
+    static func sharedValue(items: Int, key: String, _ shared: [UInt8]) -> Data {
+        TinyBinaryPlist.build(
+            [
+                [0xAF, 0x11] + TinyBinaryPlist.bigEndian(items, 2) + Array(repeating: [0, 1], count: items).flatMap { $0 },
+                [0xD2, 0, 2, 0, 4, 0, 3, 0, 5], [0x55] + Array("class".utf8), [0x54] + Array("genp".utf8),
+                [0x50 | UInt8(key.utf8.count)] + Array(key.utf8), shared,
+            ], refSize: 2)
+    }
+
+    /// One item `{class: genp, tags: [shared, shared, …]}` with `count` references to `shared`.
+    static func sharedInArray(count: Int, _ shared: [UInt8]) -> Data {
+        TinyBinaryPlist.build(
+            [
+                [0xA1, 0, 1], [0xD2, 0, 2, 0, 4, 0, 3, 0, 5], [0x55] + Array("class".utf8), [0x54] + Array("genp".utf8),
+                [0x54] + Array("tags".utf8),
+                [0xAF, 0x11] + TinyBinaryPlist.bigEndian(count, 2) + Array(repeating: [0, 6], count: count).flatMap { $0 },
+                shared,
+            ], refSize: 2)
+    }
+
     @Test("malformed input is refused with DumpError(.malformed) naming the path and the problem", arguments: malformed.indices)
     func malformedInput(index: Int) throws {
         let (name, data, message) = Self.malformed[index]
@@ -392,6 +462,16 @@ struct IOSPlistReaderTests {
         #expect(error.path == "in/dump.plist", "\(name)")
         #expect(error.message.contains(message), "\(name): \(error.message)")
         #expect(!error.message.contains("s3cr3t"), "\(name)")
+    }
+
+    @Test("one value shared by many items reads while the whole stays within the 512 MiB limit")
+    func sharedValueWithinTheLimit() throws {
+        let large = try IOSPlistReader.read(Self.sharedValue(items: 500, key: "v_Data", Self.dataObject(1 << 20)), path: "in.plist")
+        #expect(large.count == 500)
+        #expect(large.allSatisfy { $0.value == large[0].value })
+        if case .data(let data) = large[0].value { #expect(data.count == 1 << 20) } else { Issue.record("no value") }
+        let many = try IOSPlistReader.read(Self.sharedValue(items: 8000, key: "v_Data", Self.dataObject(64 << 10)), path: "in.plist")
+        #expect(many.count == 8000)
     }
 
     // MARK: Base64 of XML <data>
