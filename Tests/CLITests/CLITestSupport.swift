@@ -71,8 +71,12 @@ final class Sandbox: Sendable {
     func write(_ name: String, _ text: String) throws -> String { try write(name, Data(text.utf8)) }
 
     /// Runs `apex-keychain` with `arguments`, `stdin` as its standard input, in this folder.
-    /// - Parameter launcher: a program and its arguments to run the tool through (`setsid -w`).
-    func run(_ arguments: [String], stdin: Data = Data(), launcher: [String] = []) async throws -> CLIResult {
+    /// - Parameters:
+    ///   - launcher: a program and its arguments to run the tool through (`setsid -w`).
+    ///   - environment: variables to set (or replace) in the tool's environment.
+    func run(
+        _ arguments: [String], stdin: Data = Data(), launcher: [String] = [], environment: [String: String] = [:]
+    ) async throws -> CLIResult {
         let binary = try #require(CLIBinary.url, "apex-keychain was not found beside the test bundle")
         let io = url.appendingPathComponent(".io-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: io, withIntermediateDirectories: true)
@@ -101,6 +105,9 @@ final class Sandbox: Sendable {
             process.arguments = arguments
         }
         process.currentDirectoryURL = url
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.standardInput = input
         process.standardOutput = output
         process.standardError = error
