@@ -101,7 +101,7 @@ let package = Package(
             ],
             path: "Tests/ApexMigrationTests"),
         .testTarget(
-            name: "CLITests", dependencies: ["apex-keychain", "ApexMigration"],
+            name: "CLITests", dependencies: ["apex-keychain", "ApexMigration", "CSQLite"],
             path: "Tests/CLITests", exclude: ["Golden"]),
         .testTarget(
             name: "SystemLibraryTests", dependencies: ["CSQLite", "CSodium", "CLibXML2"],

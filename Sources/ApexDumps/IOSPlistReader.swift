@@ -52,11 +52,20 @@ public enum IOSPlistReader {
     ///   or otherwise malformed (see ``PlistParser``: a binary plist holding a set, a reference cycle, an XML
     ///   DOCTYPE that declares entities are among what is refused), nests deeper than ``DumpLimits/maxDepth``
     ///   inside an item, or holds an item or attribute of the wrong type (the message names the item and the
-    ///   attribute, never a value); `.unsupported` for an encrypted backup or a device-keys plist (see the type's
-    ///   documentation).
+    ///   attribute, never a value), or whose shared objects, read out, would hold far more values than its size
+    ///   allows or more bytes than ``DumpLimits/maxFileBytes``; `.unsupported` for an encrypted backup or a
+    ///   device-keys plist (see the type's documentation). An XML `<data>` that is not valid Base64 is an error
+    ///   naming the item and attribute, except in `v_Data`, where the item's value is
+    ///   ``DumpValue/damaged(_:)`` (`damaged value: …`) and the other items read.
     public static func read(_ data: Data, path: String) throws(DumpError) -> [KeychainRecord] {
+        try read(data, path: path, byteBudget: DumpLimits.maxFileBytes)
+    }
+
+    /// ``read(_:path:)`` with `byteBudget` bytes for the keys and values read out, instead of
+    /// ``DumpLimits/maxFileBytes`` (tests reach a small budget at a small cost).
+    static func read(_ data: Data, path: String, byteBudget: Int) throws(DumpError) -> [KeychainRecord] {
         let root = try parse(data, path: path)
-        let budget = PlistNode.expansionBudget(byteCount: data.count)
+        let budget = ExpansionBudget.forRead(byteCount: data.count, bytes: byteBudget)
         let arrays = try itemArrays(in: root, path: path)
         if let records = try readConcurrently(arrays, root: root, path: path, budget: budget) { return records }
 
@@ -85,16 +94,19 @@ public enum IOSPlistReader {
     /// The budget is shared: each item may spend what the items read so far have left, and after a failure the
     /// rest are not read, so a file that refers to one item over and over costs no more here than item by item.
     private static func readConcurrently(
-        _ arrays: [(classKey: String?, elements: [PlistNode])], root: PlistNode, path: String, budget: Int
+        _ arrays: [(classKey: String?, elements: [PlistNode])], root: PlistNode, path: String, budget: ExpansionBudget
     ) throws(DumpError) -> [KeychainRecord]? {
         // Where each array's items start in the flat list of all items.
         let starts = arrays.indices.map { array in arrays[..<array].reduce(0) { $0 + $1.elements.count } }
         let total = arrays.reduce(0) { $0 + $1.elements.count }
-        // What the items read so far spent; past the budget once anything fails.
-        let spent = Atomic<Int>(0)
+        // What the items read so far spent; values past the budget once anything fails.
+        let spentValues = Atomic<Int>(0)
+        let spentBytes = Atomic<Int>(0)
         let results = concurrentMap(count: total) { flat -> (item: FoundItem, record: KeychainRecord)? in
-            let left = budget - spent.load(ordering: .relaxed)
-            guard left >= 0 else { return nil }
+            var left = budget
+            left.values -= spentValues.load(ordering: .relaxed)
+            left.bytes -= spentBytes.load(ordering: .relaxed)
+            guard !left.isOverspent else { return nil }
             let array = starts.lastIndex { $0 <= flat } ?? 0
             let index = flat - starts[array]
             var remaining = left
@@ -104,13 +116,15 @@ public enum IOSPlistReader {
                     budget: &remaining),
                 let record = try? PlistItem(item, path: path).record(budget: &remaining)
             else {
-                spent.wrappingAdd(budget + 1, ordering: .relaxed)
+                spentValues.wrappingAdd(budget.values + 1, ordering: .relaxed)
                 return nil
             }
-            spent.wrappingAdd(left - remaining, ordering: .relaxed)
+            spentValues.wrappingAdd(left.values - remaining.values, ordering: .relaxed)
+            spentBytes.wrappingAdd(left.bytes - remaining.bytes, ordering: .relaxed)
             return (item, record)
         }
-        guard spent.load(ordering: .relaxed) <= budget else { return nil }
+        guard spentValues.load(ordering: .relaxed) <= budget.values, spentBytes.load(ordering: .relaxed) <= budget.bytes
+        else { return nil }
         var records: [KeychainRecord] = []
         records.reserveCapacity(total)
         for result in results {
@@ -182,27 +196,35 @@ public enum IOSPlistReader {
     }
 
     /// Item `index` of the array of class `classKey` (nil for the top-level array) with its attributes, each
-    /// taken from `budget`, which a file that refers to one item over and over exhausts.
+    /// taken from `budget`'s values, which a file that refers to one item over and over exhausts.
     private static func found(
-        _ element: PlistNode, in classKey: String?, at index: Int, path: String, budget: inout Int
+        _ element: PlistNode, in classKey: String?, at index: Int, path: String, budget: inout ExpansionBudget
     ) throws(DumpError) -> FoundItem {
         let location = (classKey.map { $0 + " item " } ?? "item ") + String(index + 1)
         guard case .dictionary(let dictionary) = element else {
             throw DumpError(.malformed, path: path, "\(location) is \(element.kindName), expected a dictionary")
         }
-        budget -= 1 + dictionary.entries.count
-        guard budget >= 0 else { throw expands(path) }
+        budget.values -= 1 + dictionary.entries.count
+        guard budget.values >= 0 else { throw expands(path, budget) }
         guard let attributes = dictionary.stringKeyedEntries() else {
             throw DumpError(.malformed, path: path, "\(location) has a key that is not a string")
         }
         return FoundItem(location: location, classKey: classKey, attributes: attributes, depth: classKey == nil ? 2 : 3)
     }
 
-    /// The error for a file whose shared objects expand past the read's budget.
-    static func expands(_ path: String) -> DumpError {
-        DumpError(
-            .malformed, path: path,
-            "the file refers to the same objects over and over: read out, it would hold far more values than a keychain dump of its size, and it is refused")
+    /// The error for a file whose shared objects expand past the read's budget (`budget`, overspent).
+    static func expands(_ path: String, _ budget: ExpansionBudget) -> DumpError {
+        let what =
+            budget.bytes < 0
+            ? "its keys and values would take more than the \(Self.mebibytes(budget.byteLimit)) limit for a dump file"
+            : "it would hold far more values than a keychain dump of its size"
+        return DumpError(
+            .malformed, path: path, "the file refers to the same objects over and over: read out, \(what), and it is refused")
+    }
+
+    /// `512 MiB`, or `1.5 MiB`.
+    private static func mebibytes(_ bytes: Int) -> String {
+        bytes % (1 << 20) == 0 ? "\(bytes >> 20) MiB" : "\(Double(bytes) / Double(1 << 20)) MiB"
     }
 
     /// The error for a top-level dictionary without class arrays.
@@ -274,11 +296,19 @@ private struct PlistItem {
 
     private static let internetKeys: Set<String> = ["srvr", "ptcl", "port", "path", "atyp", "sdmn"]
 
-    func record(budget: inout Int) throws(DumpError) -> KeychainRecord {
+    /// The record; every key and value written out is taken from `budget`'s bytes (a container in `extra` also
+    /// from its values).
+    func record(budget: inout ExpansionBudget) throws(DumpError) -> KeychainRecord {
         var record = KeychainRecord(location: item.location, itemClass: "")
         var itemClass: String?
         for (node, value) in item.attributes {
             guard case .string(let key) = node else { continue }
+            // Before anything is copied or converted: a shared value is one object however often it is used.
+            budget.bytes -= key.utf8.count + value.expandedByteCount(asHex: false)
+            guard budget.bytes >= 0 else { throw IOSPlistReader.expands(path, budget) }
+            if case .damagedData(let why) = value, key != "v_Data" {
+                throw error("\(key) is <data> that is not valid Base64 (\(why))")
+            }
             switch key {
             case "class": itemClass = IOSAttributes.itemClass(try text(value, key))
             case "svce": record.service = try bytes(value, key)
@@ -300,10 +330,14 @@ private struct PlistItem {
             case "sdmn": record.securityDomain = try blobText(value, key, extra: &record.extra)
             case "accc": record.accessControl = try accessControl(value)
             default:
+                // Data is kept as `hex:…` text, twice its size and then some.
+                budget.bytes -= value.expandedByteCount(asHex: true) - value.expandedByteCount(asHex: false)
+                guard budget.bytes >= 0 else { throw IOSPlistReader.expands(path, budget) }
                 switch value.extraText(depth: item.depth, budget: &budget) {
                 case .text(let text): record.extra[key] = text
                 case .tooDeep: throw error("\(key) nests deeper than \(DumpLimits.maxDepth) levels")
-                case .tooLarge: throw IOSPlistReader.expands(path)
+                case .tooLarge: throw IOSPlistReader.expands(path, budget)
+                case .damaged(let why): throw error("\(key) holds <data> that is not valid Base64 (\(why))")
                 }
             }
         }
@@ -362,10 +396,12 @@ private struct PlistItem {
         }
     }
 
-    /// `v_Data`: data as found; a string is taken as its UTF-8 bytes.
+    /// `v_Data`: data as found; a string is taken as its UTF-8 bytes; `<data>` that is not valid Base64 is a
+    /// damaged value, which blocks this item only.
     private func secret(_ value: Found) throws(DumpError) -> DumpValue {
         switch value {
         case .data(let data): return .data(data)
+        case .damagedData(let why): return .damaged("damaged value: v_Data is <data> that is not valid Base64 (\(why))")
         case .string(let text): return .data(Data(text.utf8))
         default: throw error("v_Data is \(value.kindName), expected data")
         }

@@ -15,9 +15,12 @@ import Foundation
 /// A device `keychain-2.db` has the same tables, but its attribute columns hold SHA-1 hashes and its `data`
 /// column holds encrypted, versioned blobs; it is recognised and refused as ``DumpError/Kind/unsupported``.
 ///
-/// The file given is evidence and is never modified: it is copied, with its `-wal` and `-shm` files when they
-/// exist, into a fresh private temporary folder, the copy is opened with `SQLITE_OPEN_READONLY` (so rows that are
-/// still only in the write-ahead log are read), and the folder is removed afterwards. Rows are streamed.
+/// The file given is evidence and is never modified, and no copy of it is ever written: it is read into memory
+/// with its `-wal` file when there is one, the WAL's committed transactions are applied to the image as SQLite's
+/// own recovery would (frames whose salts and running checksums hold, up to the last commit frame), and the image
+/// is opened in memory, read-only (`sqlite3_deserialize`). The `-shm` index is not needed and not read. Nothing
+/// is written to the temporary folder, so no decrypted copy can outlive a run that is interrupted or killed.
+/// Rows are streamed.
 public enum KeychainSQLiteReader {
     /// Whether `prefix` (the first bytes of a file) is a SQLite 3 database. Whether it is a keychain export is
     /// only known once it is read.
@@ -27,65 +30,51 @@ public enum KeychainSQLiteReader {
 
     /// Reads the items of a keychain export.
     ///
-    /// - Parameter path: The database file. Its `-wal` and `-shm` companions, if any, are read too.
+    /// - Parameter path: The database file. Its `-wal` companion, if any, is read too.
     /// - Returns: The records of `genp`, then `inet`, each in row order; `location` is `genp row <rowid>`.
-    /// - Throws: ``DumpError``: ``DumpError/Kind/unreadable`` when the file can't be opened or copied;
-    ///   ``DumpError/Kind/malformed`` when it is empty, too large, not SQLite, damaged, or a SQLite database
-    ///   without `genp`/`inet` tables ("not a keychain database"); ``DumpError/Kind/unsupported`` for an
-    ///   encrypted device keychain.
+    /// - Throws: ``DumpError``: ``DumpError/Kind/unreadable`` when the file or its `-wal` file can't be opened or
+    ///   read; ``DumpError/Kind/malformed`` when it is empty, too large (with its `-wal` file), not SQLite,
+    ///   damaged, or a SQLite database without `genp`/`inet` tables ("not a keychain database");
+    ///   ``DumpError/Kind/unsupported`` for an encrypted device keychain.
     public static func read(path: String) throws(DumpError) -> [KeychainRecord] {
-        let folder = try makePrivateFolder(for: path)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let copy = folder + "/keychain.db"
-        try copyDatabase(from: path, to: copy)
-        return try readCopy(copy, path: path)
+        try readImage(try loadImage(path), path: path)
     }
 
-    // MARK: - Copying
+    // MARK: - The database image
 
     private static let sqliteMagic = Data("SQLite format 3\0".utf8)
 
-    private static func makePrivateFolder(for path: String) throws(DumpError) -> String {
-        let base = FileManager.default.temporaryDirectory.path
-        var template = Array((base + "/apex-dumps-sqlite.XXXXXX").utf8CString)
-        guard let created = mkdtemp(&template) else {
-            throw DumpError(.unreadable, path: path, "cannot create a temporary folder for a copy (errno \(errno))")
-        }
-        return String(cString: created)
-    }
-
-    /// Copies the database and its `-wal` / `-shm` files. The copies are owner-only and writable, so that SQLite
-    /// can rebuild its shared-memory index next to them; the originals are only read.
-    private static func copyDatabase(from path: String, to copy: String) throws(DumpError) {
+    /// The database as SQLite would see it: the file with its WAL's committed frames applied, in memory.
+    private static func loadImage(_ path: String) throws(DumpError) -> DatabaseImage {
         guard let main = try openSource(path, path: path, required: true) else {
             throw DumpError(.unreadable, path: path, "the file does not exist")
         }
-        defer { close(main.descriptor) }
+        let mainFile = DumpFile(descriptor: main.descriptor, path: path, size: main.size)
         guard main.size > 0 else { throw DumpError(.malformed, path: path, "empty file, not a SQLite database") }
         var magic = [UInt8](repeating: 0, count: sqliteMagic.count)
         let got = pread(main.descriptor, &magic, magic.count, 0)
         guard got == magic.count, Data(magic) == sqliteMagic else {
             throw DumpError(.malformed, path: path, "not a SQLite database (no SQLite header)")
         }
-        let wal = try openSource(path + "-wal", path: path, required: false)
-        defer { if let wal { close(wal.descriptor) } }
-        let total = main.size + (wal?.size ?? 0)
+        let walFile = try openSource(path + "-wal", path: path, required: false).map {
+            DumpFile(descriptor: $0.descriptor, path: path, size: $0.size, what: "its -wal file")
+        }
+        let total = main.size + (walFile?.size ?? 0)
         guard total <= DumpLimits.maxFileBytes else {
             throw DumpError(
                 .malformed, path: path,
-                "\(total) bytes\(wal == nil ? "" : " (with its -wal file)") is larger than the \(DumpLimits.maxFileBytes >> 20) MiB limit for a dump")
+                "\(total) bytes\(walFile == nil ? "" : " (with its -wal file)") is larger than the \(DumpLimits.maxFileBytes >> 20) MiB limit for a dump")
         }
-        // A file that grows while it is copied is cut off at the limit rather than followed.
-        var budget = DumpLimits.maxFileBytes
-        try copyContents(of: main.descriptor, to: copy, budget: &budget, path: path)
-        if let wal { try copyContents(of: wal.descriptor, to: copy + "-wal", budget: &budget, path: path) }
-        // The -shm index is only a cache that SQLite checks (and, as the only user of the copy, rebuilds from the
-        // WAL); copy it when it can be read.
-        if let shm = try? openSource(path + "-shm", path: path, required: false) {
-            defer { close(shm.descriptor) }
-            var shmBudget = DumpLimits.maxFileBytes
-            try copyContents(of: shm.descriptor, to: copy + "-shm", budget: &shmBudget, path: path)
-        }
+        // The files as they were when opened: a file that grows meanwhile is read to its size then.
+        let image = DatabaseImage(count: main.size)
+        image.count = try mainFile.read(into: image.bytes)
+        guard let walFile else { return image }
+        var wal = Data()
+        try walFile.read(upTo: walFile.size, appendingTo: &wal)
+        try wal.withUnsafeBytes { bytes in
+            Result { () throws(DumpError) in try WriteAheadLog.apply(bytes, to: image, path: path) }
+        }.get()
+        return image
     }
 
     /// Opens `file` for reading without blocking (a FIFO must not hang the reader) and checks it is a regular
@@ -97,7 +86,7 @@ public enum KeychainSQLiteReader {
         guard descriptor >= 0 else {
             let code = errno
             if !required && code == ENOENT { return nil }
-            let what = file == path ? "the file" : "its \(file.hasSuffix("-wal") ? "-wal" : "-shm") file"
+            let what = file == path ? "the file" : "its -wal file"
             throw DumpError(
                 .unreadable, path: path,
                 code == ENOENT ? "\(what) does not exist" : "cannot open \(what): \(String(cString: strerror(code)))")
@@ -110,49 +99,13 @@ public enum KeychainSQLiteReader {
         return (descriptor, Int(info.st_size))
     }
 
-    /// Streams `source` into a new owner-only file, at most `budget` bytes (the budget is spent).
-    private static func copyContents(of source: Int32, to destination: String, budget: inout Int, path: String)
-        throws(DumpError)
-    {
-        let output = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard output >= 0 else {
-            throw DumpError(.unreadable, path: path, "cannot create a temporary copy (errno \(errno))")
-        }
-        defer { close(output) }
-        let chunk = 1 << 20
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunk, alignment: 16)
-        defer { buffer.deallocate() }
-        var offset: off_t = 0
-        while true {
-            let count = pread(source, buffer, chunk, offset)
-            if count < 0 {
-                if errno == EINTR || errno == EAGAIN { continue }
-                throw DumpError(.unreadable, path: path, "read failed: \(String(cString: strerror(errno)))")
-            }
-            if count == 0 { return }
-            guard count <= budget else {
-                throw DumpError(
-                    .malformed, path: path, "the file grew past the \(DumpLimits.maxFileBytes >> 20) MiB limit for a dump while it was copied")
-            }
-            budget -= count
-            var written = 0
-            while written < count {
-                let result = write(output, buffer + written, count - written)
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    throw DumpError(.unreadable, path: path, "cannot write a temporary copy: \(String(cString: strerror(errno)))")
-                }
-                written += result
-            }
-            offset += off_t(count)
-        }
-    }
+    // MARK: - Reading the image
 
-    // MARK: - Reading the copy
-
-    private static func readCopy(_ copy: String, path: String) throws(DumpError) -> [KeychainRecord] {
+    private static func readImage(_ image: DatabaseImage, path: String) throws(DumpError) -> [KeychainRecord] {
         do {
-            let database = try ReadOnlyDatabase(path: copy)
+            let database = try ReadOnlyDatabase(image: image)
+            // Sorts and the like in memory, never in a temporary file.
+            try database.execute("PRAGMA temp_store = MEMORY")
             // Untrusted schema: functions in it (generated columns, defaults) may only be side-effect free.
             try database.execute("PRAGMA trusted_schema = OFF")
             try database.execute("PRAGMA cell_size_check = ON")
@@ -577,24 +530,36 @@ private struct SQLiteFailure: Error {
         case SQLITE_CORRUPT:
             DumpError(.malformed, path: path, "the SQLite database is damaged (truncated or corrupt)")
         case SQLITE_CANTOPEN, SQLITE_IOERR, SQLITE_PERM, SQLITE_NOMEM:
-            DumpError(.unreadable, path: path, "cannot read the copy of the database: \(String(cString: sqlite3_errstr(code)))")
+            DumpError(.unreadable, path: path, "cannot read the database: \(String(cString: sqlite3_errstr(code)))")
         default:
             DumpError(.malformed, path: path, "cannot read the database: \(String(cString: sqlite3_errstr(code))) (SQLite error \(code))")
         }
     }
 }
 
+/// A database in memory (SQLite's memdb), opened read-only on an image it does not own.
 private final class ReadOnlyDatabase {
     let handle: OpaquePointer
+    /// Kept until the connection is closed (in `deinit`, before the properties are released).
+    private let image: DatabaseImage
 
-    init(path: String) throws(SQLiteFailure) {
+    init(image: DatabaseImage) throws(SQLiteFailure) {
         var handle: OpaquePointer?
-        let rc = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil)
+        let rc = sqlite3_open_v2(":memory:", &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil)
         guard rc == SQLITE_OK, let handle else {
             if let handle { sqlite3_close_v2(handle) }
             throw SQLiteFailure(code: rc)
         }
+        let size = Int64(image.count)
+        let loaded = sqlite3_deserialize(
+            handle, "main", image.bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), size, size,
+            UInt32(SQLITE_DESERIALIZE_READONLY))
+        guard loaded == SQLITE_OK else {
+            sqlite3_close_v2(handle)
+            throw SQLiteFailure(code: loaded)
+        }
         self.handle = handle
+        self.image = image
     }
 
     deinit { sqlite3_close_v2(handle) }

@@ -138,10 +138,10 @@ private struct ObjectionItem {
         for (name, raw) in fields where !Self.mappedFields.contains(name) {
             if case .null = raw { continue }
             // JSON has no shared objects: a value is never larger than the file, so the budget is one entry's.
-            var budget = Int.max
+            var budget = ExpansionBudget(values: .max, bytes: .max)
             switch raw.extraText(depth: 2, budget: &budget) {
             case .text(let text): if !text.isEmpty { record.extra[name] = text }
-            case .tooDeep, .tooLarge: throw error("\(name) nests deeper than \(DumpLimits.maxDepth) levels")
+            case .tooDeep, .tooLarge, .damaged: throw error("\(name) nests deeper than \(DumpLimits.maxDepth) levels")
             }
         }
         return record

@@ -8,7 +8,7 @@ import Foundation
 /// value that must fit in 64 bits), reals (`0x22` float, `0x23` double), dates (`0x33`: a double, seconds since
 /// 2001-01-01 UTC), data (`0x4n`), ASCII strings (`0x5n`), UTF-16BE strings (`0x6n`, n code units), UIDs (`0x8n`:
 /// n + 1 bytes), arrays (`0xAn`: n object references) and dictionaries (`0xDn`: n key references, then n value
-/// references). Sets (`0xCn`), fill bytes and unknown markers are refused.
+/// references). Sets (`0xCn`), fill bytes, unknown markers and UTF-16 strings with a lone surrogate are refused.
 ///
 /// Every length, count and reference is checked against the file with checked arithmetic; an object must end
 /// before the offset table. An object that refers to itself through its children (a cycle) is refused, and so
@@ -72,7 +72,7 @@ struct PlistBinaryParser {
             let range = try payload(at: offset, unitSize: 1)
             node = .data(Data(UnsafeRawBufferPointer(rebasing: bytes[range])))
         case 0x5: node = .string(try asciiString(try payload(at: offset, unitSize: 1)))
-        case 0x6: node = .string(utf16String(try payload(at: offset, unitSize: 2)))
+        case 0x6: node = .string(try utf16String(try payload(at: offset, unitSize: 2)))
         case 0x8:
             guard let value = uint(at: offset + 1, width: Int(marker & 0x0F) + 1) else {
                 throw failure("a UID object larger than 8 bytes or past the end of the objects")
@@ -152,8 +152,9 @@ struct PlistBinaryParser {
         return String(decoding: slice, as: UTF8.self)
     }
 
-    /// Text of big-endian UTF-16 code units; a lone surrogate becomes U+FFFD.
-    private func utf16String(_ range: Range<Int>) -> String {
+    /// Text of big-endian UTF-16 code units. A lone surrogate is refused, as libxml2 refuses bad UTF-8 in an XML
+    /// plist: replaced by U+FFFD, it would make two different names one.
+    private func utf16String(_ range: Range<Int>) throws(PlistParseError) -> String {
         var units: [UInt16] = []
         units.reserveCapacity(range.count / 2)
         var index = range.lowerBound
@@ -161,7 +162,10 @@ struct PlistBinaryParser {
             units.append(UInt16(bytes[index]) << 8 | UInt16(bytes[index + 1]))
             index += 2
         }
-        return String(decoding: units, as: UTF16.self)
+        guard let text = String(validating: units, as: UTF16.self) else {
+            throw failure("a UTF-16 string with a lone surrogate, which is not text")
+        }
+        return text
     }
 
     /// The elements of the array at `offset`, and how many containers deep it reaches; `depth` is the array's own

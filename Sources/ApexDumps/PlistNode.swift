@@ -6,10 +6,13 @@ import Foundation
 /// The cases keep the distinctions the iOS readers rely on: an integer is not a real and neither is a boolean;
 /// a date is not a number; data is not text. Integers above `Int64.max` (a binary plist's 16-byte integers, or
 /// an XML `<integer>` that large) are ``unsignedInteger(_:)``. A binary plist's keyed-archiver UIDs are kept as
-/// ``uid(_:)`` and its null object as ``null``; no keychain attribute has either.
+/// ``uid(_:)`` and its null object as ``null``; no keychain attribute has either. An XML `<data>` element whose
+/// text is not valid Base64 is ``damagedData(_:)``, with what is wrong (never the text): the reader decides what
+/// that costs (one item's value, or the read), so a damaged value is never taken for other bytes.
 enum PlistNode: Sendable {
     case string(String)
     case data(Data)
+    case damagedData(String)
     case date(Date)
     case integer(Int64)
     case unsignedInteger(UInt64)
@@ -31,6 +34,7 @@ enum PlistNode: Sendable {
         switch self {
         case .string: "a string"
         case .data: "data"
+        case .damagedData: "data that is not valid Base64"
         case .boolean: "a boolean"
         case .integer, .unsignedInteger, .real: "a number"
         case .date: "a date"

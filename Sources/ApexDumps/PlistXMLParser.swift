@@ -4,7 +4,7 @@ import Foundation
 /// Parses an XML property list with libxml2 into a ``PlistNode`` tree.
 ///
 /// The document is a `<plist>` root holding one value (a bare value element as the root is also read), where a
-/// value is `<string>`, `<data>` (Base64; characters outside the alphabet, such as line breaks, are skipped),
+/// value is `<string>`, `<data>` (Base64, strictly: see ``base64(_:)``; text that is not is ``PlistNode/damagedData(_:)``),
 /// `<date>` (ISO 8601), `<integer>` (decimal, or hexadecimal after `0x`), `<real>`, `<true/>`, `<false/>`,
 /// `<array>` or `<dict>` (`<key>` and value elements in turn). Text is taken as libxml2 unescaped it; comments and
 /// processing instructions are skipped everywhere.
@@ -412,7 +412,10 @@ enum PlistXMLParser {
             case .string:
                 deliver(.string(String(decoding: text, as: UTF8.self)))
             case .data:
-                deliver(.data(PlistXMLParser.base64(text)))
+                switch PlistXMLParser.base64(text) {
+                case .success(let data): deliver(.data(data))
+                case .failure(let damage): deliver(.damagedData(damage.reason))
+                }
             case .date:
                 guard let date = IOSAttributes.date(iso8601: String(PlistXMLParser.trimmed(text))) else {
                     return fail(frame.line, "a <date> that is not an ISO 8601 date")
@@ -558,49 +561,88 @@ enum PlistXMLParser {
         return Int64(exactly: magnitude).map { .integer(-$0) }
     }
 
-    /// The bytes of Base64 text (UTF-8 bytes); characters outside the alphabet (white space, `=`) are skipped, and
-    /// a final group of two or three characters gives one or two bytes.
-    static func base64(_ text: [UInt8]) -> Data {
-        var out = Data(count: text.count / 4 * 3 + 2)
-        let written = out.withUnsafeMutableBytes { raw -> Int in
-            let bytes = raw.bindMemory(to: UInt8.self)
-            var count = 0
-            var group: UInt32 = 0
-            var filled = 0
-            for char in text {
-                let sextet: UInt8
-                switch char {
-                case UInt8(ascii: "A")...UInt8(ascii: "Z"): sextet = char - UInt8(ascii: "A")
-                case UInt8(ascii: "a")...UInt8(ascii: "z"): sextet = char - UInt8(ascii: "a") + 26
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): sextet = char - UInt8(ascii: "0") + 52
-                case UInt8(ascii: "+"): sextet = 62
-                case UInt8(ascii: "/"): sextet = 63
-                default: continue
-                }
-                group = group << 6 | UInt32(sextet)
-                filled += 1
-                if filled == 4 {
-                    bytes[count] = UInt8(truncatingIfNeeded: group >> 16)
-                    bytes[count + 1] = UInt8(truncatingIfNeeded: group >> 8)
-                    bytes[count + 2] = UInt8(truncatingIfNeeded: group)
-                    count += 3
-                    group = 0
-                    filled = 0
-                }
-            }
-            if filled == 3 {
-                bytes[count] = UInt8(truncatingIfNeeded: group >> 10)
-                bytes[count + 1] = UInt8(truncatingIfNeeded: group >> 2)
-                count += 2
-            } else if filled == 2 {
-                bytes[count] = UInt8(truncatingIfNeeded: group >> 4)
-                count += 1
-            }
-            return count
-        }
-        out.count = written
-        return out
+    /// Why the text of a `<data>` element is not Base64, in words that quote none of it.
+    struct Base64Damage: Error, Equatable {
+        var reason: String
     }
+
+    /// The bytes of the Base64 text of a `<data>` element (UTF-8 bytes), decoded strictly: XML white space
+    /// (space, tab, line feed, carriage return) is skipped wherever it is, as Apple's writers break and indent the
+    /// text; anything else must be the alphabet `A–Z a–z 0–9 + /`, in groups of four, the last one padded with
+    /// `=` as the standard says (`QQ==`, `QUI=`), with nothing but white space after the padding and no stray bits
+    /// in the last character. A lenient decoder would turn damaged text into other bytes that then pass as the
+    /// value; here it is a ``Base64Damage`` instead.
+    static func base64(_ text: [UInt8]) -> Result<Data, Base64Damage> {
+        var out = Data(count: text.count / 4 * 3 + 3)
+        let outcome = out.withUnsafeMutableBytes { raw -> Result<Int, Base64Damage> in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            return base64Sextets.withUnsafeBufferPointer { sextets -> Result<Int, Base64Damage> in
+                var count = 0
+                var group: UInt32 = 0
+                var filled = 0
+                var padding = 0
+                for char in text {
+                    let sextet = sextets[Int(char)]
+                    if sextet < 64 {
+                        guard padding == 0 else { return .failure(Base64Damage(reason: "Base64 text after the padding")) }
+                        group = group << 6 | UInt32(sextet)
+                        filled += 1
+                        if filled == 4 {
+                            bytes[count] = UInt8(truncatingIfNeeded: group >> 16)
+                            bytes[count + 1] = UInt8(truncatingIfNeeded: group >> 8)
+                            bytes[count + 2] = UInt8(truncatingIfNeeded: group)
+                            count += 3
+                            group = 0
+                            filled = 0
+                        }
+                    } else if sextet == base64Space {
+                        continue
+                    } else if sextet == base64Pad {
+                        padding += 1
+                    } else {
+                        return .failure(Base64Damage(reason: "a character outside the Base64 alphabet"))
+                    }
+                }
+                switch (filled, padding) {
+                case (0, 0):
+                    return .success(count)
+                case (2, 2):
+                    guard group & 0x0F == 0 else { return .failure(Base64Damage(reason: "stray bits in its last character")) }
+                    bytes[count] = UInt8(truncatingIfNeeded: group >> 4)
+                    return .success(count + 1)
+                case (3, 1):
+                    guard group & 0x03 == 0 else { return .failure(Base64Damage(reason: "stray bits in its last character")) }
+                    bytes[count] = UInt8(truncatingIfNeeded: group >> 10)
+                    bytes[count + 1] = UInt8(truncatingIfNeeded: group >> 2)
+                    return .success(count + 2)
+                case (_, 0):
+                    return .failure(Base64Damage(reason: "a last group shorter than four characters, without its padding"))
+                default:
+                    return .failure(Base64Damage(reason: "padding that does not complete its group of four"))
+                }
+            }
+        }
+        switch outcome {
+        case .success(let written):
+            out.count = written
+            return .success(out)
+        case .failure(let damage):
+            return .failure(damage)
+        }
+    }
+
+    /// What each byte is in Base64 text: its value (0–63), ``base64Space``, ``base64Pad``, or 0xFF for any other.
+    private static let base64Sextets: [UInt8] = {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (value, char) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8.enumerated() {
+            table[Int(char)] = UInt8(value)
+        }
+        for char in [0x20, 0x09, 0x0A, 0x0D] { table[char] = base64Space }
+        table[Int(UInt8(ascii: "="))] = base64Pad
+        return table
+    }()
+    private static let base64Space: UInt8 = 64
+    private static let base64Pad: UInt8 = 65
 
     /// The UTF-8 text `bytes` without XML white space (space, tab, CR, LF) at either end.
     private static func trimmed(_ bytes: [UInt8]) -> Substring {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import ApexDumps
@@ -142,6 +143,88 @@ struct DumpReaderTests {
         let path = folder.path + "/pipe.plist"
         try #require(mkfifo(path, 0o600) == 0)
         #expect(throws: DumpError(.unreadable, path: path, "not a regular file")) { try DumpReader.read(path: path) }
+    }
+
+    /// Character devices that never end (or say nothing), given as a dump directly or through a link with a dump's
+    /// name: refused before a byte is read, whatever their size says.
+    static let devices: [(name: String, target: String)] = [
+        ("/dev/zero", "/dev/zero"), ("/dev/urandom", "/dev/urandom"), ("/dev/null", "/dev/null"),
+        ("a link named keychain.plist to /dev/zero", "/dev/zero"),
+    ]
+
+    @Test("a device given as a dump is refused without reading it", .timeLimit(.minutes(1)), arguments: devices.indices)
+    func device(index: Int) throws {
+        let (name, target) = Self.devices[index]
+        let folder = try DumpScratch()
+        var path = target
+        if name.hasPrefix("a link") {
+            path = folder.path + "/keychain.plist"
+            try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: target)
+        }
+        #expect(throws: DumpError(.unreadable, path: path, "not a regular file"), "\(name)") {
+            try DumpReader.read(path: path)
+        }
+    }
+
+    @Test("a link to a device inside an app folder stops readAll with an error naming the link", .timeLimit(.minutes(1)))
+    func deviceInAppFolder() throws {
+        let folder = try DumpScratch()
+        try folder.write("app/shared_prefs/SecureStore.xml", DumpTestFiles.sharedPreferences)
+        let link = try folder.folder("app/shared_prefs") + "/RN_KEYCHAIN.xml"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "/dev/urandom")
+        #expect(throws: DumpError(.unreadable, path: link, "not a regular file")) {
+            try DumpReader.readAll(paths: [folder.path + "/app"])
+        }
+    }
+
+    /// A read that says EAGAIN: the reader opens every file without blocking, and a regular file such as
+    /// `/proc/kmsg` then answers so until the kernel logs something. (Reading `/proc/kmsg` itself would take the
+    /// kernel's messages from whoever reads them, so a pipe with a writer and nothing written stands in for it.)
+    @Test("a read that would block (EAGAIN) is an error naming the file, not a spin", .timeLimit(.minutes(1)))
+    func readWouldBlock() throws {
+        // Nothing to read, and some bytes first (the reader reads them, then meets EAGAIN).
+        for prefix in ["", "bplist00"] {
+            var ends: [Int32] = [0, 0]
+            try #require(pipe(&ends) == 0)
+            let (output, input) = (ends[0], ends[1])
+            try #require(fcntl(output, F_SETFL, fcntl(output, F_GETFL) | O_NONBLOCK) == 0)
+            if !prefix.isEmpty { #expect(write(input, prefix, prefix.utf8.count) == prefix.utf8.count) }
+            let outcome = Self.withDeadline(seconds: 20, unblock: { close(input) }) {
+                let reader = DumpFile(descriptor: output, path: "/proc/kmsg", size: 0)
+                return Result { () throws(DumpError) in try reader.readBytes(upTo: 1 << 20) }
+            }
+            switch outcome {
+            case nil:
+                Issue.record("the read did not end within 20 seconds (a spin on EAGAIN)")
+                continue
+            case .success(let data)?:
+                Issue.record("the read ended with \(data.count) bytes instead of an error")
+            case .failure(let error)?:
+                #expect(error.kind == .unreadable)
+                #expect(error.path == "/proc/kmsg")
+                #expect(error.message.contains("would block"), "\(error.message)")
+            }
+            close(input)
+        }
+    }
+
+    /// Runs `body` on a thread and waits for it at most `seconds`; nil when it has not ended by then, after calling
+    /// `unblock` (which should make it end, so that no thread is left spinning).
+    static func withDeadline<T: Sendable>(
+        seconds: Double, unblock: @escaping @Sendable () -> Void, _ body: @escaping @Sendable () -> T
+    ) -> T? {
+        let box = Mutex<T?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let value = body()
+            box.withLock { $0 = value }
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + seconds) == .success else {
+            unblock()
+            return nil
+        }
+        return box.withLock { $0 }
     }
 
     @Test("an empty file is malformed: empty file")

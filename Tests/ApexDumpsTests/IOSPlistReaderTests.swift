@@ -354,8 +354,105 @@ struct IOSPlistReaderTests {
             ("binary array length 2^60", TinyBinaryPlist.build([[0xAF, 0x13, 0x10, 0, 0, 0, 0, 0, 0, 0, 1], [0x08]]), "a binary property list"),
             ("binary non-string key", TinyBinaryPlist.build([[0xA1, 1], [0xD1, 2, 3], [0x10, 0x01], [0x51, 0x78]]), "item 1 has a key that is not a string"),
             ("invalid UTF-8 in XML", invalidUTF8, "an XML property list that is malformed"),
+            // A `<data>` that is not valid Base64 outside v_Data: the item's identity or attributes can't be trusted.
+            ("acct <data> not Base64", xmlItems([xmlItem(data: "acct", "s3cr3t")]), "item 1: acct is <data> that is not valid Base64"),
+            ("svce <data> not Base64", xmlItems([xmlItem(data: "svce", "!!!!")]), "item 1: svce is <data> that is not valid Base64"),
+            ("accc <data> not Base64", xmlItems([xmlItem(data: "accc", "MQ=")]), "item 1: accc is <data> that is not valid Base64"),
+            (
+                "extra <data> not Base64", xmlItems([xmlItem(data: "v_PersistentRef", "QUJDRA==QUJD")]),
+                "item 1: v_PersistentRef is <data> that is not valid Base64 (Base64 text after the padding)"
+            ),
+            (
+                "nested extra <data> not Base64",
+                xmlItems([xmlItem(data: "v_PersistentRef", "QUJD", more: "<key>tags</key><array><data>s3cr3t</data></array>")]),
+                "item 1: tags holds <data> that is not valid Base64"
+            ),
+            // One shared object referred to over and over: read out, far more bytes than the file (issue 16).
+            ("one 1 MiB <data> in the v_Data of 520 items", sharedValue(items: 520, key: "v_Data", dataObject(1 << 20)), overLimit),
+            (
+                "one 64 KiB <data> in the v_Data of 9000 items, read on every core",
+                sharedValue(items: 9000, key: "v_Data", dataObject(64 << 10)), overLimit
+            ),
+            ("one 1 MiB string as the svce of 520 items", sharedValue(items: 520, key: "svce", asciiObject(1 << 20)), overLimit),
         ]
     }()
+
+    /// Values that are written out as text take the text's bytes: data as `hex:…` in `extra`, and every string of
+    /// a container in `extra`. Against a budget of 4 MiB, so that reaching it costs little.
+    static let textBudgetAttacks: [(name: String, data: Data)] = [
+        // 3.2 MiB of data, but twice that as hex text.
+        ("one 16 KiB <data> in an extra attribute of 200 items", sharedValue(items: 200, key: "sha1", dataObject(16 << 10))),
+        ("one 16 KiB string 300 times in an extra array", sharedInArray(count: 300, asciiObject(16 << 10))),
+        ("one 16 KiB <data> 150 times in an extra array", sharedInArray(count: 150, dataObject(16 << 10))),
+    ]
+
+    @Test("values written out as text in extra take their text's bytes from the budget", arguments: textBudgetAttacks.indices)
+    func textBudget(index: Int) throws {
+        let (name, data) = Self.textBudgetAttacks[index]
+        let error = try #require(throws: DumpError.self, "\(name)") {
+            try IOSPlistReader.read(data, path: "in/dump.plist", byteBudget: 4 << 20)
+        }
+        #expect(error.kind == .malformed)
+        #expect(error.path == "in/dump.plist")
+        #expect(
+            error.message
+                == "the file refers to the same objects over and over: read out, its keys and values would take more than the 4 MiB limit for a dump file, and it is refused",
+            "\(name)")
+        // Half as many references fit.
+        let half =
+            name.contains("items")
+            ? Self.sharedValue(items: 100, key: "sha1", Self.dataObject(16 << 10))
+            : name.contains("string")
+                ? Self.sharedInArray(count: 150, Self.asciiObject(16 << 10)) : Self.sharedInArray(count: 75, Self.dataObject(16 << 10))
+        #expect(throws: Never.self, "\(name)") { try IOSPlistReader.read(half, path: "in/dump.plist", byteBudget: 4 << 20) }
+    }
+
+    static let overLimit = "the file refers to the same objects over and over: read out, its keys and values would take more than the 512 MiB limit for a dump file"
+
+    /// An XML plist of the items' `<dict>` texts.
+    static func xmlItems(_ items: [String]) -> Data {
+        Data(
+            ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\">\n<array>\n" + items.joined()
+                + "</array>\n</plist>\n").utf8)
+    }
+
+    /// A generic password of service `svce` whose attribute `key` is the `<data>` element of `text` (as written,
+    /// Base64 or not), then `more`.
+    static func xmlItem(svce: String = "s", data key: String, _ text: String, more: String = "") -> String {
+        "\t<dict>\n\t\t<key>class</key>\n\t\t<string>genp</string>\n\t\t<key>svce</key>\n\t\t<string>\(svce)</string>\n"
+            + "\t\t<key>\(key)</key>\n\t\t<data>\(text)</data>\n\t\t\(more)\n\t</dict>\n"
+    }
+
+    /// A binary `<data>` object of `count` bytes.
+    static func dataObject(_ count: Int) -> [UInt8] {
+        [0x4F, 0x12] + TinyBinaryPlist.bigEndian(count, 4) + (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+    }
+
+    /// A binary ASCII string object of `count` bytes.
+    static func asciiObject(_ count: Int) -> [UInt8] {
+        [0x5F, 0x12] + TinyBinaryPlist.bigEndian(count, 4) + [UInt8](repeating: UInt8(ascii: "a"), count: count)
+    }
+
+    /// `items` references to one item `{class: genp, <key>: shared}`: the file holds `shared` once.
+    static func sharedValue(items: Int, key: String, _ shared: [UInt8]) -> Data {
+        TinyBinaryPlist.build(
+            [
+                [0xAF, 0x11] + TinyBinaryPlist.bigEndian(items, 2) + Array(repeating: [0, 1], count: items).flatMap { $0 },
+                [0xD2, 0, 2, 0, 4, 0, 3, 0, 5], [0x55] + Array("class".utf8), [0x54] + Array("genp".utf8),
+                [0x50 | UInt8(key.utf8.count)] + Array(key.utf8), shared,
+            ], refSize: 2)
+    }
+
+    /// One item `{class: genp, tags: [shared, shared, …]}` with `count` references to `shared`.
+    static func sharedInArray(count: Int, _ shared: [UInt8]) -> Data {
+        TinyBinaryPlist.build(
+            [
+                [0xA1, 0, 1], [0xD2, 0, 2, 0, 4, 0, 3, 0, 5], [0x55] + Array("class".utf8), [0x54] + Array("genp".utf8),
+                [0x54] + Array("tags".utf8),
+                [0xAF, 0x11] + TinyBinaryPlist.bigEndian(count, 2) + Array(repeating: [0, 6], count: count).flatMap { $0 },
+                shared,
+            ], refSize: 2)
+    }
 
     @Test("malformed input is refused with DumpError(.malformed) naming the path and the problem", arguments: malformed.indices)
     func malformedInput(index: Int) throws {
@@ -365,5 +462,74 @@ struct IOSPlistReaderTests {
         #expect(error.path == "in/dump.plist", "\(name)")
         #expect(error.message.contains(message), "\(name): \(error.message)")
         #expect(!error.message.contains("s3cr3t"), "\(name)")
+    }
+
+    @Test("one value shared by many items reads while the whole stays within the 512 MiB limit")
+    func sharedValueWithinTheLimit() throws {
+        let large = try IOSPlistReader.read(Self.sharedValue(items: 500, key: "v_Data", Self.dataObject(1 << 20)), path: "in.plist")
+        #expect(large.count == 500)
+        #expect(large.allSatisfy { $0.value == large[0].value })
+        if case .data(let data) = large[0].value { #expect(data.count == 1 << 20) } else { Issue.record("no value") }
+        let many = try IOSPlistReader.read(Self.sharedValue(items: 8000, key: "v_Data", Self.dataObject(64 << 10)), path: "in.plist")
+        #expect(many.count == 8000)
+    }
+
+    // MARK: Base64 of XML <data>
+
+    /// `<data>` texts that are not Base64, and what the value's reason says.
+    static let damagedBase64: [(name: String, text: String, reason: String)] = [
+        ("characters outside the alphabet", "!!!!", "a character outside the Base64 alphabet"),
+        ("a last group cut short", "QUJ", "a last group shorter than four characters, without its padding"),
+        ("a single character", "Q", "a last group shorter than four characters, without its padding"),
+        ("text after the padding", "QUJDRA==QUJD", "Base64 text after the padding"),
+        ("one = where two are needed", "QQ=", "padding that does not complete its group of four"),
+        ("padding alone", "====", "padding that does not complete its group of four"),
+        ("three =", "QQ===", "padding that does not complete its group of four"),
+        ("stray bits in the last character", "QR==", "stray bits in its last character"),
+        ("stray bits before one =", "QUJ=", "stray bits in its last character"),
+        ("a non-breaking space", "QUJD\u{A0}", "a character outside the Base64 alphabet"),
+        ("the URL-safe alphabet", "-_-_", "a character outside the Base64 alphabet"),
+    ]
+
+    @Test(
+        "v_Data <data> that is not valid Base64 is a damaged value: that item only, never other bytes",
+        arguments: damagedBase64.indices)
+    func damagedBase64Value(index: Int) throws {
+        let (name, text, reason) = Self.damagedBase64[index]
+        let data = Self.xmlItems([
+            Self.xmlItem(svce: "first", data: "v_Data", "b2s="), Self.xmlItem(svce: "damaged", data: "v_Data", text),
+            Self.xmlItem(svce: "last", data: "v_Data", "\n\t\tb2s=\n\t\t"),
+        ])
+        let records = try IOSPlistReader.read(data, path: "in.plist")
+        #expect(records.map(\.service) == [.string("first"), .string("damaged"), .string("last")], "\(name)")
+        #expect(records[0].value == .data(Data("ok".utf8)), "\(name)")
+        #expect(records[2].value == .data(Data("ok".utf8)), "\(name)")
+        #expect(records[1].value == .damaged("damaged value: v_Data is <data> that is not valid Base64 (\(reason))"), "\(name)")
+    }
+
+    /// `<data>` texts that are Base64 as Apple's and other writers lay it out, and their bytes.
+    static let validBase64: [(name: String, text: String, bytes: [UInt8])] = {
+        let long = (0..<100).map { UInt8($0) }
+        let wrapped = Data(long).base64EncodedString(options: [.lineLength76Characters, .endLineWithLineFeed])
+        return [
+            ("empty", "", []),
+            ("white space only", "\n\t\t", []),
+            ("Apple's layout: a line of its own, indented with tabs", "\n\tQUJD\n\tRA==\n\t", Array("ABCD".utf8)),
+            ("CRLF line ends", "\r\nQUJDRA==\r\n", Array("ABCD".utf8)),
+            ("spaces inside", "QU JD RA ==", Array("ABCD".utf8)),
+            ("a line break between the = signs", "QQ=\n\t=", Array("A".utf8)),
+            ("one =", "QUI=", Array("AB".utf8)),
+            ("no padding needed", "QUJD", Array("ABC".utf8)),
+            ("all 64 characters", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+             Array(Data(base64Encoded: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")!)),
+            ("76-character lines", "\n" + wrapped + "\n", long),
+        ]
+    }()
+
+    @Test("v_Data <data> in Base64 laid out with white space reads as its bytes", arguments: validBase64.indices)
+    func validBase64Value(index: Int) throws {
+        let (name, text, bytes) = Self.validBase64[index]
+        let records = try IOSPlistReader.read(Self.xmlItems([Self.xmlItem(data: "v_Data", text)]), path: "in.plist")
+        #expect(records.map(\.value) == [.data(Data(bytes))], "\(name)")
     }
 }

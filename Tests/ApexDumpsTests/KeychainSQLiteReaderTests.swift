@@ -256,7 +256,7 @@ struct KeychainSQLiteReaderTests {
         #expect(try KeychainSQLiteReader.read(path: path).isEmpty)
     }
 
-    @Test("concurrent reads of one file each use their own copy")
+    @Test("concurrent reads of one file each read it whole")
     func concurrentReads() async throws {
         let folder = try ScratchFolder()
         let path = folder.file("shared.db")
@@ -374,6 +374,24 @@ struct KeychainSQLiteReaderTests {
             try handle.truncate(atOffset: UInt64(DumpLimits.maxFileBytes) + 4096)
             try handle.close()
         },
+        BadFile(description: "a -wal file whose commit claims 2^32 - 1 pages", kind: .malformed, messageContains: "larger than the 512 MiB limit") { path in
+            try WALFixture.make(path)
+            try WALFixture.rewrite(path + "-wal") { frames in frames[frames.count - 1].pageCount = 0xFFFF_FFFF }
+        },
+        BadFile(description: "a -wal file of another page size", kind: .malformed, messageContains: "-wal file's pages are 1024 bytes") { path in
+            try WALFixture.make(path)
+            var wal = try Data(contentsOf: URL(fileURLWithPath: path + "-wal"))
+            wal.replaceSubrange(8..<12, with: [0, 0, 4, 0])
+            try WALFixture.resumHeader(&wal)
+            try wal.write(to: URL(fileURLWithPath: path + "-wal"))
+        },
+        BadFile(description: "a -wal file of an unknown format version", kind: .malformed, messageContains: "format version") { path in
+            try WALFixture.make(path)
+            var wal = try Data(contentsOf: URL(fileURLWithPath: path + "-wal"))
+            wal.replaceSubrange(4..<8, with: [0, 0x2D, 0xE2, 0x19])
+            try WALFixture.resumHeader(&wal)
+            try wal.write(to: URL(fileURLWithPath: path + "-wal"))
+        },
         BadFile(description: "missing file", kind: .unreadable, messageContains: "does not exist") { _ in },
         BadFile(description: "a directory", kind: .unreadable, messageContains: "not a regular file") { path in
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
@@ -408,6 +426,88 @@ struct KeychainSQLiteReaderTests {
         }
     }
 
+    // MARK: The WAL, applied in memory
+
+    struct WALCase: CustomStringConvertible, Sendable {
+        var description: String
+        /// The accounts read, in row order.
+        var expected: [String]
+        /// Changes the -wal file's bytes.
+        var damage: @Sendable (inout Data) throws -> Void
+    }
+
+    static let base = ["base-1", "base-2"]
+    static let firstOnly = base + ["first-1", "first-2"]
+    static let both = base + ["second-updated", "first-2", "second-1"]
+
+    static let walCases: [WALCase] = [
+        WALCase(description: "intact: both transactions, the second updating a page of the first", expected: both) { _ in },
+        WALCase(description: "the last frame cut short: the second transaction is left out", expected: firstOnly) { wal in
+            wal.removeLast(100)
+        },
+        WALCase(description: "a byte of the last page damaged: its checksum fails, the second transaction is left out", expected: firstOnly) { wal in
+            wal[wal.count - 10] ^= 0x55
+        },
+        WALCase(description: "a salt of the first frame damaged: the log ends before it", expected: base) { wal in
+            wal[32 + 8] ^= 0x01
+        },
+        WALCase(description: "the header's checksum damaged: the log is not read", expected: base) { wal in
+            wal[24] ^= 0x01
+        },
+        WALCase(description: "checksums of big-endian words (magic 0x377f0683)", expected: both) { wal in
+            try WALFixture.rewrite(&wal, bigEndian: true) { _ in }
+        },
+        WALCase(description: "the first transaction's commit mark removed: only what the second commits counts", expected: both) { wal in
+            try WALFixture.rewrite(&wal) { frames in
+                if let commit = frames.firstIndex(where: { $0.pageCount != 0 }) { frames[commit].pageCount = 0 }
+            }
+        },
+    ]
+
+    @Test("the WAL's committed transactions are read as SQLite reads them, from memory", arguments: walCases)
+    func walAppliedInMemory(_ walCase: WALCase) throws {
+        let folder = try ScratchFolder()
+        let path = folder.file("export.db")
+        try WALFixture.make(path)
+        var wal = try Data(contentsOf: URL(fileURLWithPath: path + "-wal"))
+        try walCase.damage(&wal)
+        try wal.write(to: URL(fileURLWithPath: path + "-wal"))
+        let before = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+
+        let accounts = try KeychainSQLiteReader.read(path: path).map { $0.account?.text ?? "?" }
+        // Nothing was written beside the file (no copy, no -shm).
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == before)
+
+        // SQLite itself, on a copy it may recover into.
+        let oracle = folder.file("oracle.db")
+        try FileManager.default.copyItem(atPath: path, toPath: oracle)
+        try wal.write(to: URL(fileURLWithPath: oracle + "-wal"))
+        #expect(accounts == walCase.expected)
+        #expect(WALFixture.accounts(oracle) == walCase.expected)
+        #expect(before == ["export.db", "export.db-wal"])
+    }
+
+    @Test("a WAL that shrinks the database (VACUUM) cuts the image to its committed size")
+    func walShrinksTheDatabase() throws {
+        let folder = try ScratchFolder()
+        let path = folder.file("export.db")
+        let writer = try TestDatabase(path)
+        writer.run(
+            """
+            PRAGMA page_size = 4096; PRAGMA journal_mode = WAL;
+            CREATE TABLE genp(acct TEXT, v_Data BLOB); CREATE TABLE filler(x BLOB);
+            INSERT INTO genp VALUES ('kept', X'01');
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200) INSERT INTO filler SELECT randomblob(3000) FROM n;
+            PRAGMA wal_checkpoint(TRUNCATE); PRAGMA wal_autocheckpoint = 0;
+            DROP TABLE filler; VACUUM; INSERT INTO genp VALUES ('after vacuum', X'02');
+            """)
+        let mainSize = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+        #expect(mainSize > 200 * 3000)
+        let accounts = try KeychainSQLiteReader.read(path: path).map { $0.account?.text ?? "?" }
+        #expect(accounts == ["kept", "after vacuum"])
+        withExtendedLifetime(writer) {}
+    }
+
     @Test("an unreadable -wal file is an error, not a silently older snapshot")
     func unreadableWAL() throws {
         let folder = try ScratchFolder()
@@ -426,5 +526,115 @@ struct KeychainSQLiteReaderTests {
         #expect(!KeychainSQLiteReader.looksLike(Data("<?xml version='1.0'?><map/>".utf8)))
         #expect(!KeychainSQLiteReader.looksLike(Data("bplist00".utf8)))
         #expect(!KeychainSQLiteReader.looksLike(Data()))
+    }
+}
+
+/// An export in WAL mode whose WAL holds two committed transactions (the second updating a row of the first), made
+/// by SQLite, and the means to rewrite its frames.
+enum WALFixture {
+    /// Writes `path` and `path-wal`; the main file holds two rows, the WAL two transactions.
+    static func make(_ path: String) throws {
+        let (main, wal) = try written(path)
+        // The writer has closed (and checkpointed): the files as they were while it was open.
+        try? FileManager.default.removeItem(atPath: path + "-shm")
+        try main.write(to: URL(fileURLWithPath: path))
+        try wal.write(to: URL(fileURLWithPath: path + "-wal"))
+    }
+
+    /// The main file and the WAL while the writer is open.
+    private static func written(_ path: String) throws -> (Data, Data) {
+        let writer = try TestDatabase(path)
+        writer.run(
+            """
+            PRAGMA page_size = 4096; PRAGMA journal_mode = WAL;
+            CREATE TABLE genp(acct TEXT, svce TEXT, v_Data BLOB);
+            INSERT INTO genp VALUES ('base-1', 's', X'01'), ('base-2', 's', X'02');
+            PRAGMA wal_checkpoint(TRUNCATE); PRAGMA wal_autocheckpoint = 0;
+            BEGIN; INSERT INTO genp VALUES ('first-1', 's', randomblob(3000)), ('first-2', 's', randomblob(3000)); COMMIT;
+            BEGIN; UPDATE genp SET acct = 'second-updated' WHERE acct = 'first-1';
+                   INSERT INTO genp VALUES ('second-1', 's', randomblob(5000)); COMMIT;
+            """)
+        let files = (try Data(contentsOf: URL(fileURLWithPath: path)), try Data(contentsOf: URL(fileURLWithPath: path + "-wal")))
+        withExtendedLifetime(writer) {}
+        return files
+    }
+
+    /// The accounts of `genp` in row order, as SQLite reads the database and its WAL.
+    static func accounts(_ path: String) -> [String] {
+        var handle: OpaquePointer?
+        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK, let handle else { return ["open failed"] }
+        defer { sqlite3_close_v2(handle) }
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(handle, "SELECT acct FROM genp ORDER BY rowid", -1, &statement, nil) == SQLITE_OK else {
+            return ["prepare failed"]
+        }
+        defer { sqlite3_finalize(statement) }
+        var accounts: [String] = []
+        while sqlite3_step(statement) == SQLITE_ROW { accounts.append(String(cString: sqlite3_column_text(statement, 0))) }
+        return accounts
+    }
+
+    struct Frame {
+        var page: UInt32
+        var pageCount: UInt32
+        var data: Data
+    }
+
+    static func word(_ data: Data, _ offset: Int) -> UInt32 {
+        data[data.startIndex + offset..<data.startIndex + offset + 4].reduce(0) { $0 << 8 | UInt32($1) }
+    }
+
+    static func bytes(_ value: UInt32) -> [UInt8] { [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: value >> $0) } }
+
+    static func checksum(_ data: [UInt8], bigEndian: Bool, _ sums: inout (UInt32, UInt32)) {
+        for index in stride(from: 0, to: data.count, by: 8) {
+            func word(_ at: Int) -> UInt32 {
+                let b = data[at..<at + 4].map(UInt32.init)
+                return bigEndian ? b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3] : b[3] << 24 | b[2] << 16 | b[1] << 8 | b[0]
+            }
+            sums.0 = sums.0 &+ word(index) &+ sums.1
+            sums.1 = sums.1 &+ word(index + 4) &+ sums.0
+        }
+    }
+
+    /// Recomputes the header's checksum after its fields were changed.
+    static func resumHeader(_ wal: inout Data) throws {
+        var sums: (UInt32, UInt32) = (0, 0)
+        checksum(Array(wal.prefix(24)), bigEndian: word(wal, 0) & 1 == 1, &sums)
+        wal.replaceSubrange(24..<32, with: bytes(sums.0) + bytes(sums.1))
+    }
+
+    /// Rewrites the frames of a valid WAL through `edit`, with checksums of big- or little-endian words.
+    static func rewrite(_ wal: inout Data, bigEndian: Bool = false, _ edit: (inout [Frame]) -> Void) throws {
+        let pageSize = Int(word(wal, 8))
+        var frames: [Frame] = []
+        var offset = 32
+        while offset + 24 + pageSize <= wal.count {
+            frames.append(
+                Frame(
+                    page: word(wal, offset), pageCount: word(wal, offset + 4),
+                    data: wal.subdata(in: offset + 24..<offset + 24 + pageSize)))
+            offset += 24 + pageSize
+        }
+        edit(&frames)
+        var header = Array(wal.prefix(24))
+        header.replaceSubrange(0..<4, with: bytes(bigEndian ? 0x377F_0683 : 0x377F_0682))
+        var sums: (UInt32, UInt32) = (0, 0)
+        checksum(header, bigEndian: bigEndian, &sums)
+        var out = header + bytes(sums.0) + bytes(sums.1)
+        let salts = Array(header[16..<24])
+        for frame in frames {
+            let head = bytes(frame.page) + bytes(frame.pageCount)
+            checksum(head, bigEndian: bigEndian, &sums)
+            checksum(Array(frame.data), bigEndian: bigEndian, &sums)
+            out += head + salts + bytes(sums.0) + bytes(sums.1) + Array(frame.data)
+        }
+        wal = Data(out)
+    }
+
+    static func rewrite(_ path: String, _ edit: (inout [Frame]) -> Void) throws {
+        var wal = try Data(contentsOf: URL(fileURLWithPath: path))
+        try rewrite(&wal, edit)
+        try wal.write(to: URL(fileURLWithPath: path))
     }
 }

@@ -10,6 +10,7 @@ enum PlistCanonical {
         switch node {
         case .string(let text): "s(\(text.debugDescription))"
         case .data(let data): "d(\(Hex.lowercase(data)))"
+        case .damagedData(let why): "x(\(why))"
         case .date(let date): "t(\(date.timeIntervalSinceReferenceDate))"
         case .integer(let number): "i(\(number))"
         case .unsignedInteger(let number): "i(\(number))"
@@ -283,6 +284,14 @@ struct PlistParserTests {
         return TinyBinaryPlist.build(objects, refSize: 2)
     }
 
+    /// Two items, `{class: genp, svce: "a" + U+D800}` and `{class: genp, svce: "a" + U+D801}`.
+    static func loneSurrogateServices() -> Data {
+        TinyBinaryPlist.build([
+            [0xA2, 1, 2], [0xD2, 3, 4, 5, 6], [0xD2, 3, 4, 5, 7], [0x55] + Array("class".utf8), [0x54] + Array("svce".utf8),
+            [0x54] + Array("genp".utf8), [0x62, 0x00, 0x61, 0xD8, 0x00], [0x62, 0x00, 0x61, 0xD8, 0x01],
+        ])
+    }
+
     /// One object byte (`true`) and an offset table of three entries that all point at it.
     static func aliasedOffsets() -> Data {
         var bytes = Array("bplist00".utf8) + [0x09] + [8, 8, 8]
@@ -321,6 +330,12 @@ struct PlistParserTests {
             ("128-bit integer too large", TinyBinaryPlist.build([[0x14, 1] + [UInt8](repeating: 0, count: 15)]), "does not fit in 64 bits"),
             ("real of 2 bytes", TinyBinaryPlist.build([[0x21, 0, 0]]), "a real that is neither 4 nor 8 bytes"),
             ("ASCII above 0x7F", TinyBinaryPlist.build([[0x51, 0xE9]]), "an ASCII string with a byte above 0x7F"),
+            ("UTF-16 lone high surrogate", TinyBinaryPlist.build([[0x61, 0xD8, 0x00]]), "a UTF-16 string with a lone surrogate"),
+            ("UTF-16 lone low surrogate after a letter", TinyBinaryPlist.build([[0x62, 0x00, 0x61, 0xDC, 0x01]]), "a UTF-16 string with a lone surrogate"),
+            ("UTF-16 high surrogate before a letter", TinyBinaryPlist.build([[0x62, 0xD8, 0x3D, 0x00, 0x61]]), "a UTF-16 string with a lone surrogate"),
+            ("UTF-16 surrogates in the wrong order", TinyBinaryPlist.build([[0x62, 0xDE, 0x00, 0xD8, 0x3D]]), "a UTF-16 string with a lone surrogate"),
+            // Two services that differ only in their lone surrogates: as U+FFFD they were one service.
+            ("UTF-16 lone surrogates in two items' svce", loneSurrogateServices(), "a UTF-16 string with a lone surrogate"),
             ("fill byte as an object", TinyBinaryPlist.build([[0x0F]]), "a fill byte"),
             ("unknown marker", TinyBinaryPlist.build([[0x70]]), "an object of unknown type 0x7"),
             ("a set", TinyBinaryPlist.build([[0xA1, 1], [0xC1, 2], [0x51, 0x61]]), "holding a set"),

@@ -74,8 +74,10 @@ final class Sandbox: Sendable {
     /// - Parameters:
     ///   - stdinFile: a file to read stdin from instead of `stdin` (`/dev/zero`).
     ///   - launcher: a program and its arguments to run the tool through (`setsid -w`).
+    ///   - environment: variables to set (or replace) in the tool's environment.
     func run(
-        _ arguments: [String], stdin: Data = Data(), stdinFile: String? = nil, launcher: [String] = []
+        _ arguments: [String], stdin: Data = Data(), stdinFile: String? = nil, launcher: [String] = [],
+        environment: [String: String] = [:]
     ) async throws -> CLIResult {
         let binary = try #require(CLIBinary.url, "apex-keychain was not found beside the test bundle")
         let io = url.appendingPathComponent(".io-\(UUID().uuidString)")
@@ -105,6 +107,9 @@ final class Sandbox: Sendable {
             process.arguments = arguments
         }
         process.currentDirectoryURL = url
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.standardInput = input
         process.standardOutput = output
         process.standardError = error
