@@ -173,7 +173,9 @@ struct ExpoIOSImport {
         case .absent:
             value = .sealed("the dump holds no value for this item")
         case .damaged(let why):
+            // Never written: the item is blocked, with the damage named (never the bytes).
             value = .sealed("the dump's value is damaged: \(why)")
+            verdict = .blocked("damaged value: \(why)")
         }
 
         if !ExpoNaming.isJavaScriptKey(claim.key) { notes.append(ExpoNaming.unusualKeyNote) }

@@ -160,7 +160,9 @@ struct IOSImport {
         switch record.value {
         case .data(let found): data = found
         case .absent: return (.sealed("the dump holds no value for this item"), nil)
-        case .damaged(let why): return (.sealed("the dump's value can't be used: \(why)"), nil)
+        case .damaged(let why):
+            // Never written: the item is blocked, with the damage named (never the bytes).
+            return (.sealed("the dump's value can't be used: \(why)"), "damaged value: \(why)")
         }
         guard let password = String(validating: data, as: UTF8.self) else {
             return (.value(data), "the password (data) is not valid UTF-8, so it can't be a credentials password")

@@ -66,7 +66,7 @@ struct DumpHardeningTests {
         #expect(run.out.contains("checkpointed-service"))
     }
 
-    @Test("a damaged Base64 value is sealed as a damaged value and never written; the other items are")
+    @Test("a damaged Base64 value is blocked as a damaged value and never written; the other items are")
     func damagedBase64IsNeverWritten() async throws {
         let sampleText = try String(contentsOfFile: sample("react-native-keychain/ios/keychain.plist"), encoding: .utf8)
         // The `auth` item's value, "sample-token-0001", cut short: a lenient decoder read "sample-token-0000", a
@@ -82,13 +82,14 @@ struct DumpHardeningTests {
         let items = try #require(report["items"] as? [[String: Any]])
         let auth = try #require(
             items.first { (($0["source"] as? [String: Any])?["service"] as? String) == "auth" }, "the auth item is reported")
-        #expect(auth["action"] as? String == "sealed")
+        #expect(auth["action"] as? String == "blocked")
+        #expect(auth["state"] as? String == "final")
         let reason = try #require(auth["reason"] as? String)
         #expect(
             reason.contains("damaged value: v_Data is <data> that is not valid Base64 (a last group shorter than four characters, without its padding)"),
             "\(reason)")
         let summary = try #require(report["summary"] as? [String: Int])
-        #expect(summary["sealed"] == 1)
+        #expect(summary["blocked"] == 1)
         #expect(summary["written"] == summary["create"])
         #expect((summary["create"] ?? 0) > 0, "the other items are still written")
 

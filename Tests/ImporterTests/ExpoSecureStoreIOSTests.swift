@@ -254,7 +254,7 @@ struct ExpoSecureStoreIOSTests {
         #expect(Expo.notes(items[1], contain: "service map"))
     }
 
-    @Test("values: U+0000 → bytes; not UTF-8 → skipped; absent or damaged → sealed")
+    @Test("values: U+0000 → bytes; not UTF-8 → skipped; absent → sealed; damaged → blocked, never written")
     func values() throws {
         var notUTF8 = Expo.item("bad", key: "b")
         notUTF8.value = .data(Data([0x61, 0xFF]))
@@ -272,7 +272,7 @@ struct ExpoSecureStoreIOSTests {
             Issue.record("absent or damaged value not sealed"); return
         }
         #expect(damage.contains("odd-length hex"))
-        #expect(items[2].verdict == .migrate && items[3].verdict == .migrate)
+        #expect(items[2].verdict == .migrate && items[3].verdict == .blocked("damaged value: odd-length hex"))
     }
 
     @Test("keys: outside expo's JavaScript alphabet noted; beyond the package's rules blocked")
