@@ -57,21 +57,49 @@ final class Ledger {
 
     // MARK: Pending items
 
-    /// For each target digest left pending by the runs so far, how many runs it has stayed pending; nil when no
-    /// run left anything pending.
-    func pendingRuns() async throws(KeychainError) -> [String: Int]? {
-        guard let data = try await keychain.getBytes("pending:\(id)") else { return nil }
-        guard let runs = try? JSONDecoder().decode([String: Int].self, from: data) else {
-            throw KeychainError(.INTERNAL, "the migration's record of pending items 'pending:\(id)' is damaged")
-        }
-        return runs
+    /// What a run left pending: for each target digest, how many runs it has stayed pending; and, for an
+    /// on-device source, where the pending items' sources are (so that the next run reads only their values).
+    struct Pending: Codable, Equatable {
+        var runs: [String: Int] = [:]
+        var sources: [SourceKey] = []
     }
 
-    /// Records the items a run left pending (by target digest, with the runs each has stayed pending), or
-    /// removes the record when there are none.
-    func setPendingRuns(_ runs: [String: Int]) async throws(KeychainError) {
-        guard !runs.isEmpty else { return try await keychain.removeItem("pending:\(id)") }
-        let data = (try? JSONEncoder().encode(runs)) ?? Data()
+    /// The primary key of a source item in a keychain database: names only, never a value.
+    struct SourceKey: Codable, Hashable {
+        var itemClass: String, service: String, account: String, accessGroup: String, synchronizable: Bool
+        var server: String, securityDomain: String, protocolCode: String, authenticationType: String, port: Int
+        var path: String
+
+        init(_ key: ItemAttributes.PrimaryKey) {
+            itemClass = key.itemClass.rawValue
+            (service, account, accessGroup, synchronizable) = (key.service, key.account, key.accessGroup, key.synchronizable)
+            (server, securityDomain, protocolCode) = (key.server, key.securityDomain, key.protocolCode)
+            (authenticationType, port, path) = (key.authenticationType, key.port, key.path)
+        }
+
+        /// The primary key, or nil for a class the package doesn't know.
+        var primaryKey: ItemAttributes.PrimaryKey? {
+            guard let itemClass = ItemClass(rawValue: itemClass) else { return nil }
+            return ItemAttributes.PrimaryKey(
+                itemClass: itemClass, service: service, account: account, accessGroup: accessGroup,
+                synchronizable: synchronizable, server: server, securityDomain: securityDomain,
+                protocolCode: protocolCode, authenticationType: authenticationType, port: port, path: path)
+        }
+    }
+
+    /// What the runs so far left pending; nil when none left anything pending.
+    func pending() async throws(KeychainError) -> Pending? {
+        guard let data = try await keychain.getBytes("pending:\(id)") else { return nil }
+        guard let pending = try? JSONDecoder().decode(Pending.self, from: data) else {
+            throw KeychainError(.INTERNAL, "the migration's record of pending items 'pending:\(id)' is damaged")
+        }
+        return pending
+    }
+
+    /// Records what a run left pending, or removes the record when nothing is.
+    func setPending(_ pending: Pending) async throws(KeychainError) {
+        guard !pending.runs.isEmpty else { return try await keychain.removeItem("pending:\(id)") }
+        let data = (try? JSONEncoder().encode(pending)) ?? Data()
         try await keychain.setBytes("pending:\(id)", data, Self.protection)
     }
 

@@ -97,14 +97,17 @@ public struct Migration: Sendable {
         var started = clock.now
         let ledger = try openLedger()
         try await restoreInterruptedRemovals(ledger)
-        let pendingBefore: [String: Int]?
+        let recorded: Ledger.Pending?
         do throws(KeychainError) {
-            pendingBefore = try await ledger.pendingRuns()
+            recorded = try await ledger.pending()
         } catch {
             throw Self.targetError(error)
         }
+        let pendingBefore = recorded?.runs
         let only = onlyPending ? pendingBefore.map { Set($0.keys) } : nil
-        var (plan, databaseSource) = try await makePlan(ledger: ledger, only: only)
+        // An on-device source's values are read only for the items left pending (the rest can't change).
+        let valuesOf = onlyPending ? recorded.map { Set($0.sources.compactMap(\.primaryKey)) } : nil
+        var (plan, databaseSource) = try await makePlan(ledger: ledger, only: only, valuesOf: valuesOf)
         timings.plan = clock.now - started
         let locked = plan.actions.contains { $0.action == .blocked && $0.cause == .keychain(.INTERACTION_NOT_ALLOWED) }
         if locked { throw .tryLater("the target keychain can't be written now (the device is locked)") }
@@ -119,7 +122,7 @@ public struct Migration: Sendable {
             plan.actions[index].reason = "the target key changed after the plan: another writer put an item there first"
         }
         // What a later run may still do, and what the policy gives up on.
-        var pendingNow: [String: Int] = [:]
+        var pendingNow = Ledger.Pending()
         var givenUp: Set<Int> = []
         for (index, action) in plan.actions.enumerated() {
             let outcome = outcomes[index]
@@ -134,14 +137,15 @@ public struct Migration: Sendable {
                 givenUp.insert(index)
                 continue
             }
-            pendingNow[digest] = max(pendingNow[digest] ?? 0, runs)
+            pendingNow.runs[digest] = max(pendingNow.runs[digest] ?? 0, runs)
+            if let key = databaseSource?.keys[action.item.origin.location] { pendingNow.sources.append(Ledger.SourceKey(key)) }
         }
         let report = MigrationReport(
             plan: plan, results: outcomes, device: Self.describe(target.device), includeLabels: false, givenUp: givenUp)
         started = clock.now
         do throws(KeychainError) {
-            if !pendingNow.isEmpty || pendingBefore != nil { try await ledger.setPendingRuns(pendingNow) }
-            if pendingNow.isEmpty { try await ledger.markDone() }
+            if !pendingNow.runs.isEmpty || recorded != nil { try await ledger.setPending(pendingNow) }
+            if pendingNow.runs.isEmpty { try await ledger.markDone() }
         } catch {
             throw Self.targetError(error)
         }
@@ -180,14 +184,17 @@ public struct Migration: Sendable {
     // MARK: Planning
 
     /// - Parameter only: when given, plan only the items whose target digest is in it.
-    func makePlan(ledger: Ledger? = nil, only: Set<String>? = nil) async throws(MigrationError) -> (MigrationPlan, DatabaseSource?) {
+    ///   - valuesOf: when given, an on-device source's values are read only for these items.
+    func makePlan(
+        ledger: Ledger? = nil, only: Set<String>? = nil, valuesOf: Set<ItemAttributes.PrimaryKey>? = nil
+    ) async throws(MigrationError) -> (MigrationPlan, DatabaseSource?) {
         let dumps: [Dump]
         var databaseSource: DatabaseSource?
         switch source {
         case .dumps(let given):
             dumps = given
         case .database(let database, let device):
-            let read = try DatabaseSource(database: database, device: device)
+            let read = try DatabaseSource(database: database, device: device, valuesOf: valuesOf)
             databaseSource = read
             dumps = [read.dump]
         }

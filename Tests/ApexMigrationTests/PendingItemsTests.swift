@@ -10,12 +10,15 @@ private final class WatchedDatabase: KeychainDatabase {
     let inner = InMemoryKeychainDatabase()
     private struct Counts {
         var reads = 0
+        var foreignValueReads = 0
         var adds = 0
         var afterAdd: (Int, @Sendable () -> Void)?
     }
     private let counts = Mutex(Counts())
 
     var reads: Int { counts.withLock { $0.reads } }
+    /// How many values of other libraries' items were read.
+    var foreignValueReads: Int { counts.withLock { $0.foreignValueReads } }
     func resetReads() { counts.withLock { $0.reads = 0 } }
     /// Runs `action` once, right after the `n`th add from now.
     func after(adds n: Int, _ action: @escaping @Sendable () -> Void) {
@@ -47,7 +50,13 @@ private final class WatchedDatabase: KeychainDatabase {
         return try inner.accounts(matching: query)
     }
     func value(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Data {
-        counts.withLock { $0.reads += 1 }
+        let foreign = try inner.attributes(
+            matching: ItemQuery(itemClass: key.itemClass, service: key.service, account: key.account, accessGroup: key.accessGroup)
+        ).contains { $0.primaryKey == key && !$0.isApexItem }
+        counts.withLock { c in
+            c.reads += 1
+            if foreign { c.foreignValueReads += 1 }
+        }
         return try inner.value(for: key)
     }
     func delete(matching query: ItemQuery) throws(DatabaseError) -> Int { try inner.delete(matching: query) }
@@ -178,6 +187,43 @@ struct PendingItemsTests {
         #expect(Self.item(report, "pin")?.state == .givenUp)
         #expect(report.isComplete)
         #expect(try await migration.isComplete())
+    }
+
+    @Test("on the device, a later launch reads the values of only the source items left pending")
+    func onDeviceRetryReadsOnlyPendingValues() async throws {
+        let database = WatchedDatabase()
+        let device = SimulatedDevice(passcodeSet: false)
+        func foreign(_ service: String, _ account: String, flags: AccessControlFlags = []) throws {
+            try database.inner.add(
+                KeychainItem(
+                    attributes: ItemAttributes(
+                        service: service, account: account, accessGroup: device.defaultAccessGroup, creator: nil,
+                        protectionDomain: .ck, accessControl: flags),
+                    value: Data("value-of-\(account)".utf8)))
+        }
+        try foreign("app", "token")
+        try foreign("app", "pin", flags: [.devicePasscode])
+        for index in 1...5 { try foreign("app", "skip-\(index)") }
+        let migration = Migration(
+            importers: [PlainImporter()], source: .database(database, device: device),
+            target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
+
+        guard case .ran(let first) = try await migration.runIfNeeded() else { return }
+        #expect(first.items.first { $0.source.account == "pin" }?.state == .pending)
+        #expect(database.foreignValueReads == 7)
+
+        device.setPasscode(true)
+        device.relaunch()
+        let before = database.foreignValueReads
+        guard case .ran(let second) = try await migration.runIfNeeded() else {
+            Issue.record("launch 2 did not run")
+            return
+        }
+        #expect(second.items.map(\.source.account) == ["pin"])
+        #expect(second.items.first?.result == .verified)
+        // The five skipped items stay in the keychain, and their values are not read again.
+        #expect(database.foreignValueReads - before == 1)
+        #expect(try await Keychain(KeychainOptions(service: "app"), database: database, device: device).getItem("pin") == "value-of-pin")
     }
 
     @Test("the device locked in the middle of a run: what could not be written is pending, and the next launch finishes it")

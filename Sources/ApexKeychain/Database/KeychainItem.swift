@@ -130,6 +130,25 @@ public struct ItemAttributes: Sendable, Equatable, Hashable {
         /// `path`.
         public var path: String
 
+        /// A primary key from its fields (a migration's record of the source items it left pending).
+        package init(
+            itemClass: ItemClass, service: String, account: String, accessGroup: String, synchronizable: Bool,
+            server: String, securityDomain: String, protocolCode: String, authenticationType: String, port: Int,
+            path: String
+        ) {
+            self.itemClass = itemClass
+            self.service = service
+            self.account = account
+            self.accessGroup = accessGroup
+            self.synchronizable = synchronizable
+            self.server = server
+            self.securityDomain = securityDomain
+            self.protocolCode = protocolCode
+            self.authenticationType = authenticationType
+            self.port = port
+            self.path = path
+        }
+
         /// Equal when every field is equal, strings byte for byte.
         public static func == (a: PrimaryKey, b: PrimaryKey) -> Bool {
             a.itemClass == b.itemClass && a.synchronizable == b.synchronizable && a.port == b.port
