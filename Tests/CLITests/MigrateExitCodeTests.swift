@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Every exit code of `apex-keychain migrate` (CLI.md's table), each on the built binary with its whole stdout
+/// Every exit code of `apex-keychain migrate` (the table of docs/CLI.md), each on the built binary with its whole stdout
 /// and stderr: reports against golden files in `Golden/`, error messages spelled out.
 ///
 /// Dump paths are relative to the sandbox (the tool's working folder), so the reports are the same on every
