@@ -64,7 +64,8 @@ struct MigrateCommand: RunnableCommand {
     /// `--service-map <from=to>`, repeatable.
     static let serviceMap = OptionDefinition.option(
         "service-map", valueName: "from=to",
-        help: "Migrate the items of source service FROM (as found) into service TO. Repeatable.",
+        help: "Migrate the items of source service FROM (as found) into service TO; '=TO' maps the empty "
+            + "service (react-native-keychain's Android default). Repeatable.",
         isRepeatable: true)
     /// `--bundle-id <id>`.
     static let bundleID = OptionDefinition.option(
@@ -136,9 +137,8 @@ struct MigrateCommand: RunnableCommand {
         device = try values.enumeration(Self.device, DeviceProfile.self)
         var serviceMap = ServiceMap()
         for mapping in values.values(Self.serviceMap) {
-            guard let equals = mapping.firstIndex(of: "="), equals != mapping.startIndex,
-                mapping.index(after: equals) != mapping.endIndex
-            else {
+            // FROM may be empty: `=TO` maps react-native-keychain's default Android service "".
+            guard let equals = mapping.firstIndex(of: "="), mapping.index(after: equals) != mapping.endIndex else {
                 throw .usage("invalid value '\(mapping)' for '--service-map <from=to>'; expected FROM=TO")
             }
             let source = String(mapping[..<equals])

@@ -256,6 +256,23 @@ struct MigrateCommandTests {
             .compactMap { ($0["target"] as? [String: Any])?["service"] as? String }
         #expect(targets.contains("login"))
         #expect(!targets.contains("auth"))
+        // `=TO` names react-native-keychain's Android default service "", as its blocked reason says to.
+        let android = sample("react-native-keychain/android")
+        let unmapped = try await sandbox.run(["migrate", android, "--format", "json"])
+        let blocked = try #require(try jsonObject(unmapped)["items"] as? [[String: Any]]).first {
+            ($0["source"] as? [String: Any])?["service"] as? String == ""
+        }
+        #expect((blocked?["reason"] as? String)?.contains("name a service for \"\" with --service-map") == true)
+        let mapped = try await sandbox.run(["migrate", android, "--service-map", "=com.example.app", "--format", "json"])
+        #expect(mapped.status == 0, "\(mapped.err)")
+        let defaultItem = try #require(try jsonObject(mapped)["items"] as? [[String: Any]]).first {
+            ($0["source"] as? [String: Any])?["service"] as? String == "" && $0["action"] as? String != "shadowed"
+        }
+        #expect((defaultItem?["target"] as? [String: Any])?["service"] as? String == "com.example.app")
+        #expect(defaultItem?["action"] as? String != "blocked")
+        let empty = try await sandbox.run(["migrate", android, "--service-map", "vault="])
+        #expect(empty.status == 64)
+
         let expo = try await sandbox.run(["migrate", Self.plist, "--from", "expo-secure-store", "--format", "json"])
         #expect(expo.status == 0)
         #expect(try summary(try jsonObject(expo))["found"] == 0)
