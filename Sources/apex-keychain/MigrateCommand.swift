@@ -32,14 +32,15 @@ struct MigrateCommand: RunnableCommand {
 
                 Exit codes: 0 done, or the plan was made; 1 some items conflict, are blocked or failed (the rest \
                 were migrated), or with --on-conflict fail a conflict stopped the run before anything was \
-                written; 64 usage error; 65 a malformed dump or one of unknown format; 66 an input that does \
+                written (a plan with a conflict exits 1 too), or an item ends as --fail-on names; 64 usage error; 65 a malformed dump or one of unknown format; 66 an input that does \
                 not exist or can't be read; 73, 74, 77 the store's errors; 75 the target can't be written now, \
                 run again later.
                 """,
             arguments: [dumpPathArgument],
             options: [
                 Self.store, Self.dryRun, Self.from, Self.device, Self.serviceMap, Self.bundleID, Self.onConflict,
-                Self.androidBiometryAcceptsPasscode, Self.format, Self.report, Self.includeLabels, Self.quiet,
+                Self.failOn, Self.androidBiometryAcceptsPasscode, Self.format, Self.report, Self.includeLabels,
+                Self.quiet,
                 StoreOptions.keyFile, StoreOptions.passphraseFile,
             ])
     }
@@ -78,6 +79,30 @@ struct MigrateCommand: RunnableCommand {
         help: "What a conflict does: skip leaves the item and migrates the rest; fail stops before "
             + "anything is written.",
         defaultValue: MigrationPolicy.OnConflict.skip.rawValue)
+    /// `--fail-on <actions>`.
+    static let failOn = OptionDefinition.option(
+        "fail-on", valueName: "actions",
+        help: "Exit 1 when any item ends in one of these (a comma list of "
+            + FailOn.allCases.map(\.rawValue).joined(separator: ", ")
+            + "), in a dry run too: a plan can gate a merge. 'pending' counts items a later run could still "
+            + "migrate, not a dry run's writes to come.")
+
+    /// What `--fail-on` can name.
+    enum FailOn: String, CaseIterable, Sendable {
+        case conflict, blocked, sealed, failed, pending
+
+        /// Whether `item` of a report ends this way.
+        func matches(_ item: MigrationReport.Item, dryRun: Bool) -> Bool {
+            switch self {
+            case .conflict: item.action == .conflict
+            case .blocked: item.action == .blocked
+            case .sealed: item.action == .sealed
+            case .failed: item.result == .failed || item.result == .unverified
+            case .pending: item.state == .pending && !(dryRun && item.action == .create)
+            }
+        }
+    }
+
     /// `--android-biometry-accepts-passcode`.
     static let androidBiometryAcceptsPasscode = OptionDefinition.flag(
         "android-biometry-accepts-passcode",
@@ -121,6 +146,8 @@ struct MigrateCommand: RunnableCommand {
     let includeLabels: Bool
     /// Whether stderr gets only errors.
     let quiet: Bool
+    /// The endings that make the exit code 1 (`--fail-on`).
+    let failOn: [FailOn]
 
     init(_ values: ParsedValues) throws(CLIError) {
         paths = values.values(dumpPathArgument)
@@ -157,6 +184,18 @@ struct MigrateCommand: RunnableCommand {
         reportFile = report.map(ReportFile.init(path:))
         includeLabels = values.flag(Self.includeLabels)
         quiet = values.flag(Self.quiet)
+        var failOn: [FailOn] = []
+        if let list = values.value(Self.failOn) {
+            for name in list.split(separator: ",", omittingEmptySubsequences: false) {
+                let trimmed = name.trimmingCharacters(in: .whitespaces)
+                guard let ending = FailOn(rawValue: trimmed) else {
+                    let accepted = FailOn.allCases.map(\.rawValue).joined(separator: ", ")
+                    throw .usage("invalid value '\(trimmed)' in '--fail-on <actions>'; expected a comma list of: \(accepted)")
+                }
+                if !failOn.contains(ending) { failOn.append(ending) }
+            }
+        }
+        self.failOn = failOn
     }
 
     func run() async throws(CLIError) {
@@ -173,6 +212,7 @@ struct MigrateCommand: RunnableCommand {
             let report = try await plan(migration, profile: profile, store: nil)
             try output(report)
             KeptUntilExit.keep(input, report)
+            try gate(report, subject: "the plan")
             return
         }
         let opened = try store.open()
@@ -188,6 +228,7 @@ struct MigrateCommand: RunnableCommand {
             let report = try await plan(migration, profile: profile, store: opened.path)
             try output(report)
             KeptUntilExit.keep(input, report)
+            try gate(report, subject: "\(opened.path): the plan")
             return
         }
         // One migration of a store at a time: a second one plans once the first is done, and finds its items.
@@ -224,12 +265,30 @@ struct MigrateCommand: RunnableCommand {
         }
         try output(report)
         KeptUntilExit.keep(input, report)
+        try gate(report, subject: opened.path)
         if report.hasProblems {
             let s = report.summary
             throw CLIError(
                 .failure,
                 "\(opened.path): \(s.conflict) conflict, \(s.blocked) blocked, \(s.failed) failed: not migrated; "
                     + "the rest were")
+        }
+    }
+
+    /// Exit 1 (after the report was written) when an item ends as `--fail-on` names, or, for a dry run with
+    /// `--on-conflict fail`, when an item conflicts: the real run would stop.
+    private func gate(_ report: MigrationReport, subject: String) throws(CLIError) {
+        var named: [String] = []
+        for ending in failOn {
+            let count = report.items.lazy.filter { ending.matches($0, dryRun: report.dryRun) }.count
+            if count > 0 { named.append("\(count) \(ending.rawValue)") }
+        }
+        if !named.isEmpty {
+            throw CLIError(.failure, "\(subject): \(named.joined(separator: ", ")) (--fail-on)")
+        }
+        if report.dryRun, onConflict == .fail, report.summary.conflict > 0 {
+            throw CLIError(
+                .failure, "\(subject): \(report.summary.conflict) conflict: with --on-conflict fail the run would stop")
         }
     }
 

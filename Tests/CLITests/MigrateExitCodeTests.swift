@@ -178,3 +178,42 @@ let immutableFilesAvailable: Bool = {
     _ = chattr("-i", probe)
     return blocked
 }()
+
+/// Gates for CI: a plan can fail a job when an item would end badly.
+@Suite("migrate --fail-on")
+struct FailOnTests {
+    let sandbox: Sandbox
+
+    init() throws { sandbox = try Sandbox() }
+
+    static let plist = sample("react-native-keychain/ios/keychain.plist")
+    static let android = sample("react-native-keychain/android")
+
+    @Test("a dry run exits 1 when an item ends as --fail-on names, after printing the plan; 0 when none does")
+    func dryRunGates() async throws {
+        let sealed = try await sandbox.run(["migrate", Self.android, "--fail-on", "sealed,conflict"])
+        #expect(sealed.status == 1)
+        #expect(sealed.out.contains("summary: found"))
+        #expect(sealed.err.hasPrefix("apex-keychain: the plan: ") && sealed.err.contains(" sealed (--fail-on)"))
+        let clean = try await sandbox.run(
+            ["migrate", Self.plist, "--bundle-id", "com.example.sampleapp", "--fail-on", "conflict,blocked,sealed,pending"])
+        #expect(clean.status == 0, "\(clean.err)")
+        let bad = try await sandbox.run(["migrate", Self.plist, "--fail-on", "conflict,oops"])
+        #expect(bad.status == 64)
+        #expect(bad.err.contains("invalid value 'oops' in '--fail-on <actions>'"))
+    }
+
+    @Test("--on-conflict fail makes a plan with a conflict exit 1: the real run would stop")
+    func onConflictFailGatesAPlan() async throws {
+        let store = try await sandbox.initStore(device: "ios")
+        try await sandbox.set(store, "credentials", "another-password", ["--service", "auth", "--username", "someone"])
+        let plan = try await sandbox.run(
+            ["migrate", Self.plist, "--bundle-id", "com.example.sampleapp", "--store", store, "--dry-run",
+             "--on-conflict", "fail"])
+        #expect(plan.status == 1)
+        #expect(plan.err.contains("1 conflict: with --on-conflict fail the run would stop"))
+        let skip = try await sandbox.run(
+            ["migrate", Self.plist, "--bundle-id", "com.example.sampleapp", "--store", store, "--dry-run"])
+        #expect(skip.status == 0)
+    }
+}
