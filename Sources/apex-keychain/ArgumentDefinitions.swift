@@ -23,6 +23,8 @@ struct OptionDefinition: Sendable {
     var isRequired: Bool
     /// Whether every value given is kept (`--service-map A=B --service-map C=D`), not only the last.
     var isRepeatable: Bool = false
+    /// A one-letter form of a flag (`-q`), if it has one.
+    var shortName: Character? = nil
 
     /// An option that takes a value.
     static func option(
@@ -45,10 +47,15 @@ struct OptionDefinition: Sendable {
             defaultValue: defaultValue)
     }
 
-    /// A flag.
-    static func flag(_ name: String, help: String) -> OptionDefinition {
-        OptionDefinition(name: name, kind: .flag, help: help, allowedValues: nil, defaultValue: nil, isRequired: false)
+    /// A flag, with its one-letter form if it has one.
+    static func flag(_ name: String, short: Character? = nil, help: String) -> OptionDefinition {
+        OptionDefinition(
+            name: name, kind: .flag, help: help, allowedValues: nil, defaultValue: nil, isRequired: false,
+            shortName: short)
     }
+
+    /// `-q, --quiet` in the help's list of options; else as ``synopsis``.
+    var listedSynopsis: String { shortName.map { "-\($0), \(synopsis)" } ?? synopsis }
 
     /// `--name <value>` or `--name`: how help and error messages show the option.
     var synopsis: String {

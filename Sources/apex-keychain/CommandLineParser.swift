@@ -71,13 +71,20 @@ enum CommandLineParser {
                 continue
             }
             guard argument.hasPrefix("--") else {
-                throw .usage("unknown option '\(argument.prefix(2))'")
+                // A short flag (`-q`), alone.
+                let letter = argument.dropFirst()
+                guard letter.count == 1, let flag = configuration.options.first(where: { $0.shortName == letter.first }) else {
+                    throw .usage("unknown option '\(argument.prefix(2))'")
+                }
+                values.flags.insert(flag.name)
+                continue
             }
             let body = argument.dropFirst(2)
             let name = String(body.prefix { $0 != "=" })
             let inline = body.firstIndex(of: "=").map { String(body[body.index(after: $0)...]) }
             guard let option = configuration.options.first(where: { $0.name == name }) else {
-                throw .usage("unknown option '--\(name)'")
+                let hint = Suggestion.closest(to: name, among: configuration.options.map(\.name)).map { "; did you mean '--\($0)'?" }
+                throw .usage("unknown option '--\(name)'\(hint ?? "")")
             }
             switch option.kind {
             case .flag:

@@ -7,6 +7,10 @@ enum CommandLineTool {
     static func main(_ arguments: [String]) async -> ExitCode {
         var path: [any ParsableCommand.Type] = [RootCommand.self]
         var remaining = arguments[...]
+        // `help [COMMAND...]` is `COMMAND... --help`.
+        if remaining.first == "help" {
+            remaining = remaining.dropFirst() + ["--help"]
+        }
         while let word = remaining.first,
             let subcommand = path[path.count - 1].configuration.subcommands.first(where: { $0.configuration.name == word })
         {
@@ -31,7 +35,8 @@ enum CommandLineTool {
     ) async throws(CLIError) {
         let command = path[path.count - 1]
         let configuration = command.configuration
-        if CommandLineParser.asksForHelp(arguments) {
+        let groupWithoutArguments = arguments.isEmpty && !(command is any RunnableCommand.Type)
+        if groupWithoutArguments || CommandLineParser.asksForHelp(arguments) {
             try Console.write(HelpFormatter.help(for: path))
             return
         }
@@ -48,7 +53,9 @@ enum CommandLineTool {
             if word.hasPrefix("-") {
                 throw .usage("unknown option '\(word.prefix { $0 != "=" })'")
             }
-            throw .usage("unknown command '\(word)'; expected one of: \(names)")
+            let known = configuration.subcommands.map { $0.configuration.name }
+            let hint = Suggestion.closest(to: word, among: known).map { "; did you mean '\($0)'?" } ?? ""
+            throw .usage("unknown command '\(word)'\(hint); expected one of: \(names)")
         }
         let values = try CommandLineParser.parse(arguments, for: configuration)
         try await runnable.init(values).run()

@@ -22,7 +22,7 @@ enum HelpFormatter {
             sections.append(
                 "ARGUMENTS:\n" + configuration.arguments.map { entry($0.synopsis, $0.help) }.joined())
         }
-        var options = configuration.options.map { entry($0.synopsis, optionHelp($0)) }
+        var options = configuration.options.map { entry($0.listedSynopsis, optionHelp($0)) }
         if configuration.version != nil { options.append(entry("--version", "Show the version.")) }
         options.append(entry("-h, --help", "Show help information."))
         sections.append("OPTIONS:\n" + options.joined())

@@ -117,7 +117,7 @@ struct MigrateCommand: RunnableCommand {
     static let includeLabels = OptionDefinition.flag(
         "include-labels", help: "Show usernames and labels in the report (never secrets).")
     /// `--quiet`.
-    static let quiet = OptionDefinition.flag("quiet", help: "Write nothing to stderr but errors.")
+    static let quiet = OptionDefinition.flag("quiet", short: "q", help: "Write nothing to stderr but errors.")
 
     /// The report's formats.
     enum Format: String, CaseIterable, Sendable {

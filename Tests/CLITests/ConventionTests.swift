@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+
+/// swift-argument-parser's conventions, which users of Swift tools expect: `help <command>`, "did you mean", `-q`,
+/// and the help when a command group is given nothing to do.
+@Suite("conventions")
+struct ConventionTests {
+    let sandbox: Sandbox
+
+    init() throws { sandbox = try Sandbox() }
+
+    @Test("'help COMMAND...' prints the command's help, as COMMAND... --help does")
+    func helpCommand() async throws {
+        for words in [[], ["migrate"], ["store", "set"], ["store"]] {
+            let help = try await sandbox.run(["help"] + words)
+            let flag = try await sandbox.run(words + ["--help"])
+            #expect(help.status == 0 && flag.status == 0, "\(words)")
+            #expect(help.out == flag.out, "\(words)")
+            #expect(help.out.hasPrefix("OVERVIEW: "))
+        }
+    }
+
+    @Test("a command group with no arguments prints its help (exit 0)")
+    func groupWithoutArguments() async throws {
+        for words in [[], ["store"]] {
+            let bare = try await sandbox.run(words)
+            let help = try await sandbox.run(words + ["--help"])
+            #expect(bare.status == 0, "\(words)")
+            #expect(bare.out == help.out)
+            #expect(bare.err == "")
+        }
+    }
+
+    @Test("a misspelt command or option gets a 'did you mean'; a far one does not")
+    func didYouMean() async throws {
+        let command = try await sandbox.run(["migrat", "x"])
+        #expect(command.status == 64)
+        #expect(command.err.hasPrefix("apex-keychain: unknown command 'migrat'; did you mean 'migrate'?"))
+        let sub = try await sandbox.run(["store", "lst"])
+        #expect(sub.err.hasPrefix("apex-keychain: unknown command 'lst'; did you mean 'list'?"))
+        let option = try await sandbox.run(["migrate", "x", "--bundle-di", "a"])
+        #expect(option.err.hasPrefix("apex-keychain: unknown option '--bundle-di'; did you mean '--bundle-id'?"))
+        let far = try await sandbox.run(["migrate", "x", "--frobnicate"])
+        #expect(far.err.hasPrefix("apex-keychain: unknown option '--frobnicate'\n"))
+    }
+
+    @Test("-q is --quiet")
+    func shortQuiet() async throws {
+        let plist = sample("react-native-keychain/ios/keychain.plist")
+        let short = try await sandbox.run(["migrate", plist, "--bundle-id", "com.example.sampleapp", "-q"])
+        #expect(short.status == 0, "\(short.err)")
+        let long = try await sandbox.run(["migrate", plist, "--bundle-id", "com.example.sampleapp", "--quiet"])
+        #expect(short.out == long.out)
+        let unknown = try await sandbox.run(["migrate", plist, "-z"])
+        #expect(unknown.status == 64)
+    }
+}
