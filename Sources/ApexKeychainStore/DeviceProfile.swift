@@ -22,16 +22,18 @@ public enum DeviceProfile: String, Sendable, CaseIterable, Codable {
 extension DeviceProfile {
     /// The profile's device as a ``SimulatedDevice``: what a store of a phone profile runs on, and, for `linux`,
     /// a machine without passphrase (no passcode, no biometrics), for plans made without a store. A store models
-    /// a device's keychain, not one app: its iOS devices may use every access group.
+    /// a device's keychain, not one app: its iOS devices may use every access group. Its clock is the system's,
+    /// so items get real dates.
     public var simulatedDevice: SimulatedDevice {
         switch self {
-        case .ios: SimulatedDevice(platform: .iOS(major: 18), biometry: .faceID, accessGroups: .any)
-        case .iosNoBiometrics: SimulatedDevice(platform: .iOS(major: 18), biometry: nil, accessGroups: .any)
+        case .ios: SimulatedDevice(platform: .iOS(major: 18), biometry: .faceID, now: nil, accessGroups: .any)
+        case .iosNoBiometrics: SimulatedDevice(platform: .iOS(major: 18), biometry: nil, now: nil, accessGroups: .any)
         case .iosNoPasscode:
-            SimulatedDevice(platform: .iOS(major: 18), biometry: .faceID, passcodeSet: false, accessGroups: .any)
-        case .android: SimulatedDevice(platform: .android(apiLevel: 34), biometry: .fingerprint, hasStrongBox: true)
-        case .android10: SimulatedDevice(platform: .android(apiLevel: 29), biometry: .fingerprint)
-        case .linux: SimulatedDevice(platform: .linux, biometry: nil, passcodeSet: false)
+            SimulatedDevice(platform: .iOS(major: 18), biometry: .faceID, passcodeSet: false, now: nil, accessGroups: .any)
+        case .android:
+            SimulatedDevice(platform: .android(apiLevel: 34), biometry: .fingerprint, hasStrongBox: true, now: nil)
+        case .android10: SimulatedDevice(platform: .android(apiLevel: 29), biometry: .fingerprint, now: nil)
+        case .linux: SimulatedDevice(platform: .linux, biometry: nil, passcodeSet: false, now: nil)
         }
     }
 }

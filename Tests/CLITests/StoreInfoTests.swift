@@ -127,3 +127,31 @@ struct StoreInfoTests {
         #expect(result.err == "apex-keychain: no item 'nope' in service 'apex-keychain' of \(store)\n")
     }
 }
+
+/// Stores of the phone profiles stamped every item with 2026-01-01T00:00:00Z and never moved `modified`; their
+/// device follows the system clock now (tests that need fixed dates give `SimulatedDevice` a `now`).
+@Suite("store info: real dates")
+struct StoreRealDatesTests {
+    let sandbox: Sandbox
+
+    init() throws { sandbox = try Sandbox() }
+
+    @Test("an item of an ios or android store is dated now, and a rewrite moves its modified date", arguments: ["ios", "android"])
+    func realDates(device: String) async throws {
+        let store = try await sandbox.initStore(device: device)
+        let before = Int64(Date().timeIntervalSince1970 * 1000)
+        try await sandbox.set(store, "k", "v")
+        func info() async throws -> [String: Any] {
+            let result = try await sandbox.run(["store", "info", "--store", store, "--format", "json", "k"])
+            return try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])
+        }
+        let first = try await info()
+        let created = try #require(first["createdAt"] as? Int64)
+        #expect(created >= before - 1000 && created <= Int64(Date().timeIntervalSince1970 * 1000) + 1000)
+        try await Task.sleep(for: .milliseconds(20))
+        try await sandbox.set(store, "k", "w")
+        let second = try await info()
+        #expect(second["createdAt"] as? Int64 == created)
+        #expect((second["modifiedAt"] as? Int64 ?? 0) > created)
+    }
+}

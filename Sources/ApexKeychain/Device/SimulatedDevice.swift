@@ -22,7 +22,10 @@ public final class SimulatedDevice: Device {
         var unlockedSinceBoot: Bool
         var strongBox: Bool
         var faceIDUsageDescription: Bool
-        var now: Date
+        /// The wall clock's fixed start, or nil to follow the system clock.
+        var start: Date?
+        /// How far ``advanceClock(by:)`` moved the wall clock.
+        var clockOffset: TimeInterval = 0
         var uptime: Double = 0
         var launch = 1 { didSet { session = nil } }
         var foreground = 1 { didSet { session = nil } }
@@ -75,6 +78,8 @@ public final class SimulatedDevice: Device {
     ///   - bundleIdentifier: the default service.
     ///   - teamIdentifier: the prefix of the default access group.
     ///   - defaultAnswer: how prompts end when no answer was scripted.
+    ///   - now: the wall clock's time at start (tests' fixed dates: 2026-01-01 by default), or nil to follow the
+    ///     system clock; ``advanceClock(by:)`` moves it either way.
     ///   - clearOnReinstall: whether the app declares `ApexKeychainClearOnReinstall = YES`.
     ///   - accessGroups: the app's keychain-access-groups entitlement.
     public init(
@@ -82,7 +87,7 @@ public final class SimulatedDevice: Device {
         biometricsEnrolled: Bool = true, hasStrongBox: Bool = false, hasFaceIDUsageDescription: Bool = true,
         locked: Bool = false, unlockedSinceBoot: Bool = true, bundleIdentifier: String = "com.example.app",
         teamIdentifier: String = "ABCDE12345", defaultAnswer: AuthenticationResult = .success,
-        now: Date = Date(timeIntervalSince1970: 1_767_225_600), clearOnReinstall: Bool = false,
+        now: Date? = Date(timeIntervalSince1970: 1_767_225_600), clearOnReinstall: Bool = false,
         accessGroups: AccessGroups = .defaultOnly
     ) {
         let sensor = platform == .linux ? nil : biometry
@@ -92,7 +97,7 @@ public final class SimulatedDevice: Device {
                 platform: platform, biometry: sensor, enrolledSet: enrolled ? "enrolment-1" : nil,
                 enrolments: enrolled ? 1 : 0, passcodeSet: passcodeSet, locked: locked,
                 unlockedSinceBoot: unlockedSinceBoot, strongBox: hasStrongBox,
-                faceIDUsageDescription: hasFaceIDUsageDescription, now: now, clearOnReinstall: clearOnReinstall,
+                faceIDUsageDescription: hasFaceIDUsageDescription, start: now, clearOnReinstall: clearOnReinstall,
                 defaultAnswer: defaultAnswer))
         self.accessGroups = accessGroups
         defaultService = bundleIdentifier
@@ -107,7 +112,8 @@ public final class SimulatedDevice: Device {
             return DeviceState(
                 platform: s.platform, biometry: s.biometry, enrolledSet: s.enrolledSet, biometryLockedOut: s.lockedOut,
                 passcodeSet: s.passcodeSet, isLocked: s.locked, unlockedSinceBoot: s.unlockedSinceBoot,
-                hasStrongBox: s.strongBox, hasFaceIDUsageDescription: s.faceIDUsageDescription, now: s.now,
+                hasStrongBox: s.strongBox, hasFaceIDUsageDescription: s.faceIDUsageDescription,
+                now: (s.start ?? Date()).addingTimeInterval(s.clockOffset),
                 uptime: s.uptime, session: session, biometryStateHash: Self.stateHash(s))
         }
     }
@@ -269,7 +275,7 @@ public final class SimulatedDevice: Device {
     public func advanceClock(by seconds: TimeInterval) {
         store.withLock { s in
             s.uptime += seconds
-            s.now = s.now.addingTimeInterval(seconds)
+            s.clockOffset += seconds
         }
     }
 }
