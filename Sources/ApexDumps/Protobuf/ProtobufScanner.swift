@@ -1,3 +1,5 @@
+// Protobuf/: the protobuf wire format, read field by field with every bound checked (used by DataStoreReader).
+
 import Foundation
 
 /// Why protobuf bytes can't be read: the problem, with offsets and entry numbers but never a value.

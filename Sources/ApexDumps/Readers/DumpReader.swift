@@ -1,3 +1,8 @@
+// Readers/: DumpReader (this file) finds dump files, tells their format and hands each to its reader here:
+// IOSPlistReader, KeychainSQLiteReader, ObjectionJSONReader, SharedPreferencesReader, DataStoreReader. With them
+// are what they share: DumpFile (reading a file without blocking), IOSAttributes and AccessControlDecoder (the
+// iOS attributes), SQLiteImage (a database file in memory).
+
 import Foundation
 
 /// Finds dump files, tells their format from their content, and hands each to its reader.
