@@ -1,3 +1,6 @@
+// Model/: the public values every reader produces: formats, dumps, keychain records and preference entries, the
+// errors and the limits.
+
 import ApexKeychain
 import Foundation
 

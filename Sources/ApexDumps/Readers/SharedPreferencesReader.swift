@@ -26,39 +26,6 @@ import Foundation
 /// the standard error stream; failures come back as ``DumpError`` values that name the file and a line, never a
 /// value.
 public enum SharedPreferencesReader {
-    /// Whether `prefix` (the first bytes of a file) looks like a SharedPreferences file: an optional UTF-8 byte
-    /// order mark, an optional `<?xml …?>` declaration, optional comments and whitespace, then a `<map` start tag.
-    /// A document with a DOCTYPE before the root (such as an XML property list) does not look like one.
-    public static func looksLike(_ prefix: Data) -> Bool {
-        let bytes = [UInt8](prefix.prefix(64 << 10))
-        var index = 0
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { index = 3 }
-        func skipWhitespace() {
-            while index < bytes.count, isXMLWhitespace(bytes[index]) { index += 1 }
-        }
-        func skip(past terminator: [UInt8]) -> Bool {
-            guard let end = find(terminator, in: bytes, from: index) else { return false }
-            index = end + terminator.count
-            return true
-        }
-        skipWhitespace()
-        if matches(Array("<?xml".utf8), in: bytes, at: index) {
-            guard skip(past: Array("?>".utf8)) else { return false }
-        }
-        while true {
-            skipWhitespace()
-            if matches(Array("<!--".utf8), in: bytes, at: index) {
-                index += 4
-                guard skip(past: Array("-->".utf8)) else { return false }
-                continue
-            }
-            break
-        }
-        guard matches(Array("<map".utf8), in: bytes, at: index), index + 4 < bytes.count else { return false }
-        let next = bytes[index + 4]
-        return next == UInt8(ascii: ">") || next == UInt8(ascii: "/") || isXMLWhitespace(next)
-    }
-
     /// Reads the entries of a SharedPreferences file.
     ///
     /// - Parameters:
@@ -188,7 +155,7 @@ public enum SharedPreferencesReader {
     }
 
     /// An entry element.
-    fileprivate enum Kind {
+    enum Kind {
         case string, set, boolean, int, long, float, double
 
         init?(_ localName: UnsafePointer<xmlChar>) {
@@ -488,56 +455,6 @@ public enum SharedPreferencesReader {
         }
     }
 
-    // MARK: - Values
-
-    private static func primitive(_ kind: Kind, _ raw: String) -> PreferenceValue? {
-        switch kind {
-        case .boolean:
-            switch raw.lowercased() {
-            case "true": return .boolean(true)
-            case "false": return .boolean(false)
-            default: return nil
-            }
-        case .int: return Int32(raw).map { .int($0) }
-        case .long: return Int64(raw).map { .long($0) }
-        case .float: return isNumberText(raw) ? Float(raw).map { .float($0) } : nil
-        case .double: return isNumberText(raw) ? Double(raw).map { .double($0) } : nil
-        case .string, .set: return nil
-        }
-    }
-
-    /// Java's `Float.toString` forms: digits, sign, point, exponent, `NaN`, `Infinity`. Swift's parser also takes
-    /// hexadecimal and `inf`/`nan` spellings that Android never writes; those are refused.
-    private static func isNumberText(_ raw: String) -> Bool {
-        if ["NaN", "Infinity", "-Infinity", "+Infinity"].contains(raw) { return true }
-        guard !raw.isEmpty else { return false }
-        return raw.utf8.allSatisfy { byte in
-            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: ".")
-                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "E")
-                || byte == UInt8(ascii: "e")
-        }
-    }
-
-    /// An attribute value as libxml2's tree holds it. The parser hands over every `&` that a reference stood for as
-    /// the character reference `&#38;` (every other reference already substituted), which the tree decodes.
-    fileprivate static func attributeValue(_ bytes: UnsafeBufferPointer<xmlChar>) -> String {
-        guard bytes.contains(UInt8(ascii: "&")) else { return String(decoding: bytes, as: UTF8.self) }
-        let ampersand = Array("&#38;".utf8)
-        var decoded: [UInt8] = []
-        decoded.reserveCapacity(bytes.count)
-        var index = 0
-        while index < bytes.count {
-            if bytes[index...].starts(with: ampersand) {
-                decoded.append(UInt8(ascii: "&"))
-                index += ampersand.count
-            } else {
-                decoded.append(bytes[index])
-                index += 1
-            }
-        }
-        return String(decoding: decoded, as: UTF8.self)
-    }
-
     // MARK: - Small helpers
 
     /// Whether the libxml2 string `name` is `literal`.
@@ -557,23 +474,5 @@ public enum SharedPreferencesReader {
 
     private static func string(_ name: UnsafePointer<xmlChar>) -> String {
         String(decoding: UnsafeBufferPointer(start: name, count: strlen(name)), as: UTF8.self)
-    }
-
-    private static func isXMLWhitespace(_ byte: UInt8) -> Bool {
-        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
-    }
-
-    private static func matches(_ needle: [UInt8], in bytes: [UInt8], at index: Int) -> Bool {
-        index + needle.count <= bytes.count && bytes[index..<(index + needle.count)].elementsEqual(needle)
-    }
-
-    private static func find(_ needle: [UInt8], in bytes: [UInt8], from start: Int) -> Int? {
-        guard needle.count <= bytes.count else { return nil }
-        var index = start
-        while index + needle.count <= bytes.count {
-            if matches(needle, in: bytes, at: index) { return index }
-            index += 1
-        }
-        return nil
     }
 }

@@ -1,97 +1,9 @@
 import CLibXML2
 import Foundation
 
-/// Parses an XML property list with libxml2 into a ``PlistNode`` tree.
-///
-/// The document is a `<plist>` root holding one value (a bare value element as the root is also read), where a
-/// value is `<string>`, `<data>` (Base64, strictly: see ``base64(_:)``; text that is not is ``PlistNode/damagedData(_:)``),
-/// `<date>` (ISO 8601), `<integer>` (decimal, or hexadecimal after `0x`), `<real>`, `<true/>`, `<false/>`,
-/// `<array>` or `<dict>` (`<key>` and value elements in turn). Text is taken as libxml2 unescaped it; comments and
-/// processing instructions are skipped everywhere.
-///
-/// The parse streams: libxml2's SAX2 callbacks build the values on an explicit stack as the elements end, and no
-/// DOM is ever allocated. The checks and their order are those of a walk over the finished document: libxml2's
-/// own errors (a document that is not well-formed) come first, then, in a `<plist>` root, what is wrong among the
-/// root's children, then the first problem inside its value in document order. A large document is cut between
-/// items and its pieces parsed on every core (see ``PlistXMLSplit``), with the same value or the same error as
-/// one parse.
-///
-/// The input is untrusted. libxml2 reads it without network access, without entity substitution and without
-/// loading the DTD that the usual `<!DOCTYPE plist …>` names; a document whose DOCTYPE declares anything (an
-/// entity, element, attribute list or notation) is refused as soon as the declaration is seen, which answers
-/// entity-expansion and external-entity attacks. libxml2 limits element nesting to 256 levels and prints
-/// nothing: its errors are kept in the parse state and turned into ``PlistParseError`` values that name a line,
-/// never a value. The safety setup is that of ``SafeXML/parse(_:documentTypes:user:content:)`` with
-/// ``SafeXML/DocumentTypes/bareOnly`` (its options, refusing callbacks and silenced thread handler), around this
-/// parser's own content callbacks.
-enum PlistXMLParser {
-    /// What a malformed XML plist is called in messages (the CLI's tests pin this text).
-    static let malformed = "an XML property list that is malformed, truncated or nested too deeply"
-
-    /// What a document whose DOCTYPE declares something is called.
-    static let refused = "an XML property list whose DOCTYPE declares entities or other DTD content, which is refused"
-
-    /// How a document is cut to be parsed on several cores (see ``PlistXMLSplit``): into up to `pieces` pieces,
-    /// between items at least `granularity` bytes apart.
-    struct Splitting {
-        var pieces: Int
-        var granularity: Int
-
-        /// Pieces of at least 512 KiB, one per core; nil (one piece) on one core or for a smaller document.
-        static func automatic(byteCount: Int) -> Splitting? {
-            let pieces = min(ProcessInfo.processInfo.activeProcessorCount, byteCount / (512 * 1024))
-            guard pieces > 1 else { return nil }
-            return Splitting(pieces: pieces, granularity: max(4096, byteCount / (pieces * 64)))
-        }
-    }
-
-    /// Parses `data`, a document that starts (after a byte order mark and white space) with `<`: a large one in
-    /// pieces on the machine's cores, when it can be cut (see ``PlistXMLSplit``), else in one piece.
-    static func parse(_ data: Data) throws(PlistParseError) -> PlistNode {
-        try parse(data, splitting: .automatic(byteCount: data.count))
-    }
-
-    /// Parses `data` in the pieces `splitting` asks for, when it can be cut so; else, or when any piece fails to
-    /// parse, in one piece, which gives the error and line of the whole document. The value is the same either
-    /// way.
-    static func parse(_ data: Data, splitting: Splitting?) throws(PlistParseError) -> PlistNode {
-        if let splitting,
-            let plan = data.withUnsafeBytes({
-                PlistXMLSplit.plan($0, pieces: splitting.pieces, granularity: splitting.granularity)
-            }),
-            let value = parse(data, plan)
-        {
-            return value
-        }
-        return try parseCounting(data).value
-    }
-
-    /// The value of `data` parsed in the pieces of `plan` at once, or nil when a piece fails to parse or is not
-    /// shaped as the plan says.
-    static func parse(_ data: Data, _ plan: PlistXMLSplit) -> PlistNode? {
-        // libxml2 2.9 sets itself up on the first call, which must not race with another thread's.
-        xmlInitParser()
-        let values = concurrentMap(count: plan.pieces.count, minimumChunk: 1) { piece in
-            try? parseCounting(plan.document(piece, of: data))
-        }
-        // libxml2 caps each parse's dictionary of names at 10 MB, which the whole document may reach where no
-        // piece does. Every name of the whole is a name of some piece, so when the pieces' dictionaries took at
-        // most 1 MiB together, the whole document's names take less, and its dictionary (whose pools grow
-        // fourfold) stays far below the cap; else the whole document is parsed, to fail as it would.
-        guard values.reduce(0, { $0 + ($1?.dictionaryBytes ?? 0) }) <= Self.dictionaryBudget else { return nil }
-        guard let first = values[0]?.value else { return nil }
-        var rest: [[PlistNode]] = []
-        for piece in 1..<values.count {
-            guard let value = values[piece]?.value, let items = plan.items(piece, in: value) else { return nil }
-            rest.append(items)
-        }
-        return plan.joined(first, rest)
-    }
-
-    /// The most bytes the pieces' dictionaries of names may take together for their value to be trusted (see
-    /// ``parse(_:_:)``): a plist's names fit in the dictionary's first kilobyte.
-    static let dictionaryBudget = 1 << 20
-
+// The one-piece parse: libxml2's SAX2 callbacks and the builder that turns their events into a ``PlistNode``
+// tree, with the checks and messages of a walk over the finished document.
+extension PlistXMLParser {
     /// Parses `data` in one piece; also the size of libxml2's dictionary of names by the end.
     static func parseCounting(_ data: Data) throws(PlistParseError) -> (value: PlistNode, dictionaryBytes: Int) {
         let builder = UnsafeMutablePointer<Builder>.allocate(capacity: 1)
@@ -535,114 +447,7 @@ enum PlistXMLParser {
         }
     }
 
-    // MARK: Scalars
-
-    /// An `<integer>`: an optional sign, then decimal digits or `0x` and hexadecimal digits. Values above
-    /// `Int64.max` are unsigned; anything outside `Int64.min…UInt64.max` is nil.
-    static func integer(_ text: Substring) -> PlistNode? {
-        var digits = text
-        var negative = false
-        if let sign = digits.first, sign == "-" || sign == "+" {
-            negative = sign == "-"
-            digits = digits.dropFirst()
-        }
-        var radix = 10
-        if digits.hasPrefix("0x") || digits.hasPrefix("0X") {
-            radix = 16
-            digits = digits.dropFirst(2)
-        }
-        guard !digits.isEmpty, digits.first != "+", digits.first != "-", let magnitude = UInt64(digits, radix: radix) else {
-            return nil
-        }
-        if !negative {
-            return magnitude <= UInt64(Int64.max) ? .integer(Int64(magnitude)) : .unsignedInteger(magnitude)
-        }
-        if magnitude == UInt64(Int64.max) + 1 { return .integer(Int64.min) }
-        return Int64(exactly: magnitude).map { .integer(-$0) }
-    }
-
-    /// Why the text of a `<data>` element is not Base64, in words that quote none of it.
-    struct Base64Damage: Error, Equatable {
-        var reason: String
-    }
-
-    /// The bytes of the Base64 text of a `<data>` element (UTF-8 bytes), decoded strictly: XML white space
-    /// (space, tab, line feed, carriage return) is skipped wherever it is, as Apple's writers break and indent the
-    /// text; anything else must be the alphabet `A–Z a–z 0–9 + /`, in groups of four, the last one padded with
-    /// `=` as the standard says (`QQ==`, `QUI=`), with nothing but white space after the padding and no stray bits
-    /// in the last character. A lenient decoder would turn damaged text into other bytes that then pass as the
-    /// value; here it is a ``Base64Damage`` instead.
-    static func base64(_ text: [UInt8]) -> Result<Data, Base64Damage> {
-        var out = Data(count: text.count / 4 * 3 + 3)
-        let outcome = out.withUnsafeMutableBytes { raw -> Result<Int, Base64Damage> in
-            let bytes = raw.bindMemory(to: UInt8.self)
-            return base64Sextets.withUnsafeBufferPointer { sextets -> Result<Int, Base64Damage> in
-                var count = 0
-                var group: UInt32 = 0
-                var filled = 0
-                var padding = 0
-                for char in text {
-                    let sextet = sextets[Int(char)]
-                    if sextet < 64 {
-                        guard padding == 0 else { return .failure(Base64Damage(reason: "Base64 text after the padding")) }
-                        group = group << 6 | UInt32(sextet)
-                        filled += 1
-                        if filled == 4 {
-                            bytes[count] = UInt8(truncatingIfNeeded: group >> 16)
-                            bytes[count + 1] = UInt8(truncatingIfNeeded: group >> 8)
-                            bytes[count + 2] = UInt8(truncatingIfNeeded: group)
-                            count += 3
-                            group = 0
-                            filled = 0
-                        }
-                    } else if sextet == base64Space {
-                        continue
-                    } else if sextet == base64Pad {
-                        padding += 1
-                    } else {
-                        return .failure(Base64Damage(reason: "a character outside the Base64 alphabet"))
-                    }
-                }
-                switch (filled, padding) {
-                case (0, 0):
-                    return .success(count)
-                case (2, 2):
-                    guard group & 0x0F == 0 else { return .failure(Base64Damage(reason: "stray bits in its last character")) }
-                    bytes[count] = UInt8(truncatingIfNeeded: group >> 4)
-                    return .success(count + 1)
-                case (3, 1):
-                    guard group & 0x03 == 0 else { return .failure(Base64Damage(reason: "stray bits in its last character")) }
-                    bytes[count] = UInt8(truncatingIfNeeded: group >> 10)
-                    bytes[count + 1] = UInt8(truncatingIfNeeded: group >> 2)
-                    return .success(count + 2)
-                case (_, 0):
-                    return .failure(Base64Damage(reason: "a last group shorter than four characters, without its padding"))
-                default:
-                    return .failure(Base64Damage(reason: "padding that does not complete its group of four"))
-                }
-            }
-        }
-        switch outcome {
-        case .success(let written):
-            out.count = written
-            return .success(out)
-        case .failure(let damage):
-            return .failure(damage)
-        }
-    }
-
-    /// What each byte is in Base64 text: its value (0–63), ``base64Space``, ``base64Pad``, or 0xFF for any other.
-    private static let base64Sextets: [UInt8] = {
-        var table = [UInt8](repeating: 0xFF, count: 256)
-        for (value, char) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8.enumerated() {
-            table[Int(char)] = UInt8(value)
-        }
-        for char in [0x20, 0x09, 0x0A, 0x0D] { table[char] = base64Space }
-        table[Int(UInt8(ascii: "="))] = base64Pad
-        return table
-    }()
-    private static let base64Space: UInt8 = 64
-    private static let base64Pad: UInt8 = 65
+    // MARK: Small helpers
 
     /// The UTF-8 text `bytes` without XML white space (space, tab, CR, LF) at either end.
     private static func trimmed(_ bytes: [UInt8]) -> Substring {
@@ -652,8 +457,6 @@ enum PlistXMLParser {
         }
         return Substring(String(decoding: bytes[start...end], as: UTF8.self))
     }
-
-    // MARK: Small helpers
 
     /// An element name for a message: at most 40 characters.
     fileprivate static func printable(_ name: String) -> String {

@@ -1,3 +1,7 @@
+// XML/: what the XML readers share. SafeXML (this file) runs libxml2 the one safe way on untrusted input, around
+// each reader's own SAX callbacks (PlistXMLParser, SharedPreferencesReader); XMLProlog finds a document's root
+// element without parsing it, for format detection.
+
 import CLibXML2
 import Foundation
 

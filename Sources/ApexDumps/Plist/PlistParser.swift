@@ -1,3 +1,9 @@
+// Plist/: the project's own property-list parsers, XML and binary, and the tree they give. PlistParser (this file)
+// picks the parser: PlistXMLParser (libxml2, streaming; PlistXMLBuilder, PlistXMLScalars), which PlistXMLSplit
+// cuts into pieces for several cores, or PlistBinaryParser, on the layout BinaryPlistCheck reads from the trailer
+// and checks. Both give a PlistNode tree; PlistNodeText writes its values out as the text `extra` keeps, within
+// an ExpansionBudget.
+
 import Foundation
 
 /// Reads a property list, XML or binary, into a ``PlistNode`` tree with the project's own parsers:

@@ -1,3 +1,6 @@
+// Support/: small helpers the readers share: Hex (this file) for binary fields as text, concurrentMap to spread
+// pure work over the cores.
+
 /// Lower-case hexadecimal text of bytes, as dumps and reports print binary fields.
 public enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)
