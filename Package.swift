@@ -29,12 +29,15 @@ let package = Package(
         // glibc's malloc.h, prctl and setrlimit (part of the C library itself).
         .systemLibrary(name: "CGlibc", path: "Sources/CGlibc"),
 
+        // The one Swift wrapper of SQLite: connections, statements, binding, transactions, errors.
+        .target(name: "ApexSQLite", dependencies: ["CSQLite"], path: "Sources/ApexSQLite"),
+
         .target(name: "ApexKeychain", path: "Sources/ApexKeychain"),
         .target(
-            name: "ApexKeychainStore", dependencies: ["ApexKeychain", "CSQLite", "CSodium"],
+            name: "ApexKeychainStore", dependencies: ["ApexKeychain", "ApexSQLite", "CSQLite", "CSodium"],
             path: "Sources/ApexKeychainStore"),
         .target(
-            name: "ApexDumps", dependencies: ["ApexKeychain", "CSQLite", "CLibXML2"],
+            name: "ApexDumps", dependencies: ["ApexKeychain", "ApexSQLite", "CSQLite", "CLibXML2"],
             path: "Sources/ApexDumps"),
         .target(
             name: "ApexMigration", dependencies: ["ApexKeychain", "ApexDumps", "CSodium"],
@@ -56,7 +59,7 @@ let package = Package(
             name: "apex-keychain-bench",
             dependencies: [
                 "ApexKeychain", "ApexKeychainStore", "ApexDumps", "ApexMigration", "ReactNativeKeychainImporter",
-                "ExpoSecureStoreImporter", "SampleDumps", "CSQLite", "CSodium", "CLibXML2",
+                "ExpoSecureStoreImporter", "SampleDumps", "ApexSQLite", "CSQLite", "CSodium", "CLibXML2",
             ],
             path: "Sources/apex-keychain-bench"),
         // Test support: a child process that writes to a store until it is killed (crash-consistency tests).
@@ -66,7 +69,7 @@ let package = Package(
         // The generated sample dumps of samples/ and the test fixtures (made-up secrets only), and the large
         // dumps of the benchmark; dump-samples writes them.
         .target(
-            name: "SampleDumps", dependencies: ["ApexDumps", "CSQLite", "CSodium"],
+            name: "SampleDumps", dependencies: ["ApexDumps", "ApexSQLite", "CSodium"],
             path: "Sources/SampleDumps"),
         .executableTarget(
             name: "dump-samples", dependencies: ["SampleDumps"],
@@ -84,10 +87,10 @@ let package = Package(
             name: "ApexKeychainTests", dependencies: ["ApexKeychain", "ApexKeychainStore"],
             path: "Tests/ApexKeychainTests"),
         .testTarget(
-            name: "ApexKeychainStoreTests", dependencies: ["ApexKeychain", "ApexKeychainStore", "CSQLite", "store-writer"],
+            name: "ApexKeychainStoreTests", dependencies: ["ApexKeychain", "ApexKeychainStore", "ApexSQLite", "CSQLite", "store-writer"],
             path: "Tests/ApexKeychainStoreTests", exclude: ["Fixtures"]),
         .testTarget(
-            name: "ApexDumpsTests", dependencies: ["ApexDumps", "ApexKeychain", "CSQLite", "CLibXML2", "dump-samples"],
+            name: "ApexDumpsTests", dependencies: ["ApexDumps", "ApexKeychain", "ApexSQLite", "CSQLite", "CLibXML2", "dump-samples"],
             path: "Tests/ApexDumpsTests", resources: [.copy("Fixtures")]),
         .testTarget(
             name: "ImporterTests",
@@ -103,6 +106,9 @@ let package = Package(
         .testTarget(
             name: "CLITests", dependencies: ["apex-keychain", "ApexMigration", "CSQLite"],
             path: "Tests/CLITests", exclude: ["Golden"]),
+        .testTarget(
+            name: "ApexSQLiteTests", dependencies: ["ApexSQLite", "CSQLite"],
+            path: "Tests/ApexSQLiteTests"),
         .testTarget(
             name: "SystemLibraryTests", dependencies: ["CSQLite", "CSodium", "CLibXML2"],
             path: "Tests/SystemLibraryTests"),

@@ -1,4 +1,5 @@
 import ApexKeychain
+import ApexSQLite
 import Foundation
 
 /// What a row's sealed value is bound to: every column of the row but the value, as the row holds them.
