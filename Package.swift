@@ -69,7 +69,7 @@ let package = Package(
         // The generated sample dumps of samples/ and the test fixtures (made-up secrets only), and the large
         // dumps of the benchmark; dump-samples writes them.
         .target(
-            name: "SampleDumps", dependencies: ["ApexDumps", "ApexSQLite", "CSodium"],
+            name: "SampleDumps", dependencies: ["ApexDumps", "ApexSQLite", "CSQLite", "CSodium"],
             path: "Sources/SampleDumps"),
         .executableTarget(
             name: "dump-samples", dependencies: ["SampleDumps"],
@@ -104,7 +104,7 @@ let package = Package(
             ],
             path: "Tests/ApexMigrationTests"),
         .testTarget(
-            name: "CLITests", dependencies: ["apex-keychain", "ApexMigration", "CSQLite"],
+            name: "CLITests", dependencies: ["apex-keychain", "ApexMigration", "ApexSQLite", "CSQLite"],
             path: "Tests/CLITests", exclude: ["Golden"]),
         .testTarget(
             name: "ApexSQLiteTests", dependencies: ["ApexSQLite", "CSQLite"],
