@@ -32,18 +32,21 @@ let package = Package(
         // The one Swift wrapper of SQLite: connections, statements, binding, transactions, errors.
         .target(name: "ApexSQLite", dependencies: ["CSQLite"], path: "Sources/ApexSQLite"),
 
+        // The one home for libsodium: sealing, key derivation, HMAC, hashing, random bytes, wiping.
+        .target(name: "ApexSodium", dependencies: ["CSodium"], path: "Sources/ApexSodium"),
+
         .target(name: "ApexKeychain", path: "Sources/ApexKeychain"),
         .target(
-            name: "ApexKeychainStore", dependencies: ["ApexKeychain", "ApexSQLite", "CSQLite", "CSodium"],
+            name: "ApexKeychainStore", dependencies: ["ApexKeychain", "ApexSQLite", "ApexSodium", "CSQLite"],
             path: "Sources/ApexKeychainStore"),
         .target(
             name: "ApexDumps", dependencies: ["ApexKeychain", "ApexSQLite", "CSQLite", "CLibXML2"],
             path: "Sources/ApexDumps"),
         .target(
-            name: "ApexMigration", dependencies: ["ApexKeychain", "ApexDumps", "CSodium"],
+            name: "ApexMigration", dependencies: ["ApexKeychain", "ApexDumps", "ApexSodium"],
             path: "Sources/ApexMigration"),
         .target(
-            name: "ReactNativeKeychainImporter", dependencies: ["ApexMigration", "ApexDumps", "ApexKeychain", "CSodium"],
+            name: "ReactNativeKeychainImporter", dependencies: ["ApexMigration", "ApexDumps", "ApexKeychain", "ApexSodium"],
             path: "Importers/ReactNativeKeychain"),
         .target(
             name: "ExpoSecureStoreImporter", dependencies: ["ApexMigration", "ApexDumps", "ApexKeychain"],
@@ -69,7 +72,7 @@ let package = Package(
         // The generated sample dumps of samples/ and the test fixtures (made-up secrets only), and the large
         // dumps of the benchmark; dump-samples writes them.
         .target(
-            name: "SampleDumps", dependencies: ["ApexDumps", "ApexSQLite", "CSQLite", "CSodium"],
+            name: "SampleDumps", dependencies: ["ApexDumps", "ApexSQLite", "ApexSodium", "CSQLite"],
             path: "Sources/SampleDumps"),
         .executableTarget(
             name: "dump-samples", dependencies: ["SampleDumps"],

@@ -1,4 +1,5 @@
 import ApexSQLite
+import ApexSodium
 import CSQLite
 import Foundation
 #if canImport(Glibc)

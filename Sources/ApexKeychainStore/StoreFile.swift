@@ -1,5 +1,6 @@
 import ApexKeychain
 import ApexSQLite
+import ApexSodium
 import CSQLite
 import Foundation
 
