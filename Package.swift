@@ -29,18 +29,24 @@ let package = Package(
         // glibc's malloc.h, prctl and setrlimit (part of the C library itself).
         .systemLibrary(name: "CGlibc", path: "Sources/CGlibc"),
 
+        // The one Swift wrapper of SQLite: connections, statements, binding, transactions, errors.
+        .target(name: "ApexSQLite", dependencies: ["CSQLite"], path: "Sources/ApexSQLite"),
+
+        // The one home for libsodium: sealing, key derivation, HMAC, hashing, random bytes, wiping.
+        .target(name: "ApexSodium", dependencies: ["CSodium"], path: "Sources/ApexSodium"),
+
         .target(name: "ApexKeychain", path: "Sources/ApexKeychain"),
         .target(
-            name: "ApexKeychainStore", dependencies: ["ApexKeychain", "CSQLite", "CSodium"],
+            name: "ApexKeychainStore", dependencies: ["ApexKeychain", "ApexSQLite", "ApexSodium", "CSQLite"],
             path: "Sources/ApexKeychainStore"),
         .target(
-            name: "ApexDumps", dependencies: ["ApexKeychain", "CSQLite", "CLibXML2"],
+            name: "ApexDumps", dependencies: ["ApexKeychain", "ApexSQLite", "CSQLite", "CLibXML2"],
             path: "Sources/ApexDumps"),
         .target(
-            name: "ApexMigration", dependencies: ["ApexKeychain", "ApexDumps", "CSodium"],
+            name: "ApexMigration", dependencies: ["ApexKeychain", "ApexDumps", "ApexSodium"],
             path: "Sources/ApexMigration"),
         .target(
-            name: "ReactNativeKeychainImporter", dependencies: ["ApexMigration", "ApexDumps", "ApexKeychain", "CSodium"],
+            name: "ReactNativeKeychainImporter", dependencies: ["ApexMigration", "ApexDumps", "ApexKeychain", "ApexSodium"],
             path: "Importers/ReactNativeKeychain"),
         .target(
             name: "ExpoSecureStoreImporter", dependencies: ["ApexMigration", "ApexDumps", "ApexKeychain"],
@@ -56,7 +62,7 @@ let package = Package(
             name: "apex-keychain-bench",
             dependencies: [
                 "ApexKeychain", "ApexKeychainStore", "ApexDumps", "ApexMigration", "ReactNativeKeychainImporter",
-                "ExpoSecureStoreImporter", "SampleDumps", "CSQLite", "CSodium", "CLibXML2",
+                "ExpoSecureStoreImporter", "SampleDumps", "ApexSQLite", "CSQLite", "CSodium", "CLibXML2",
             ],
             path: "Sources/apex-keychain-bench"),
         // Test support: a child process that writes to a store until it is killed (crash-consistency tests).
@@ -66,7 +72,7 @@ let package = Package(
         // The generated sample dumps of samples/ and the test fixtures (made-up secrets only), and the large
         // dumps of the benchmark; dump-samples writes them.
         .target(
-            name: "SampleDumps", dependencies: ["ApexDumps", "CSQLite", "CSodium"],
+            name: "SampleDumps", dependencies: ["ApexDumps", "ApexSQLite", "ApexSodium", "CSQLite"],
             path: "Sources/SampleDumps"),
         .executableTarget(
             name: "dump-samples", dependencies: ["SampleDumps"],
@@ -84,10 +90,10 @@ let package = Package(
             name: "ApexKeychainTests", dependencies: ["ApexKeychain", "ApexKeychainStore"],
             path: "Tests/ApexKeychainTests"),
         .testTarget(
-            name: "ApexKeychainStoreTests", dependencies: ["ApexKeychain", "ApexKeychainStore", "CSQLite", "store-writer"],
+            name: "ApexKeychainStoreTests", dependencies: ["ApexKeychain", "ApexKeychainStore", "ApexSQLite", "CSQLite", "store-writer"],
             path: "Tests/ApexKeychainStoreTests", exclude: ["Fixtures"]),
         .testTarget(
-            name: "ApexDumpsTests", dependencies: ["ApexDumps", "ApexKeychain", "CSQLite", "CLibXML2", "dump-samples"],
+            name: "ApexDumpsTests", dependencies: ["ApexDumps", "ApexKeychain", "ApexSQLite", "CSQLite", "CLibXML2", "dump-samples"],
             path: "Tests/ApexDumpsTests", resources: [.copy("Fixtures")]),
         .testTarget(
             name: "ImporterTests",
@@ -101,8 +107,11 @@ let package = Package(
             ],
             path: "Tests/ApexMigrationTests"),
         .testTarget(
-            name: "CLITests", dependencies: ["apex-keychain", "ApexMigration", "CSQLite"],
+            name: "CLITests", dependencies: ["apex-keychain", "ApexMigration", "ApexSQLite", "CSQLite"],
             path: "Tests/CLITests", exclude: ["Golden"]),
+        .testTarget(
+            name: "ApexSQLiteTests", dependencies: ["ApexSQLite", "CSQLite"],
+            path: "Tests/ApexSQLiteTests"),
         .testTarget(
             name: "SystemLibraryTests", dependencies: ["CSQLite", "CSodium", "CLibXML2"],
             path: "Tests/SystemLibraryTests"),

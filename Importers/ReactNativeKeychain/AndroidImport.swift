@@ -1,7 +1,6 @@
 import ApexDumps
 import ApexKeychain
 import ApexMigration
-import CSodium
 import Foundation
 
 /// react-native-keychain's Android services: one credentials item per service, its username and password

@@ -1,6 +1,6 @@
 import ApexDumps
 import ApexMigration
-import CSodium
+import ApexSodium
 import Foundation
 
 /// Bytes that hold a secret: wiped when released. Written only by the code that creates them, before they are
@@ -12,11 +12,11 @@ final class SecretBytes: @unchecked Sendable {
 
     init(wiping data: inout Data) {
         bytes = [UInt8](data)
-        data.withUnsafeMutableBytes { sodium_memzero($0.baseAddress, $0.count) }
+        Sodium.wipe(&data)
     }
 
     deinit {
-        bytes.withUnsafeMutableBytes { sodium_memzero($0.baseAddress, $0.count) }
+        Sodium.wipe(&bytes)
     }
 }
 
@@ -78,7 +78,7 @@ enum Conceal {
     static let header: [UInt8] = [0x01, 0x02]
 
     /// Whether libsodium can run AES-256-GCM on this machine (it needs AES-NI or ARMv8 crypto instructions).
-    static let isAvailable: Bool = sodium_init() >= 0 && crypto_aead_aes256gcm_is_available() == 1
+    static let isAvailable: Bool = Sodium.isAES256GCMAvailable
 
     /// Which value of a service an entry holds.
     enum Field: String {
@@ -131,19 +131,18 @@ enum Conceal {
         let start = header.count + ivLength
         let plainLength = blob.count - start - tagLength
         let plain = SecretBytes([UInt8](repeating: 0, count: max(plainLength, 1)))
-        var written: UInt64 = 0
-        let status = blob.withUnsafeBufferPointer { blob in
+        let written = blob.withUnsafeBufferPointer { blob in
             aad.withUnsafeBufferPointer { aad in
                 key.withUnsafeBufferPointer { key in
                     plain.withMutableBytes { out in
-                        crypto_aead_aes256gcm_decrypt(
-                            out, &written, nil, blob.baseAddress! + start, UInt64(blob.count - start),
-                            aad.baseAddress, UInt64(aad.count), blob.baseAddress! + header.count, key.baseAddress!)
+                        Sodium.aes256gcmDecrypt(
+                            into: out, sealed: blob.baseAddress! + start, count: blob.count - start,
+                            associatedData: aad, nonce: blob.baseAddress! + header.count, key: key.baseAddress!)
                     }
                 }
             }
         }
-        guard status == 0, written == UInt64(plainLength) else { return nil }
+        guard let written, written == plainLength else { return nil }
         plain.truncate(to: plainLength)
         return plain
     }
@@ -159,7 +158,7 @@ extension SecretBytes {
     func truncate(to count: Int) {
         let extra = bytes.count - count
         guard extra > 0 else { return }
-        withMutableBytes { sodium_memzero($0 + count, extra) }
+        withMutableBytes { Sodium.wipe($0 + count, count: extra) }
         bytes.removeLast(extra)
     }
 }

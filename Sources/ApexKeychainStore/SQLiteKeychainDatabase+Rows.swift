@@ -1,4 +1,5 @@
 import ApexKeychain
+import ApexSQLite
 import CSQLite
 import Foundation
 
@@ -6,8 +7,10 @@ import Foundation
 extension SQLiteKeychainDatabase {
     // MARK: Transactions
 
-    /// Runs `body` in a transaction begun `IMMEDIATE` (or inside the one already open on this thread), commits,
-    /// or rolls back and rethrows. SQLite errors become ``DatabaseError``s; other errors pass through unchanged.
+    /// Runs `body` in a transaction begun `IMMEDIATE` (retried while another process holds the write lock beyond
+    /// the busy timeout), commits, or rolls back and rethrows. Inside the transaction already open on this
+    /// thread, `body` runs in a savepoint: when it throws, only its own writes are undone. SQLite errors become
+    /// ``DatabaseError``s; other errors pass through unchanged.
     func transaction<T>(_ body: () throws -> T) throws -> T {
         if isReadOnly {
             throw DatabaseError(
@@ -17,22 +20,10 @@ extension SQLiteKeychainDatabase {
         }
         lock.lock()
         defer { lock.unlock() }
-        if transactionDepth > 0 {
-            transactionDepth += 1
-            defer { transactionDepth -= 1 }
-            return try body()
-        }
-        try sql { () throws(SQLiteError) in try begin() }
-        transactionDepth = 1
-        defer { transactionDepth = 0 }
         do {
-            let result = try body()
-            try sql { () throws(SQLiteError) in try connection.statement("COMMIT").run() }
-            return result
-        } catch {
-            try? connection.statement("ROLLBACK").run()
-            if let sqliteError = error as? SQLiteError { throw databaseError(sqliteError) }
-            throw error
+            return try connection.transaction(.immediate, busyRetries: 20, body)
+        } catch let sqliteError as SQLiteError {
+            throw databaseError(sqliteError)
         }
     }
 
@@ -74,20 +65,6 @@ extension SQLiteKeychainDatabase {
         return DatabaseError(.io, "\(url.path): \(error)")
     }
 
-    /// `BEGIN IMMEDIATE`, retried while another process holds the write lock beyond the busy timeout.
-    private func begin() throws(SQLiteError) {
-        var attempt = 0
-        while true {
-            do {
-                try connection.statement("BEGIN IMMEDIATE").run()
-                return
-            } catch where error.isBusy && attempt < 20 {
-                attempt += 1
-                usleep(useconds_t(1000 * attempt))
-            }
-        }
-    }
-
     func runMapped(_ statement: Statement) throws(DatabaseError) {
         do {
             try statement.run()
@@ -108,23 +85,23 @@ extension SQLiteKeychainDatabase {
     func insert(_ item: KeychainItem) throws {
         let a = item.attributes
         let statement = try connection.statement("INSERT INTO items(\(Self.rowColumns)) VALUES (\(Self.rowParameters))")
-        bindRow(statement, a, sealed: seal(item.value, a))
+        try bindRow(statement, a, sealed: seal(item.value, a))
         try runMapped(statement)
     }
 
     /// Binds a parameter for each of ``rowColumns`` (``ItemColumn/parameter``): the attributes, the sealed value,
     /// and its binding (always the current one: every write seals anew).
-    func bindRow(_ statement: Statement, _ a: ItemAttributes, sealed: Data) {
-        bindPrimaryKey(statement, a.primaryKey, from: ItemColumn.itemClass.parameter)
-        statement.bind(ItemColumn.creator.parameter, a.creator.map(Int64.init))
-        statement.bind(ItemColumn.label.parameter, a.label)
-        statement.bind(ItemColumn.generic.parameter, a.generic)
-        statement.bind(ItemColumn.protectionDomain.parameter, a.protectionDomain.rawValue)
-        statement.bind(ItemColumn.accessControl.parameter, Int64(a.accessControl.rawValue))
-        statement.bind(ItemColumn.created.parameter, a.createdAt.timeIntervalSince1970)
-        statement.bind(ItemColumn.modified.parameter, a.modifiedAt.timeIntervalSince1970)
-        statement.bind(ItemColumn.data.parameter, sealed)
-        statement.bind(ItemColumn.seal.parameter, SealBinding.wholeRow.rawValue)
+    func bindRow(_ statement: Statement, _ a: ItemAttributes, sealed: Data) throws(SQLiteError) {
+        try bindPrimaryKey(statement, a.primaryKey, from: ItemColumn.itemClass.parameter)
+        try statement.bind(ItemColumn.creator.parameter, a.creator.map(Int64.init))
+        try statement.bind(ItemColumn.label.parameter, a.label)
+        try statement.bind(ItemColumn.generic.parameter, a.generic)
+        try statement.bind(ItemColumn.protectionDomain.parameter, a.protectionDomain.rawValue)
+        try statement.bind(ItemColumn.accessControl.parameter, Int64(a.accessControl.rawValue))
+        try statement.bind(ItemColumn.created.parameter, a.createdAt.timeIntervalSince1970)
+        try statement.bind(ItemColumn.modified.parameter, a.modifiedAt.timeIntervalSince1970)
+        try statement.bind(ItemColumn.data.parameter, sealed)
+        try statement.bind(ItemColumn.seal.parameter, SealBinding.wholeRow.rawValue)
     }
 
     /// Which fields of a query are set, as a bit mask: the index of its statements in the tables below.
@@ -148,37 +125,37 @@ extension SQLiteKeychainDatabase {
 
     func rowID(_ key: ItemAttributes.PrimaryKey) throws -> Int64? {
         let statement = try connection.statement("SELECT id FROM items WHERE \(StoreSchema.primaryKeyClause)")
-        bindPrimaryKey(statement, key, from: 1)
+        try bindPrimaryKey(statement, key, from: 1)
         return try statement.firstRow { $0.int64(0) }
     }
 
-    func bindPrimaryKey(_ statement: Statement, _ key: ItemAttributes.PrimaryKey, from first: Int32) {
-        statement.bind(first, key.itemClass.rawValue)
-        statement.bind(first + 1, key.service)
-        statement.bind(first + 2, key.account)
-        statement.bind(first + 3, key.accessGroup)
-        statement.bind(first + 4, Int64(key.synchronizable ? 1 : 0))
-        statement.bind(first + 5, key.server)
-        statement.bind(first + 6, key.securityDomain)
-        statement.bind(first + 7, key.protocolCode)
-        statement.bind(first + 8, key.authenticationType)
-        statement.bind(first + 9, Int64(key.port))
-        statement.bind(first + 10, key.path)
+    func bindPrimaryKey(_ statement: Statement, _ key: ItemAttributes.PrimaryKey, from first: Int32) throws(SQLiteError) {
+        try statement.bind(first, key.itemClass.rawValue)
+        try statement.bind(first + 1, key.service)
+        try statement.bind(first + 2, key.account)
+        try statement.bind(first + 3, key.accessGroup)
+        try statement.bind(first + 4, Int64(key.synchronizable ? 1 : 0))
+        try statement.bind(first + 5, key.server)
+        try statement.bind(first + 6, key.securityDomain)
+        try statement.bind(first + 7, key.protocolCode)
+        try statement.bind(first + 8, key.authenticationType)
+        try statement.bind(first + 9, Int64(key.port))
+        try statement.bind(first + 10, key.path)
     }
 
     /// Binds the set fields of `query` in the order the WHERE clauses were built.
-    func bind(_ statement: Statement, _ query: ItemQuery) {
+    func bind(_ statement: Statement, _ query: ItemQuery) throws(SQLiteError) {
         var index: Int32 = 1
         func next() -> Int32 {
             defer { index += 1 }
             return index
         }
-        if let itemClass = query.itemClass { statement.bind(next(), itemClass.rawValue) }
-        if let service = query.service { statement.bind(next(), service) }
-        if let account = query.account { statement.bind(next(), account) }
-        if let accessGroup = query.accessGroup { statement.bind(next(), accessGroup) }
-        if let creator = query.creator { statement.bind(next(), Int64(creator)) }
-        if let synchronizable = query.synchronizable { statement.bind(next(), Int64(synchronizable ? 1 : 0)) }
+        if let itemClass = query.itemClass { try statement.bind(next(), itemClass.rawValue) }
+        if let service = query.service { try statement.bind(next(), service) }
+        if let account = query.account { try statement.bind(next(), account) }
+        if let accessGroup = query.accessGroup { try statement.bind(next(), accessGroup) }
+        if let creator = query.creator { try statement.bind(next(), Int64(creator)) }
+        if let synchronizable = query.synchronizable { try statement.bind(next(), Int64(synchronizable ? 1 : 0)) }
     }
 
     func attributes(of row: Statement, from c: Int32) throws(DatabaseError) -> ItemAttributes {

@@ -1,4 +1,6 @@
 import ApexKeychain
+import ApexSQLite
+import ApexSodium
 import Foundation
 
 /// What a row's sealed value is bound to: every column of the row but the value, as the row holds them.

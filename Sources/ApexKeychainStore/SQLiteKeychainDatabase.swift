@@ -1,4 +1,6 @@
 import ApexKeychain
+import ApexSQLite
+import ApexSodium
 import CSQLite
 import Foundation
 
@@ -38,7 +40,6 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
 
     let connection: Connection
     let lock = NSRecursiveLock()
-    var transactionDepth = 0
     let keys: [ProtectionDomain: SecretKey]
     /// What a SELECT reads for a row's ``SealBinding`` (the schema version of a read-only store may be older).
     let sealColumn: String
@@ -79,8 +80,8 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
             guard let id = try rowID(key) else { throw DatabaseError(.itemNotFound, "no such item") }
             let a = item.attributes
             let update = try connection.statement("UPDATE items SET (\(Self.rowColumns)) = (\(Self.rowParameters)) WHERE id = ?")
-            bindRow(update, a, sealed: seal(item.value, a))
-            update.bind(ItemColumn.nextParameter, id)
+            try bindRow(update, a, sealed: seal(item.value, a))
+            try update.bind(ItemColumn.nextParameter, id)
             try runMapped(update)
         }
     }
@@ -90,7 +91,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
         try write {
             let select = try connection.statement(
                 "SELECT id, \(StoreSchema.attributeColumns), data, \(sealColumn) FROM items WHERE \(StoreSchema.primaryKeyClause)")
-            bindPrimaryKey(select, key, from: 1)
+            try bindPrimaryKey(select, key, from: 1)
             let found = try select.firstRow { row throws(SQLiteError) in
                 (row.int64(0), Result { () throws(DatabaseError) in try openRow(row, from: 1) })
             }
@@ -99,8 +100,8 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
             defer { Sodium.wipe(&value) }
             moved.account = account
             let update = try connection.statement("UPDATE items SET (\(Self.rowColumns)) = (\(Self.rowParameters)) WHERE id = ?")
-            bindRow(update, moved, sealed: seal(value, moved))
-            update.bind(ItemColumn.nextParameter, id)
+            try bindRow(update, moved, sealed: seal(value, moved))
+            try update.bind(ItemColumn.nextParameter, id)
             try runMapped(update)
         }
     }
@@ -111,7 +112,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
             let statement = try sql { () throws(SQLiteError) in
                 try connection.statement(Self.selectSQL[Self.shape(query)])
             }
-            bind(statement, query)
+            try sql { () throws(SQLiteError) in try bind(statement, query) }
             do {
                 return try statement.allRows { row in try attributes(of: row, from: 0) }
             } catch let error as SQLiteError {
@@ -128,7 +129,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
             let statement = try sql { () throws(SQLiteError) in
                 try connection.statement(Self.accountsSQL[Self.shape(query)])
             }
-            bind(statement, query)
+            try sql { () throws(SQLiteError) in try bind(statement, query) }
             do {
                 return try statement.allRows { row in row.string(0) ?? "" }
             } catch {
@@ -144,7 +145,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
                 try connection.statement(
                     "SELECT \(StoreSchema.attributeColumns), data, \(sealColumn) FROM items WHERE \(StoreSchema.primaryKeyClause)")
             }
-            bindPrimaryKey(select, key, from: 1)
+            try sql { () throws(SQLiteError) in try bindPrimaryKey(select, key, from: 1) }
             let found = try sql { () throws(SQLiteError) in
                 try select.firstRow { row in Result { () throws(DatabaseError) in try openRow(row, from: 0).1 } }
             }
@@ -157,7 +158,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
     public func delete(matching query: ItemQuery) throws(DatabaseError) -> Int {
         try write {
             let statement = try connection.statement(Self.deleteSQL[Self.shape(query)])
-            bind(statement, query)
+            try bind(statement, query)
             try statement.run()
             return connection.changes
         }
@@ -167,7 +168,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
     public func delete(_ key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Bool {
         try write {
             let statement = try connection.statement("DELETE FROM items WHERE \(StoreSchema.primaryKeyClause)")
-            bindPrimaryKey(statement, key, from: 1)
+            try bindPrimaryKey(statement, key, from: 1)
             try statement.run()
             return connection.changes > 0
         }
@@ -200,14 +201,14 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
 
     func metaValue(_ name: String) throws(DatabaseError) -> Data? {
         let statement = try sql { () throws(SQLiteError) in try connection.statement("SELECT value FROM meta WHERE name = ?") }
-        statement.bind(1, name)
+        try sql { () throws(SQLiteError) in try statement.bind(1, name) }
         return try sql { () throws(SQLiteError) in try statement.firstRow { $0.data(0) } } ?? nil
     }
 
     func setMeta(_ name: String, _ value: Data) throws {
         let statement = try connection.statement("INSERT OR REPLACE INTO meta(name, value) VALUES (?, ?)")
-        statement.bind(1, name)
-        statement.bind(2, value)
+        try statement.bind(1, name)
+        try statement.bind(2, value)
         try statement.run()
     }
 }

@@ -1,3 +1,5 @@
+import ApexSQLite
+import ApexSodium
 import CSQLite
 import Foundation
 #if canImport(Glibc)
@@ -108,16 +110,16 @@ extension SQLiteKeychainDatabase {
         do {
             let connection = try Connection(path: temporary, flags: SQLITE_OPEN_READWRITE)
             try configure(connection, readOnly: false)
-            try connection.execute("BEGIN IMMEDIATE")
-            for step in StoreSchema.migrations { try connection.execute(step) }
-            try connection.execute("PRAGMA user_version = \(StoreSchema.currentVersion)")
-            for (name, value) in meta {
-                let statement = try connection.statement("INSERT INTO meta(name, value) VALUES (?, ?)")
-                statement.bind(1, name)
-                statement.bind(2, value)
-                try statement.run()
+            try connection.transaction(.immediate) {
+                for step in StoreSchema.migrations { try connection.execute(step) }
+                try connection.execute("PRAGMA user_version = \(StoreSchema.currentVersion)")
+                for (name, value) in meta {
+                    let statement = try connection.statement("INSERT INTO meta(name, value) VALUES (?, ?)")
+                    try statement.bind(1, name)
+                    try statement.bind(2, value)
+                    try statement.run()
+                }
             }
-            try connection.execute("COMMIT")
         } catch {
             throw StoreError(.cannotCreate, path: path, "can't write the store: \(error)")
         }

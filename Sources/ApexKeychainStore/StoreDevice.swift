@@ -1,4 +1,5 @@
 import ApexKeychain
+import ApexSodium
 import Foundation
 import Synchronization
 

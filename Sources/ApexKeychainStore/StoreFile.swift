@@ -1,4 +1,6 @@
 import ApexKeychain
+import ApexSQLite
+import ApexSodium
 import CSQLite
 import Foundation
 
@@ -44,13 +46,13 @@ extension SQLiteKeychainDatabase {
         do {
             try Self.configure(connection, readOnly: readOnly)
             if version < StoreSchema.currentVersion, !readOnly {
-                try connection.execute("BEGIN IMMEDIATE")
-                for step in StoreSchema.migrations[version...] { try connection.execute(step) }
-                try connection.execute("PRAGMA user_version = \(StoreSchema.currentVersion)")
-                try connection.execute("COMMIT")
+                try connection.transaction(.immediate) {
+                    for step in StoreSchema.migrations[version...] { try connection.execute(step) }
+                    try connection.execute("PRAGMA user_version = \(StoreSchema.currentVersion)")
+                }
             }
         } catch {
-            throw StoreError(.io, path: path, "can't prepare the store: \(error.message)")
+            throw StoreError(.io, path: path, "can't prepare the store: \((error as? SQLiteError)?.message ?? "\(error)")")
         }
         let kek: SecretKey
         switch source {
@@ -89,7 +91,7 @@ extension SQLiteKeychainDatabase {
     /// The connection's settings: a busy timeout, foreign keys, and for a connection that writes, WAL with
     /// `synchronous=FULL` (a read-only connection keeps the file's journal mode).
     static func configure(_ connection: Connection, readOnly: Bool) throws(SQLiteError) {
-        sqlite3_busy_timeout(connection.handle, 10_000)
+        connection.setBusyTimeout(milliseconds: 10_000)
         try connection.execute("PRAGMA foreign_keys = ON;")
         if !readOnly { try connection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;") }
     }

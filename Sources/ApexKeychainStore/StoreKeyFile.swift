@@ -1,3 +1,4 @@
+import ApexSodium
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,4 @@
+import ApexSQLite
 import CSQLite
 import Foundation
 #if canImport(Glibc)

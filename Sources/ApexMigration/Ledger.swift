@@ -1,6 +1,6 @@
 import ApexDumps
 import ApexKeychain
-import CSodium
+import ApexSodium
 import Foundation
 
 /// A migration's records in the target keychain, in the package's own service `apex-keychain.migration`:
@@ -187,28 +187,18 @@ final class Ledger {
         }
         defer { message.resetBytes(in: 0..<message.count) }
         guard let key = try await fingerprintKey(create: create) else { return nil }
-        var mac = [UInt8](repeating: 0, count: Int(crypto_auth_hmacsha256_BYTES))
-        message.withUnsafeBytes { bytes in
-            key.withUnsafeBytes { keyBytes in
-                _ = crypto_auth_hmacsha256(
-                    &mac, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(bytes.count),
-                    keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
-            }
-        }
-        return Data(mac).base64EncodedString()
+        return Data(Sodium.hmacSHA256(message, key: key)).base64EncodedString()
     }
 
     private func fingerprintKey(create: Bool) async throws(KeychainError) -> Data? {
         if let key { return key }
         let name = "key:\(id)"
-        if let existing = try await keychain.getBytes(name), existing.count == Int(crypto_auth_hmacsha256_KEYBYTES) {
+        if let existing = try await keychain.getBytes(name), existing.count == Sodium.hmacSHA256KeyLength {
             key = existing
             return existing
         }
         guard create else { return nil }
-        _ = sodium_init()
-        var key = [UInt8](repeating: 0, count: Int(crypto_auth_hmacsha256_KEYBYTES))
-        randombytes_buf(&key, key.count)
+        let key = Sodium.randomBytes(Sodium.hmacSHA256KeyLength)
         try await keychain.setBytes(name, Data(key), Self.protection)
         self.key = Data(key)
         return Data(key)
@@ -266,11 +256,6 @@ final class Ledger {
         text.append(contentsOf: (target.accessGroup ?? "").utf8)
         text.append(0)
         text.append(contentsOf: target.key.utf8)
-        var out = [UInt8](repeating: 0, count: 16)
-        text.withUnsafeBytes { bytes in
-            _ = crypto_generichash(
-                &out, out.count, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(bytes.count), nil, 0)
-        }
-        return Hex.lowercase(out)
+        return Hex.lowercase(Sodium.genericHash(text, length: 16))
     }
 }

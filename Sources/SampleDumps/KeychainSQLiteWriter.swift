@@ -1,4 +1,5 @@
 import ApexDumps
+import ApexSQLite
 import CSQLite
 import Foundation
 
@@ -8,8 +9,6 @@ enum KeychainSQLiteWriter {
     struct Failure: Error, CustomStringConvertible {
         let description: String
     }
-
-    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
     private static let schema = """
         CREATE TABLE genp(rowid INTEGER PRIMARY KEY AUTOINCREMENT, cdat REAL, mdat REAL, labl TEXT, crtr INTEGER,
@@ -30,91 +29,66 @@ enum KeychainSQLiteWriter {
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appendingPathComponent("keychain.sqlite").path
 
-        var handle: OpaquePointer?
-        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK,
-            let database = handle
-        else {
-            sqlite3_close(handle)
-            throw Failure(description: "cannot create \(path)")
+        do {
+            let database: Connection
+            do {
+                database = try Connection(
+                    path: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, extendedResultCodes: false)
+            } catch {
+                throw Failure(description: "cannot create \(path)")
+            }
+            try fill(database, items: items)
+        } catch let error as SQLiteError {
+            throw Failure(description: error.message)
         }
-        let filled = Result { try fill(database, items: items) }
-        sqlite3_close(database)
-        try filled.get()
         return try Data(contentsOf: URL(fileURLWithPath: path))
     }
 
-    private static func fill(_ database: OpaquePointer, items: [SampleItem]) throws {
-        func run(_ sql: String) throws {
-            guard sqlite3_exec(database, sql, nil, nil, nil) == SQLITE_OK else {
-                throw Failure(description: String(cString: sqlite3_errmsg(database)))
+    private static func fill(_ database: Connection, items: [SampleItem]) throws {
+        try database.execute("PRAGMA journal_mode = DELETE; PRAGMA page_size = 4096;")
+        try database.execute(schema)
+        try database.transaction {
+            let genp = try database.prepare(
+                "INSERT INTO genp(cdat, mdat, labl, crtr, acct, svce, gena, agrp, pdmn, sync, accc, v_Data) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
+            )
+            let inet = try database.prepare(
+                "INSERT INTO inet(cdat, mdat, labl, crtr, acct, srvr, agrp, pdmn, sync, accc, v_Data) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+            )
+            for item in items {
+                let statement = item.itemClass == "inet" ? inet : genp
+                statement.reset()
+                var column: Int32 = 0
+                func next() -> Int32 {
+                    column += 1
+                    return column
+                }
+                try statement.bind(next(), item.created.timeIntervalSinceReferenceDate)
+                try statement.bind(next(), item.modified.timeIntervalSinceReferenceDate)
+                try bind(item.label.map { .string($0) }, statement, next())
+                try statement.bind(next(), item.creator.map { Int64($0) })
+                try bind(item.account, statement, next())
+                if item.itemClass == "inet" {
+                    try bind(item.server.map { .string($0) }, statement, next())
+                } else {
+                    try bind(item.service, statement, next())
+                    try bind(item.generic, statement, next())
+                }
+                try bind(.string(item.accessGroup), statement, next())
+                try bind(.string(item.protection), statement, next())
+                try statement.bind(next(), Int64(item.synchronizable ? 1 : 0))
+                try bind(item.accessControlData().map { .data($0) }, statement, next())
+                try bind(.data(item.value), statement, next())
+                try statement.run()
             }
         }
-        try run("PRAGMA journal_mode = DELETE; PRAGMA page_size = 4096;")
-        try run(schema)
-        try run("BEGIN")
-        let genp = try prepare(
-            database,
-            "INSERT INTO genp(cdat, mdat, labl, crtr, acct, svce, gena, agrp, pdmn, sync, accc, v_Data) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
-        )
-        defer { sqlite3_finalize(genp) }
-        let inet = try prepare(
-            database,
-            "INSERT INTO inet(cdat, mdat, labl, crtr, acct, srvr, agrp, pdmn, sync, accc, v_Data) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
-        )
-        defer { sqlite3_finalize(inet) }
-
-        for item in items {
-            let statement = item.itemClass == "inet" ? inet : genp
-            var column: Int32 = 0
-            func next() -> Int32 {
-                column += 1
-                return column
-            }
-            sqlite3_bind_double(statement, next(), item.created.timeIntervalSinceReferenceDate)
-            sqlite3_bind_double(statement, next(), item.modified.timeIntervalSinceReferenceDate)
-            bind(item.label.map { .string($0) }, statement, next())
-            if let creator = item.creator {
-                sqlite3_bind_int64(statement, next(), Int64(creator))
-            } else {
-                sqlite3_bind_null(statement, next())
-            }
-            bind(item.account, statement, next())
-            if item.itemClass == "inet" {
-                bind(item.server.map { .string($0) }, statement, next())
-            } else {
-                bind(item.service, statement, next())
-                bind(item.generic, statement, next())
-            }
-            bind(.string(item.accessGroup), statement, next())
-            bind(.string(item.protection), statement, next())
-            sqlite3_bind_int64(statement, next(), item.synchronizable ? 1 : 0)
-            bind(item.accessControlData().map { .data($0) }, statement, next())
-            bind(.data(item.value), statement, next())
-            guard sqlite3_step(statement) == SQLITE_DONE else {
-                throw Failure(description: String(cString: sqlite3_errmsg(database)))
-            }
-            sqlite3_reset(statement)
-            sqlite3_clear_bindings(statement)
-        }
-        try run("COMMIT")
-    }
-
-    private static func prepare(_ database: OpaquePointer, _ sql: String) throws -> OpaquePointer {
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(database, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
-            throw Failure(description: String(cString: sqlite3_errmsg(database)))
-        }
-        return statement
     }
 
     /// Text as TEXT, bytes as BLOB: the storage class says which the dump tool found.
-    private static func bind(_ value: DumpBytes?, _ statement: OpaquePointer, _ index: Int32) {
+    private static func bind(_ value: DumpBytes?, _ statement: Statement, _ index: Int32) throws(SQLiteError) {
         switch value {
-        case .none: sqlite3_bind_null(statement, index)
-        case .string(let text): sqlite3_bind_text(statement, index, text, -1, transient)
-        case .data(let data) where data.isEmpty: sqlite3_bind_zeroblob(statement, index, 0)
-        case .data(let data):
-            _ = data.withUnsafeBytes { sqlite3_bind_blob(statement, index, $0.baseAddress, Int32($0.count), transient) }
+        case .none: try statement.bindNull(index)
+        case .string(let text): try statement.bind(index, text)
+        case .data(let data): try statement.bind(index, data)
         }
     }
 }

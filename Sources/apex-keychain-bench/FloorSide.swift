@@ -1,9 +1,10 @@
+import ApexSQLite
 import CSQLite
 import CSodium
 import Foundation
 
-/// `SQLITE_TRANSIENT`: the macro does not import.
-private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+/// `SQLITE_TRANSIENT`, from ApexSQLite (the floors call the C API themselves).
+private let transient = sqliteTransient
 
 /// The floor: what the four operations cost in SQLite and libsodium alone, on a second store file.
 ///

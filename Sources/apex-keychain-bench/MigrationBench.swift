@@ -2,6 +2,7 @@ import ApexDumps
 import ApexKeychain
 import ApexKeychainStore
 import ApexMigration
+import ApexSQLite
 import CLibXML2
 import CSQLite
 import CSodium
@@ -482,5 +483,5 @@ final class WriteFloor {
     }
 }
 
-/// `SQLITE_TRANSIENT`: the macro does not import.
-private let transientDestructor = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+/// `SQLITE_TRANSIENT`, from ApexSQLite (the floor calls the C API itself).
+private let transientDestructor = sqliteTransient

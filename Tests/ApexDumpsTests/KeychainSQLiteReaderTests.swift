@@ -1,4 +1,5 @@
 import ApexDumps
+import ApexSQLite
 import CSQLite
 import Foundation
 import Testing
@@ -20,22 +21,14 @@ private final class ScratchFolder {
 
 /// A writable test database, built with plain SQL (blobs as X'…' literals).
 private final class TestDatabase {
-    let handle: OpaquePointer
+    let connection: Connection
 
     init(_ path: String) throws {
-        var handle: OpaquePointer?
-        guard sqlite3_open(path, &handle) == SQLITE_OK, let handle else { throw CocoaError(.fileWriteUnknown) }
-        self.handle = handle
+        connection = try Connection(path: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
     }
 
-    deinit { sqlite3_close_v2(handle) }
-
     func run(_ sql: String, sourceLocation: SourceLocation = #_sourceLocation) {
-        var message: UnsafeMutablePointer<CChar>?
-        let rc = sqlite3_exec(handle, sql, nil, nil, &message)
-        let text = message.map { String(cString: $0) } ?? ""
-        sqlite3_free(message)
-        #expect(rc == SQLITE_OK, "\(text)", sourceLocation: sourceLocation)
+        #expect(throws: Never.self, sourceLocation: sourceLocation) { try connection.execute(sql) }
     }
 
     static func create(_ path: String, _ sql: String) throws {
@@ -561,16 +554,10 @@ enum WALFixture {
 
     /// The accounts of `genp` in row order, as SQLite reads the database and its WAL.
     static func accounts(_ path: String) -> [String] {
-        var handle: OpaquePointer?
-        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK, let handle else { return ["open failed"] }
-        defer { sqlite3_close_v2(handle) }
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(handle, "SELECT acct FROM genp ORDER BY rowid", -1, &statement, nil) == SQLITE_OK else {
-            return ["prepare failed"]
-        }
-        defer { sqlite3_finalize(statement) }
+        guard let database = try? Connection(path: path, flags: SQLITE_OPEN_READWRITE) else { return ["open failed"] }
+        guard let statement = try? database.prepare("SELECT acct FROM genp ORDER BY rowid") else { return ["prepare failed"] }
         var accounts: [String] = []
-        while sqlite3_step(statement) == SQLITE_ROW { accounts.append(String(cString: sqlite3_column_text(statement, 0))) }
+        while (try? statement.step()) == true { accounts.append(statement.string(0) ?? "") }
         return accounts
     }
 

@@ -1,6 +1,5 @@
 import ApexKeychain
 import ApexKeychainStore
-import CSQLite
 import Foundation
 import Synchronization
 import Testing

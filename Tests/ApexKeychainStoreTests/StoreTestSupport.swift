@@ -1,5 +1,6 @@
 import ApexKeychain
 import ApexKeychainStore
+import ApexSQLite
 import CSQLite
 import Foundation
 import Testing
@@ -133,69 +134,26 @@ let immutableFoldersAvailable: Bool = {
 
 // MARK: - SQLite from outside
 
-struct RawSQLiteError: Error, CustomStringConvertible {
-    let code: Int32
-    let message: String
-    var description: String { "SQLite error \(code): \(message)" }
-}
-
-/// A plain SQLite connection (the C API, as another program would use it), for reading and editing a store file
-/// behind the package's back. Not thread-safe; one test uses it at a time.
+/// A plain SQLite connection (ApexSQLite, not the store's code), for reading and editing a store file behind the
+/// package's back. Not thread-safe; one test uses it at a time.
 final class RawDatabase {
-    private let handle: OpaquePointer
+    private let connection: Connection
 
     init(_ url: URL, create: Bool = false) throws {
-        var db: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)
-        let rc = sqlite3_open_v2(url.path, &db, flags, nil)
-        guard rc == SQLITE_OK, let db else {
-            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
-            if let db { sqlite3_close_v2(db) }
-            throw RawSQLiteError(code: rc, message: message)
-        }
-        handle = db
-        sqlite3_busy_timeout(db, 10_000)
+        connection = try Connection(
+            path: url.path, flags: SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0), extendedResultCodes: false)
+        connection.setBusyTimeout(milliseconds: 10_000)
     }
-
-    deinit { sqlite3_close_v2(handle) }
 
     /// Runs one or more statements that return no rows.
     func execute(_ sql: String) throws {
-        var error: UnsafeMutablePointer<CChar>?
-        let rc = sqlite3_exec(handle, sql, nil, nil, &error)
-        guard rc == SQLITE_OK else {
-            let message = error.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
-            sqlite3_free(error)
-            throw RawSQLiteError(code: rc, message: "\(message) (in: \(sql))")
-        }
+        try connection.execute(sql)
     }
 
     /// Every row of a query, each column as text (nil for NULL).
     func rows(_ sql: String) throws -> [[String?]] {
-        var raw: OpaquePointer?
-        let rc = sqlite3_prepare_v2(handle, sql, -1, &raw, nil)
-        guard rc == SQLITE_OK, let statement = raw else {
-            throw RawSQLiteError(code: rc, message: "\(String(cString: sqlite3_errmsg(handle))) (in: \(sql))")
-        }
-        defer { sqlite3_finalize(statement) }
-        var result: [[String?]] = []
-        while true {
-            let step = sqlite3_step(statement)
-            if step == SQLITE_DONE { break }
-            guard step == SQLITE_ROW else {
-                throw RawSQLiteError(code: step, message: "\(String(cString: sqlite3_errmsg(handle))) (in: \(sql))")
-            }
-            var row: [String?] = []
-            for column in 0..<sqlite3_column_count(statement) {
-                if let text = sqlite3_column_text(statement, column) {
-                    row.append(String(cString: text))
-                } else {
-                    row.append(nil)
-                }
-            }
-            result.append(row)
-        }
-        return result
+        let statement = try connection.prepare(sql)
+        return try statement.allRows { row in (0..<row.columnCount).map { row.string($0) } }
     }
 
     /// The first column of the first row, as text.
@@ -209,7 +167,7 @@ final class RawDatabase {
     }
 
     /// How many rows the last statement changed.
-    var changes: Int { Int(sqlite3_changes(handle)) }
+    var changes: Int { connection.changes }
 }
 
 // MARK: - The store-writer child process

@@ -1,3 +1,4 @@
+import ApexSQLite
 import CSQLite
 import Foundation
 import Testing
@@ -36,9 +37,8 @@ struct DumpHardeningTests {
     @Test("a keychain SQLite export with a WAL is read in memory: nothing is created under TMPDIR, not even for a moment")
     func sqliteExportLeavesNoCopy() async throws {
         let export = sandbox.path("export.db")
-        var writer: OpaquePointer?
-        try #require(sqlite3_open(export, &writer) == SQLITE_OK)
-        defer { sqlite3_close_v2(writer) }
+        let writer = try Connection(path: export, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        defer { withExtendedLifetime(writer) {} }
         let sql = """
             PRAGMA journal_mode = WAL;
             CREATE TABLE genp(acct TEXT, svce TEXT, agrp TEXT, pdmn TEXT, v_Data BLOB);
@@ -47,7 +47,7 @@ struct DumpHardeningTests {
             PRAGMA wal_autocheckpoint = 0;
             INSERT INTO genp VALUES ('wal-user', 'wal-only-service', 'A1B2C3D4E5.com.example.app', 'ck', X'6132');
             """
-        try #require(sqlite3_exec(writer, sql, nil, nil, nil) == SQLITE_OK)
+        try writer.execute(sql)
         // The writer stays open: the last row is only in the WAL.
         try #require(FileManager.default.fileExists(atPath: export + "-wal"))
 

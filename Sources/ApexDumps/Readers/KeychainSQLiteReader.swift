@@ -1,3 +1,4 @@
+import ApexSQLite
 import CSQLite
 import Foundation
 
@@ -103,7 +104,7 @@ public enum KeychainSQLiteReader {
 
     private static func readImage(_ image: DatabaseImage, path: String) throws(DumpError) -> [KeychainRecord] {
         do {
-            let database = try ReadOnlyDatabase(image: image)
+            let database = try Connection.readOnlyImage(image.bytes.baseAddress!, count: image.count, owner: image)
             // Sorts and the like in memory, never in a temporary file.
             try database.execute("PRAGMA temp_store = MEMORY")
             // Untrusted schema: functions in it (generated columns, defaults) may only be side-effect free.
@@ -124,8 +125,8 @@ public enum KeychainSQLiteReader {
                 throw deviceKeychainError(path)
             }
             return records
-        } catch let failure as SQLiteFailure {
-            throw failure.dumpError(path)
+        } catch let failure as SQLiteError {
+            throw dumpError(failure, path: path)
         } catch let error as DumpError {
             throw error
         } catch {
@@ -149,12 +150,12 @@ public enum KeychainSQLiteReader {
         var hasVersionTable: Bool
     }
 
-    private static func readSchema(_ database: ReadOnlyDatabase, path: String) throws -> Schema {
+    private static func readSchema(_ database: Connection, path: String) throws -> Schema {
         var found: [String: (type: String, sql: String)] = [:]
         let statement = try database.prepare("SELECT type, name, sql FROM sqlite_master WHERE type IN ('table', 'view')")
         while try statement.step() {
-            guard let name = statement.text(1)?.lowercased(), ["genp", "inet", "tversion"].contains(name) else { continue }
-            found[name] = (statement.text(0) ?? "", statement.text(2) ?? "")
+            guard let name = statement.string(1)?.lowercased(), ["genp", "inet", "tversion"].contains(name) else { continue }
+            found[name] = (statement.string(0) ?? "", statement.string(2) ?? "")
         }
         var tables: [ItemTable] = []
         for name in ["genp", "inet"] {
@@ -166,7 +167,7 @@ public enum KeychainSQLiteReader {
             let info = try database.prepare("PRAGMA table_info(\(name))")
             var columns: [String] = []
             while try info.step() {
-                if let column = info.text(1) { columns.append(column) }
+                if let column = info.string(1) { columns.append(column) }
             }
             tables.append(ItemTable(name: name, columns: columns))
         }
@@ -211,7 +212,7 @@ public enum KeychainSQLiteReader {
     }
 
     private static func readTable(
-        _ table: ItemTable, database: ReadOnlyDatabase, hasVersionTable: Bool, path: String,
+        _ table: ItemTable, database: Connection, hasVersionTable: Bool, path: String,
         into records: inout [KeychainRecord]
     ) throws {
         guard !table.columns.isEmpty else { return }
@@ -235,7 +236,7 @@ public enum KeychainSQLiteReader {
             }
             var record = KeychainRecord(location: "\(table.name) row \(rowNumber)", itemClass: table.name)
             for (index, role) in roles.enumerated() {
-                apply(statement.value(Int32(index) + offset), as: role, column: table.columns[index], to: &record)
+                apply(SQLValue(statement, Int32(index) + offset), as: role, column: table.columns[index], to: &record)
             }
             records.append(record)
         }
@@ -243,7 +244,7 @@ public enum KeychainSQLiteReader {
 
     /// A statement over every row, and the index of its first attribute column: `rowid` comes first when the
     /// table has one; a WITHOUT ROWID table is read in key order and its rows are numbered.
-    private static func selectRows(_ list: String, from table: String, database: ReadOnlyDatabase) throws(SQLiteFailure)
+    private static func selectRows(_ list: String, from table: String, database: Connection) throws(SQLiteError)
         -> (Statement, Int32)
     {
         if let statement = try? database.prepare("SELECT rowid, \(list) FROM \(table) ORDER BY rowid") {
@@ -255,11 +256,11 @@ public enum KeychainSQLiteReader {
     /// A device keychain row: `data` is a BLOB that starts with a little-endian version word (0–8, bit 31 for
     /// "fixed IV"), and either `acct` holds a 20-byte SHA-1 or the database has securityd's `tversion` table.
     private static func looksEncrypted(_ statement: Statement, value: Int32, account: Int32?, hasVersionTable: Bool) -> Bool {
-        guard case .blob(let data) = statement.value(value), data.count >= 48 else { return false }
+        guard case .blob(let data) = SQLValue(statement, value), data.count >= 48 else { return false }
         let version = data.prefix(4).enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << (8 * UInt32($1.offset)) }
         guard version & 0x7FFF_FFFF <= 8 else { return false }
         if hasVersionTable { return true }
-        if let account, case .blob(let hash) = statement.value(account), hash.count == 20 { return true }
+        if let account, case .blob(let hash) = SQLValue(statement, account), hash.count == 20 { return true }
         return false
     }
 
@@ -493,7 +494,7 @@ public enum KeychainSQLiteReader {
     fileprivate static func hex(_ data: Data) -> String { Hex.lowercase(data) }
 }
 
-// MARK: - A minimal read-only SQLite wrapper (private to this reader)
+// MARK: - Values by storage class (the SQLite wrapper is ApexSQLite)
 
 /// One value of a row, by storage class.
 private enum SQLValue: CustomStringConvertible {
@@ -517,109 +518,31 @@ private enum SQLValue: CustomStringConvertible {
     }
 }
 
-/// A failed SQLite call: the primary result code only (SQLite's messages can quote schema text).
-private struct SQLiteFailure: Error {
-    let code: Int32
+extension SQLValue {
+    /// The column's value by its storage class.
+    init(_ statement: Statement, _ column: Int32) {
+        switch statement.type(column) {
+        case SQLITE_INTEGER: self = .integer(statement.int64(column))
+        case SQLITE_FLOAT: self = .real(statement.double(column))
+        case SQLITE_TEXT: self = .text(statement.textBytes(column) ?? Data())
+        case SQLITE_BLOB: self = .blob(statement.data(column) ?? Data())
+        default: self = .null
+        }
+    }
+}
 
-    var primaryCode: Int32 { code & 0xFF }
-
-    func dumpError(_ path: String) -> DumpError {
-        switch primaryCode {
+extension KeychainSQLiteReader {
+    /// The dump error for a failed SQLite call: by result code only (SQLite's messages can quote schema text).
+    fileprivate static func dumpError(_ error: SQLiteError, path: String) -> DumpError {
+        switch error.primary {
         case SQLITE_NOTADB:
             DumpError(.malformed, path: path, "not a SQLite database, or its header is damaged")
         case SQLITE_CORRUPT:
             DumpError(.malformed, path: path, "the SQLite database is damaged (truncated or corrupt)")
         case SQLITE_CANTOPEN, SQLITE_IOERR, SQLITE_PERM, SQLITE_NOMEM:
-            DumpError(.unreadable, path: path, "cannot read the database: \(String(cString: sqlite3_errstr(code)))")
+            DumpError(.unreadable, path: path, "cannot read the database: \(error.codeText)")
         default:
-            DumpError(.malformed, path: path, "cannot read the database: \(String(cString: sqlite3_errstr(code))) (SQLite error \(code))")
-        }
-    }
-}
-
-/// A database in memory (SQLite's memdb), opened read-only on an image it does not own.
-private final class ReadOnlyDatabase {
-    let handle: OpaquePointer
-    /// Kept until the connection is closed (in `deinit`, before the properties are released).
-    private let image: DatabaseImage
-
-    init(image: DatabaseImage) throws(SQLiteFailure) {
-        var handle: OpaquePointer?
-        let rc = sqlite3_open_v2(":memory:", &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil)
-        guard rc == SQLITE_OK, let handle else {
-            if let handle { sqlite3_close_v2(handle) }
-            throw SQLiteFailure(code: rc)
-        }
-        let size = Int64(image.count)
-        let loaded = sqlite3_deserialize(
-            handle, "main", image.bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), size, size,
-            UInt32(SQLITE_DESERIALIZE_READONLY))
-        guard loaded == SQLITE_OK else {
-            sqlite3_close_v2(handle)
-            throw SQLiteFailure(code: loaded)
-        }
-        self.handle = handle
-        self.image = image
-    }
-
-    deinit { sqlite3_close_v2(handle) }
-
-    func execute(_ sql: String) throws(SQLiteFailure) {
-        let rc = sqlite3_exec(handle, sql, nil, nil, nil)
-        guard rc == SQLITE_OK else { throw SQLiteFailure(code: rc) }
-    }
-
-    func prepare(_ sql: String) throws(SQLiteFailure) -> Statement {
-        var raw: OpaquePointer?
-        let rc = sqlite3_prepare_v2(handle, sql, -1, &raw, nil)
-        guard rc == SQLITE_OK, let raw else {
-            if let raw { sqlite3_finalize(raw) }
-            throw SQLiteFailure(code: rc == SQLITE_OK ? SQLITE_ERROR : rc)
-        }
-        return Statement(raw, database: self)
-    }
-}
-
-private final class Statement {
-    private let raw: OpaquePointer
-    /// Keeps the connection open while the statement lives.
-    private let database: ReadOnlyDatabase
-
-    init(_ raw: OpaquePointer, database: ReadOnlyDatabase) {
-        self.raw = raw
-        self.database = database
-    }
-
-    deinit { sqlite3_finalize(raw) }
-
-    func step() throws(SQLiteFailure) -> Bool {
-        switch sqlite3_step(raw) {
-        case SQLITE_ROW: return true
-        case SQLITE_DONE: return false
-        case let rc: throw SQLiteFailure(code: rc)
-        }
-    }
-
-    func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(raw, column) }
-
-    func text(_ column: Int32) -> String? {
-        guard let text = sqlite3_column_text(raw, column) else { return nil }
-        return String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(raw, column))), as: UTF8.self)
-    }
-
-    /// The column's value by its storage class.
-    func value(_ column: Int32) -> SQLValue {
-        switch sqlite3_column_type(raw, column) {
-        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(raw, column))
-        case SQLITE_FLOAT: return .real(sqlite3_column_double(raw, column))
-        case SQLITE_TEXT:
-            guard let text = sqlite3_column_text(raw, column) else { return .text(Data()) }
-            return .text(Data(bytes: text, count: Int(sqlite3_column_bytes(raw, column))))
-        case SQLITE_BLOB:
-            let count = Int(sqlite3_column_bytes(raw, column))
-            guard count > 0, let bytes = sqlite3_column_blob(raw, column) else { return .blob(Data()) }
-            return .blob(Data(bytes: bytes, count: count))
-        default: return .null
+            DumpError(.malformed, path: path, "cannot read the database: \(error.codeText) (SQLite error \(error.code))")
         }
     }
 }

@@ -1,0 +1,104 @@
+import ApexSQLite
+import CSQLite
+import Foundation
+import Testing
+
+@Suite struct ConnectionTests {
+    private static func memory() throws -> Connection {
+        try Connection(path: ":memory:", flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+    }
+
+    @Test func errorCarriesSQLAndCodeButNeverABoundValue() throws {
+        let connection = try Self.memory()
+        try connection.execute("CREATE TABLE t(a TEXT NOT NULL UNIQUE CHECK (length(a) < 5))")
+        let canary = "canary-7f3a9c-secret"
+        let sql = "INSERT INTO t(a) VALUES (?)"
+        let statement = try connection.statement(sql)
+        try statement.bind(1, canary)
+        #expect {
+            try statement.run()
+        } throws: { error in
+            guard let error = error as? SQLiteError else { return false }
+            let texts = [error.description, error.debugDescription, error.message, error.sql, "\(error)", String(reflecting: error)]
+            return error.primary == SQLITE_CONSTRAINT && error.sql == sql
+                && texts.allSatisfy { !$0.contains(canary) && !$0.contains("canary") }
+        }
+        // Binding out of range is checked, not ignored.
+        #expect(throws: SQLiteError.self) { try statement.bind(2, canary) }
+        do {
+            try statement.bind(2, Data(canary.utf8))
+            Issue.record("binding parameter 2 of 1 should fail")
+        } catch {
+            #expect(error.primary == SQLITE_RANGE)
+            #expect(!"\(error)".contains(canary) && !String(reflecting: error).contains(canary))
+        }
+    }
+
+    @Test func nestedTransactionRollsBackToItsSavepoint() throws {
+        struct Abandon: Error {}
+        let connection = try Self.memory()
+        try connection.execute("CREATE TABLE t(a INTEGER)")
+        let insert = { (value: Int64) throws in
+            let statement = try connection.statement("INSERT INTO t(a) VALUES (?)")
+            try statement.bind(1, value)
+            try statement.run()
+        }
+        try connection.transaction(.immediate) {
+            try insert(1)
+            #expect(throws: Abandon.self) {
+                try connection.transaction {
+                    try insert(2)
+                    #expect(connection.isInTransaction)
+                    throw Abandon()
+                }
+            }
+            // The outer transaction is still open, and keeps its own row.
+            #expect(connection.isInTransaction)
+            try connection.transaction { try insert(3) }
+        }
+        #expect(!connection.isInTransaction)
+        let rows = try connection.prepare("SELECT a FROM t ORDER BY a").allRows { $0.int64(0) }
+        #expect(rows == [1, 3])
+    }
+
+    @Test func failedTransactionRollsBackOnlyWhenOpen() throws {
+        struct Abandon: Error {}
+        let connection = try Self.memory()
+        try connection.execute("CREATE TABLE t(a INTEGER)")
+        #expect(throws: Abandon.self) {
+            try connection.transaction {
+                try connection.execute("INSERT INTO t VALUES (1)")
+                throw Abandon()
+            }
+        }
+        #expect(!connection.isInTransaction)
+        // Nothing open: rolling back is a no-op, not an error.
+        connection.rollbackIfOpen()
+        #expect(try connection.prepare("SELECT count(*) FROM t").firstRow { $0.int64(0) } == 0)
+    }
+
+    @Test func readsAnImageInMemoryReadOnly() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("apex-sqlite-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("image.sqlite").path
+        do {
+            let writer = try Connection(path: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+            try writer.execute("CREATE TABLE t(a TEXT); INSERT INTO t VALUES ('x'), ('y')")
+        }
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        final class Image {
+            let buffer: UnsafeMutableRawBufferPointer
+            init(_ data: Data) {
+                buffer = .allocate(byteCount: data.count, alignment: 16)
+                buffer.copyBytes(from: data)
+            }
+            deinit { buffer.deallocate() }
+        }
+        let image = Image(bytes)
+        let connection = try Connection.readOnlyImage(image.buffer.baseAddress!, count: bytes.count, owner: image)
+        let rows = try connection.prepare("SELECT a FROM t ORDER BY a").allRows { $0.string(0) }
+        #expect(rows == ["x", "y"])
+        #expect(throws: SQLiteError.self) { try connection.execute("INSERT INTO t VALUES ('z')") }
+    }
+}
