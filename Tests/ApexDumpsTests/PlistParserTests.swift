@@ -392,6 +392,15 @@ struct PlistParserTests {
         #expect(!error.message.contains("passwd"), "\(name)")
     }
 
+    @Test("every malformed binary plist says the same kind: its offset table's error reads as the trailer's")
+    func malformedBinaryKindsAgree() throws {
+        let offsetError = try Self.readError(TinyBinaryPlist.build([[0x09]]).map { $0 }.withOffset(0, 9), "offset")
+        let trailerError = try Self.readError(Self.validBinary.prefix(Self.validBinary.count - 1), "trailer")
+        let kind = "the file is a binary property list that is malformed or truncated ("
+        #expect(offsetError.message.hasPrefix(kind), "\(offsetError.message)")
+        #expect(trailerError.message.hasPrefix(kind), "\(trailerError.message)")
+    }
+
     @Test("objects shared exponentially are decoded once; an extra value that would expand enormously is refused")
     func exponentialSharing() throws {
         // Level k (k < 28) is an array holding level k + 1 twice: 2^28 leaves from 29 objects, within 32 levels.

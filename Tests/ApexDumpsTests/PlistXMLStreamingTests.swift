@@ -24,7 +24,7 @@ struct PlistXMLStreamingTests {
     }
 
     static func structural(_ line: Int, _ detail: String) -> String {
-        "the file is \(PlistXMLParser.malformed) (line \(line): \(detail))"
+        "the file is \(PlistParseError(.xmlMalformed).what) (line \(line): \(detail))"
     }
 
     @Test("text that libxml2 hands over in many pieces (long, non-ASCII, references between) is joined exactly")
@@ -81,9 +81,9 @@ struct PlistXMLStreamingTests {
         let inPlist = "<plist>" + String(repeating: "<array>", count: limit) + String(repeating: "</array>", count: limit) + "</plist>"
         #expect(throws: Never.self) { try Self.parse(inPlist) }
         let valueTooDeep = "<plist>" + String(repeating: "<dict><key>k</key>", count: limit) + "<true/>" + String(repeating: "</dict>", count: limit) + "</plist>"
-        #expect(Self.message(valueTooDeep) == "the file is \(PlistXMLParser.malformed)")
+        #expect(Self.message(valueTooDeep) == "the file is \(PlistParseError(.xmlMalformed).what)")
         let pastPlist = "<plist>" + String(repeating: "<array>", count: limit + 1) + String(repeating: "</array>", count: limit + 1) + "</plist>"
-        #expect(Self.message(pastPlist) == "the file is \(PlistXMLParser.malformed)")
+        #expect(Self.message(pastPlist) == "the file is \(PlistParseError(.xmlMalformed).what)")
     }
 
     @Test("a <key> without a value: before another key, and at the end of a <dict>")
@@ -118,7 +118,7 @@ struct PlistXMLStreamingTests {
     @Test("errors come in the order a walk over the whole document finds them")
     func errorOrder() {
         // libxml2's own errors win over anything found before them.
-        #expect(Self.message("<plist><array><foo/></array><array></plist>") == "the file is \(PlistXMLParser.malformed)")
+        #expect(Self.message("<plist><array><foo/></array><array></plist>") == "the file is \(PlistParseError(.xmlMalformed).what)")
         // Among the root's children, a second value or stray text wins over an error inside the first value.
         #expect(Self.message("<plist><array><foo/></array>\n<array/></plist>") == Self.structural(2, "the <plist> element holds more than one value"))
         #expect(Self.message("<plist><array><foo/></array>\nx</plist>") == Self.structural(2, "text or a reference inside <plist>"))

@@ -27,9 +27,6 @@ enum BinaryPlistCheck {
     /// The magic's 8 bytes and the trailer's 32: the smallest file that can hold a binary plist.
     static let minimumSize = 8 + 32
 
-    /// What a malformed binary plist is called in messages.
-    static let malformed = "a binary property list that is malformed or truncated"
-
     /// The layout of `bytes`, a whole file that starts with ``magic`` and is at least ``minimumSize`` long.
     static func layout(_ bytes: UnsafeRawBufferPointer) throws(PlistParseError) -> BinaryPlistLayout {
         let trailer = bytes.count - 32
@@ -40,22 +37,21 @@ enum BinaryPlistCheck {
             let top = bigEndianInt(bytes, at: trailer + 16, width: 8),
             let table = bigEndianInt(bytes, at: trailer + 24, width: 8),
             table >= 8, table <= trailer, count >= 1, count <= (trailer - table) / offsetSize, top < count
-        else { throw PlistParseError(malformed, detail: "its trailer does not fit the file") }
+        else { throw PlistParseError(.binaryMalformed, detail: "its trailer does not fit the file") }
         // Every object takes at least its marker byte: more objects than bytes means offsets that alias, which no
         // writer makes and which would multiply the memory a small file takes.
         guard count <= table - 8 else {
-            throw PlistParseError(malformed, detail: "it declares more objects than its objects take bytes")
+            throw PlistParseError(.binaryMalformed, detail: "it declares more objects than its objects take bytes")
         }
         var offsets: [Int] = []
         offsets.reserveCapacity(count)
         var position = table
         for _ in 0..<count {
             guard let offset = bigEndianInt(bytes, at: position, width: offsetSize), offset >= 8, offset < table else {
-                throw PlistParseError(
-                    "a binary property list that is malformed", detail: "its offset table points outside its objects")
+                throw PlistParseError(.binaryMalformed, detail: "its offset table points outside its objects")
             }
             if bytes[offset] & 0xF0 == 0xC0 {
-                throw PlistParseError("a binary property list holding a set, which no keychain dump has")
+                throw PlistParseError(.binaryHoldsSet)
             }
             offsets.append(offset)
             position += offsetSize

@@ -29,7 +29,7 @@ struct PlistBinaryParser {
     /// Parses a whole file that starts with `bplist00`.
     static func parse(_ bytes: UnsafeRawBufferPointer) throws(PlistParseError) -> PlistNode {
         guard bytes.count >= BinaryPlistCheck.minimumSize, bytes.starts(with: BinaryPlistCheck.magic) else {
-            throw PlistParseError(BinaryPlistCheck.malformed, detail: "shorter than its header and trailer")
+            throw PlistParseError(.binaryMalformed, detail: "shorter than its header and trailer")
         }
         var parser = PlistBinaryParser(bytes: bytes, layout: try BinaryPlistCheck.layout(bytes))
         return try parser.object(parser.layout.topObject, depth: 0)
@@ -44,7 +44,7 @@ struct PlistBinaryParser {
     }
 
     private func failure(_ detail: String) -> PlistParseError {
-        PlistParseError(BinaryPlistCheck.malformed, detail: detail)
+        PlistParseError(.binaryMalformed, detail: detail)
     }
 
     // MARK: Objects
@@ -88,7 +88,7 @@ struct PlistBinaryParser {
             node = container
             heights[number] = height
             open[number] = false
-        case 0xC: throw PlistParseError("a binary property list holding a set, which no keychain dump has")
+        case 0xC: throw PlistParseError(.binaryHoldsSet)
         default: throw failure("an object of unknown type 0x\(String(marker >> 4, radix: 16, uppercase: true))")
         }
         decoded[number] = node

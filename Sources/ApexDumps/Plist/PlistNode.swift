@@ -133,14 +133,42 @@ struct PlistDictionary: Sendable {
 
 /// What a parser found wrong, in words that name no value; ``IOSPlistReader`` puts it in a ``DumpError``.
 struct PlistParseError: Error {
-    /// The kind of file, and so the start of the message: `"a binary property list that is malformed or truncated"`.
-    var what: String
+    /// What is wrong, for the code that decides on it; ``what`` is its text.
+    enum Kind: Sendable, Equatable {
+        /// A binary property list that can't be read whole.
+        case binaryMalformed
+        /// A binary property list holding a set (no keychain dump has one).
+        case binaryHoldsSet
+        /// An XML property list that is not well formed, truncated or nested too deeply.
+        case xmlMalformed
+        /// An XML property list whose DOCTYPE declares entities or other DTD content.
+        case xmlDeclaresDTD
+        /// Text that is neither form (an OpenStep plist, say).
+        case textNotAPlist
+        /// Bytes that are neither form.
+        case notAPlist
+    }
+
+    /// What is wrong.
+    var kind: Kind
     /// What is wrong in particular, or nil; shown in parentheses after ``what``.
     var detail: String?
 
-    init(_ what: String, detail: String? = nil) {
-        self.what = what
+    init(_ kind: Kind, detail: String? = nil) {
+        self.kind = kind
         self.detail = detail
+    }
+
+    /// The kind of file, and so the start of the message: `"a binary property list that is malformed or truncated"`.
+    var what: String {
+        switch kind {
+        case .binaryMalformed: "a binary property list that is malformed or truncated"
+        case .binaryHoldsSet: "a binary property list holding a set, which no keychain dump has"
+        case .xmlMalformed: "an XML property list that is malformed, truncated or nested too deeply"
+        case .xmlDeclaresDTD: "an XML property list whose DOCTYPE declares entities or other DTD content, which is refused"
+        case .textNotAPlist: "not an XML or binary property list"
+        case .notAPlist: "not a property list (XML or binary)"
+        }
     }
 
     /// "the file is <what> (<detail>)".

@@ -30,7 +30,7 @@ enum PlistParser {
         if bytes.starts(with: Array("bplist".utf8)) {
             guard bytes.count >= BinaryPlistCheck.minimumSize || !isText(bytes) else { throw notAPlist(bytes) }
             guard bytes.starts(with: BinaryPlistCheck.magic) else {
-                throw PlistParseError(BinaryPlistCheck.malformed, detail: "a format version other than 00")
+                throw PlistParseError(.binaryMalformed, detail: "a format version other than 00")
             }
             return try PlistBinaryParser.parse(bytes)
         }
@@ -38,8 +38,8 @@ enum PlistParser {
         do {
             return try PlistXMLParser.parse(data)
         } catch {
-            guard error.what == PlistXMLParser.malformed, !IOSPlistReader.looksLike(data.prefix(1024)) else { throw error }
-            throw PlistParseError("not a property list (XML or binary)")
+            guard error.kind == .xmlMalformed, !IOSPlistReader.looksLike(data.prefix(1024)) else { throw error }
+            throw PlistParseError(.notAPlist)
         }
     }
 
@@ -55,7 +55,7 @@ enum PlistParser {
     /// The error for a file that is neither form: text (which Foundation would have read as an OpenStep plist,
     /// a form no keychain dump uses) or other bytes.
     private static func notAPlist(_ bytes: UnsafeRawBufferPointer) -> PlistParseError {
-        PlistParseError(isText(bytes) ? "not an XML or binary property list" : "not a property list (XML or binary)")
+        PlistParseError(isText(bytes) ? .textNotAPlist : .notAPlist)
     }
 
     /// Whether the bytes are UTF-8 text without control characters other than tab, line feed and carriage return.

@@ -18,7 +18,7 @@ extension PlistXMLParser {
             installCallbacks(sax)
         }
         if let document = parsed.document { xmlFreeDoc(document) }
-        if let line = parsed.state.refusedLine { throw PlistParseError(refused, detail: "line \(line)") }
+        if let line = parsed.state.refusedLine { throw PlistParseError(.xmlDeclaresDTD, detail: "line \(line)") }
         return (try builder.pointee.finish(wellFormed: parsed.wellFormed), parsed.state.dictionaryBytes)
     }
 
@@ -409,15 +409,15 @@ extension PlistXMLParser {
         }
 
         private func structural(_ line: Int, _ detail: String) -> PlistParseError {
-            PlistParseError(PlistXMLParser.malformed, detail: "line \(line): \(detail)")
+            PlistParseError(.xmlMalformed, detail: "line \(line): \(detail)")
         }
 
         /// The value, or the error a walk over the finished document would have found first.
         func finish(wellFormed: Bool) throws(PlistParseError) -> PlistNode {
-            guard wellFormed, rootSeen else { throw PlistParseError(PlistXMLParser.malformed) }
+            guard wellFormed, rootSeen else { throw PlistParseError(.xmlMalformed) }
             if let plistError { throw plistError }
             if let valueError { throw valueError }
-            guard let result else { throw PlistParseError(PlistXMLParser.malformed) }
+            guard let result else { throw PlistParseError(.xmlMalformed) }
             return result
         }
 

@@ -25,12 +25,6 @@ import Foundation
 /// ``SafeXML/DocumentTypes/bareOnly`` (its options, refusing callbacks and silenced thread handler), around this
 /// parser's own content callbacks.
 enum PlistXMLParser {
-    /// What a malformed XML plist is called in messages (the CLI's tests pin this text).
-    static let malformed = "an XML property list that is malformed, truncated or nested too deeply"
-
-    /// What a document whose DOCTYPE declares something is called.
-    static let refused = "an XML property list whose DOCTYPE declares entities or other DTD content, which is refused"
-
     /// How a document is cut to be parsed on several cores (see ``PlistXMLSplit``): into up to `pieces` pieces,
     /// between items at least `granularity` bytes apart.
     struct Splitting {
