@@ -50,7 +50,7 @@ enum BinaryPlistCheck {
             guard let offset = bigEndianInt(bytes, at: position, width: offsetSize), offset >= 8, offset < table else {
                 throw PlistParseError(.binaryMalformed, detail: "its offset table points outside its objects")
             }
-            if bytes[offset] & 0xF0 == 0xC0 {
+            if BinaryPlistMarker(byte: bytes[offset]) == .set {
                 throw PlistParseError(.binaryHoldsSet)
             }
             offsets.append(offset)
@@ -73,4 +73,34 @@ enum BinaryPlistCheck {
         for index in start..<(start + width) { value = value << 8 | UInt64(bytes[index]) }
         return value
     }
+}
+
+/// The object types of a binary plist, by the high nibble of an object's marker byte (the low nibble holds a
+/// size, or the singleton's value).
+enum BinaryPlistMarker: UInt8 {
+    /// `null`, `false`, `true` (0x00, 0x08, 0x09) and fill bytes.
+    case singleton = 0x0
+    /// An integer of 2^n bytes.
+    case integer = 0x1
+    /// A real of 2^n bytes.
+    case real = 0x2
+    /// A date: an 8-byte real, seconds since 2001-01-01.
+    case date = 0x3
+    /// Bytes.
+    case data = 0x4
+    /// An ASCII string.
+    case asciiString = 0x5
+    /// A UTF-16 (big-endian) string.
+    case utf16String = 0x6
+    /// A UID (keyed archives).
+    case uid = 0x8
+    /// An array of object references.
+    case array = 0xA
+    /// A set (no keychain dump has one).
+    case set = 0xC
+    /// A dictionary: key references, then value references.
+    case dictionary = 0xD
+
+    /// The type of the object whose marker byte is `byte`; nil for a type the format doesn't define.
+    init?(byte: UInt8) { self.init(rawValue: byte >> 4) }
 }

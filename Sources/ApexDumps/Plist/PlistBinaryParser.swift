@@ -61,35 +61,37 @@ struct PlistBinaryParser {
         let offset = layout.offsets[number]
         let marker = bytes[offset]
         let node: PlistNode
-        switch marker >> 4 {
-        case 0x0: node = try singleton(marker)
-        case 0x1: node = try integer(at: offset + 1, widthExponent: Int(marker & 0x0F))
-        case 0x2: node = .real(try real(at: offset + 1, widthExponent: Int(marker & 0x0F)))
-        case 0x3:
+        guard let type = BinaryPlistMarker(byte: marker) else {
+            throw failure("an object of unknown type 0x\(String(marker >> 4, radix: 16, uppercase: true))")
+        }
+        switch type {
+        case .singleton: node = try singleton(marker)
+        case .integer: node = try integer(at: offset + 1, widthExponent: Int(marker & 0x0F))
+        case .real: node = .real(try real(at: offset + 1, widthExponent: Int(marker & 0x0F)))
+        case .date:
             guard marker == 0x33 else { throw failure("a date object that is not 8 bytes") }
             node = .date(Date(timeIntervalSinceReferenceDate: try real(at: offset + 1, widthExponent: 3)))
-        case 0x4:
+        case .data:
             let range = try payload(at: offset, unitSize: 1)
             node = .data(Data(UnsafeRawBufferPointer(rebasing: bytes[range])))
-        case 0x5: node = .string(try asciiString(try payload(at: offset, unitSize: 1)))
-        case 0x6: node = .string(try utf16String(try payload(at: offset, unitSize: 2)))
-        case 0x8:
+        case .asciiString: node = .string(try asciiString(try payload(at: offset, unitSize: 1)))
+        case .utf16String: node = .string(try utf16String(try payload(at: offset, unitSize: 2)))
+        case .uid:
             guard let value = uint(at: offset + 1, width: Int(marker & 0x0F) + 1) else {
                 throw failure("a UID object larger than 8 bytes or past the end of the objects")
             }
             node = .uid(value)
-        case 0xA, 0xD:
+        case .array, .dictionary:
             guard depth < PlistNode.maxNesting else {
                 throw failure("containers nested deeper than \(PlistNode.maxNesting) levels")
             }
             open[number] = true
             let (container, height) =
-                marker >> 4 == 0xA ? try array(at: offset, depth: depth + 1) : try dictionary(at: offset, depth: depth + 1)
+                type == .array ? try array(at: offset, depth: depth + 1) : try dictionary(at: offset, depth: depth + 1)
             node = container
             heights[number] = height
             open[number] = false
-        case 0xC: throw PlistParseError(.binaryHoldsSet)
-        default: throw failure("an object of unknown type 0x\(String(marker >> 4, radix: 16, uppercase: true))")
+        case .set: throw PlistParseError(.binaryHoldsSet)
         }
         decoded[number] = node
         return node
@@ -215,7 +217,7 @@ struct PlistBinaryParser {
             guard start < layout.tableOffset else { throw failure("an object's length is past the end of the objects") }
             let lengthMarker = bytes[start]
             let width = 1 << Int(lengthMarker & 0x0F)
-            guard lengthMarker >> 4 == 0x1, width <= 8, let length = uint(at: start + 1, width: width),
+            guard BinaryPlistMarker(byte: lengthMarker) == .integer, width <= 8, let length = uint(at: start + 1, width: width),
                 let fitting = Int(exactly: length)
             else { throw failure("an object's length is not a valid integer") }
             count = fitting
