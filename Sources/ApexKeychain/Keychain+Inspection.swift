@@ -68,8 +68,7 @@ extension Keychain {
         try Validation.name(key, "key")
         if let label = options.label { try Validation.storedString(label, "label") }
         let protection = try protection(for: options)
-        try prepare()
-        let state = device.state()
+        let state = try prepare()
         let outcome = ProtectionPolicy.check(
             accessible: protection.accessible, accessControl: protection.accessControl,
             authValidity: protection.authValidity, keyStorage: protection.keyStorage, state: state)

@@ -33,8 +33,6 @@ extension SQLiteKeychainDatabase {
             return try transaction(body)
         } catch let error as DatabaseError {
             throw error
-        } catch let error as SQLiteError {
-            throw databaseError(error)
         } catch {
             throw DatabaseError(.io, "\(url.path): \(error)")
         }

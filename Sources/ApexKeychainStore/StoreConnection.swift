@@ -18,9 +18,6 @@ import Glibc
 /// An immutable read assumes that no one writes the store meanwhile: in a read-only folder no one can, unless
 /// another user has write access to it.
 enum StoreConnection {
-    /// The start of every SQLite database file.
-    static let sqliteMagic = Data("SQLite format 3\0".utf8)
-
     /// Opens the store file at `path` and reads its schema version.
     /// - Throws: `unreadable`, `notAStore`, `damaged` or `io`, naming the file and the cause.
     static func open(_ path: String) throws(StoreError) -> (Connection, version: Int, readOnly: Bool) {

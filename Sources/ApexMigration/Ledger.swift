@@ -99,7 +99,9 @@ final class Ledger {
     /// Records what a run left pending, or removes the record when nothing is.
     func setPending(_ pending: Pending) async throws(KeychainError) {
         guard !pending.runs.isEmpty else { return try await keychain.removeItem("pending:\(id)") }
-        let data = (try? JSONEncoder().encode(pending)) ?? Data()
+        guard let data = try? JSONEncoder().encode(pending) else {
+            throw KeychainError(.INTERNAL, "the migration's record of pending items could not be encoded")
+        }
         try await keychain.setBytes("pending:\(id)", data, Self.protection)
     }
 
@@ -135,7 +137,9 @@ final class Ledger {
 
     /// Writes (or rewrites) a batch's record.
     func record(_ batch: Batch) async throws(KeychainError) {
-        let data = (try? JSONEncoder().encode(batch.entries)) ?? Data()
+        guard let data = try? JSONEncoder().encode(batch.entries) else {
+            throw KeychainError(.INTERNAL, "the migration's ledger record could not be encoded")
+        }
         try await keychain.setBytes(batch.recordKey, data, Self.protection)
         // In place: a copy of `loaded` first would copy every entry on each batch.
         loaded?.entries.merge(batch.entries) { _, new in new }

@@ -121,27 +121,26 @@ public struct Migration: Sendable {
             plan.actions[index].cause = .changedAfterPlan
             plan.actions[index].reason = "the target key changed after the plan: another writer put an item there first"
         }
-        // What a later run may still do, and what the policy gives up on.
+        var report = MigrationReport(
+            plan: plan, results: outcomes, device: Self.describe(target.device), includeLabels: false)
+        // What a later run may still do, from each item's state, and what the policy gives up on.
         var pendingNow = Ledger.Pending()
-        var givenUp: Set<Int> = []
-        for (index, action) in plan.actions.enumerated() {
-            let outcome = outcomes[index]
-            let cause = outcome?.cause ?? action.cause
-            let state = ItemState.of(action.action, cause: cause, result: outcome?.result)
+        for index in report.items.indices {
+            let item = report.items[index]
             // A verified item whose sources could not be removed yet leaves work for the next run too.
-            let cleanup = outcome?.result == .verified && outcome?.reason != nil
-            guard state == .pending || cleanup, let target = action.item.target else { continue }
+            let cleanup = item.result == .verified && item.resultReason != nil
+            guard item.state == .pending || cleanup, let target = plan.actions[index].item.target else { continue }
             let digest = Ledger.digest(target)
             let runs = (pendingBefore?[digest] ?? 0) + 1
-            if state == .pending, policy.giveUp.applies(to: cause, runs: runs) {
-                givenUp.insert(index)
+            if item.state == .pending, policy.giveUp.applies(to: item.cause, runs: runs) {
+                report.items[index].state = .givenUp
                 continue
             }
             pendingNow.runs[digest] = max(pendingNow.runs[digest] ?? 0, runs)
-            if let key = databaseSource?.keys[action.item.origin.location] { pendingNow.sources.append(Ledger.SourceKey(key)) }
+            if let key = databaseSource?.keys[plan.actions[index].item.origin.location] {
+                pendingNow.sources.append(Ledger.SourceKey(key))
+            }
         }
-        let report = MigrationReport(
-            plan: plan, results: outcomes, device: Self.describe(target.device), includeLabels: false, givenUp: givenUp)
         started = clock.now
         do throws(KeychainError) {
             if !pendingNow.runs.isEmpty || recorded != nil { try await ledger.setPending(pendingNow) }
@@ -183,7 +182,8 @@ public struct Migration: Sendable {
 
     // MARK: Planning
 
-    /// - Parameter only: when given, plan only the items whose target digest is in it.
+    /// - Parameters:
+    ///   - only: when given, plan only the items whose target digest is in it.
     ///   - valuesOf: when given, an on-device source's values are read only for these items.
     func makePlan(
         ledger: Ledger? = nil, only: Set<String>? = nil, valuesOf: Set<ItemAttributes.PrimaryKey>? = nil

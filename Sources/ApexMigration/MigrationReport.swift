@@ -160,11 +160,8 @@ extension MigrationReport {
     /// The report of a plan (dry run) or of a run (with its results).
     /// - Parameters:
     ///   - includeLabels: show accounts that are usernames; without it they are left out.
-    /// - Parameters:
-    ///   - givenUp: the items (by index) the policy gave up on: their pending state is ``ItemState/givenUp``.
     public init(
-        plan: MigrationPlan, results: [Int: ItemOutcome]? = nil, device: String, includeLabels: Bool,
-        givenUp: Set<Int> = []
+        plan: MigrationPlan, results: [Int: ItemOutcome]? = nil, device: String, includeLabels: Bool
     ) {
         formatVersion = 1
         dryRun = results == nil
@@ -183,8 +180,7 @@ extension MigrationReport {
             let outcome: ItemOutcome? = results?[index]
             let item: SourceItem = actions[index].item
             let cause = outcome?.cause ?? actions[index].cause
-            var state = ItemState.of(actions[index].action, cause: cause, result: outcome?.result)
-            if state == .pending, givenUp.contains(index) { state = .givenUp }
+            let state = ItemState.of(actions[index].action, cause: cause, result: outcome?.result)
             return Item(
                 source: ItemSource(item, includeLabels: includeLabels), target: item.target.map { ItemTarget($0) },
                 action: actions[index].action, reason: actions[index].reason, cause: cause, result: outcome?.result,

@@ -5,6 +5,9 @@ import Foundation
 /// The one definition in the package (the benchmark's raw floors take it from here too).
 package let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
+/// The 16 bytes every SQLite database file starts with.
+package let sqliteMagic = Data("SQLite format 3\0".utf8)
+
 /// A failed SQLite call: the result code, SQLite's message and the SQL that failed. A bound value never appears
 /// in it: SQLite's messages name columns and constraints, not values, and the SQL holds `?` for every parameter.
 package struct SQLiteError: Error, CustomStringConvertible, CustomDebugStringConvertible, Sendable {

@@ -7,8 +7,8 @@ enum ItemInfoFormat {
     /// each field stays on its line.
     static func text(_ info: ItemInfo) -> String {
         var fields: [(String, String)] = [
-            ("key", escaped(info.key)),
-            ("label", info.label.map { $0.isEmpty ? "\"\"" : escaped($0) } ?? "(none)"),
+            ("key", DisplayText.escaped(info.key)),
+            ("label", info.label.map { $0.isEmpty ? "\"\"" : DisplayText.escaped($0) } ?? "(none)"),
             ("accessible", info.accessible.rawValue),
             ("accessControl", info.accessControl.rawValue),
             ("synchronizable", String(info.synchronizable)),
@@ -41,7 +41,4 @@ enum ItemInfoFormat {
         let date = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
         return date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt))
     }
-
-    /// The text made safe to show (``DisplayText``).
-    static func escaped(_ text: String) -> String { DisplayText.escaped(text) }
 }

@@ -43,7 +43,6 @@ public enum KeychainSQLiteReader {
 
     // MARK: - The database image
 
-    private static let sqliteMagic = Data("SQLite format 3\0".utf8)
 
     /// The database as SQLite would see it: the file with its WAL's committed frames applied, in memory.
     private static func loadImage(_ path: String) throws(DumpError) -> DatabaseImage {

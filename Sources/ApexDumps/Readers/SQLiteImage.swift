@@ -19,6 +19,10 @@ final class DatabaseImage {
     /// Makes the image `count` bytes long: kept bytes are kept, new bytes are zero.
     func resize(to count: Int) {
         guard count > bytes.count else {
+            // Bytes past a shrunken end are zeroed again when the image grows back over them.
+            if count > self.count {
+                (bytes.baseAddress! + self.count).initializeMemory(as: UInt8.self, repeating: 0, count: count - self.count)
+            }
             self.count = count
             return
         }

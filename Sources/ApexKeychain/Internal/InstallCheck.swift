@@ -11,19 +11,25 @@
 ///   (`INTERACTION_NOT_ALLOWED` before the first unlock, as the platform's preferences read empty then;
 ///   `INTERNAL` otherwise) and deletes nothing; without it the call goes on and the next call checks again.
 extension Keychain {
-    func prepare() throws(KeychainError) {
+    /// Runs the checks every call begins with.
+    /// - Returns: the device's state they were made on, for a call that needs it (one look at the device).
+    @discardableResult
+    func prepare() throws(KeychainError) -> DeviceState {
         if !entitled {
             throw KeychainError(
                 .MISSING_ENTITLEMENT, "the app's keychain-access-groups entitlement doesn't hold the access group of service '\(service)'")
         }
         let state = device.state()
-        if context.installCheckedSession.withLock({ $0.map { ExactText.equal($0, state.session) } ?? false }) { return }
+        if context.installCheckedSession.withLock({ $0.map { ExactText.equal($0, state.session) } ?? false }) {
+            return state
+        }
         if device.clearOnReinstall {
             try clearIfInstalledAnew(state)
         } else {
-            guard state.unlockedSinceBoot, (try? markInstalled()) != nil else { return }
+            guard state.unlockedSinceBoot, (try? markInstalled()) != nil else { return state }
         }
         context.installCheckedSession.withLock { $0 = state.session }
+        return state
     }
 
     private func clearIfInstalledAnew(_ state: DeviceState) throws(KeychainError) {
