@@ -38,15 +38,25 @@ extension SQLiteKeychainDatabase {
     /// The key in the key file at `path`.
     /// - Throws: `keyFile` when it can't be read, is accessible by others, or is not a key file.
     static func readKeyFile(_ path: String) throws(StoreError) -> SecretKey {
+        // One open: the mode checked is that of the very file whose bytes are read (no swap in between).
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw StoreError(.keyFile, path: path, "the key file can't be read: \(String(cString: strerror(errno)))")
+        }
+        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
         var info = stat()
-        guard stat(path, &info) == 0 else {
+        guard fstat(fd, &info) == 0 else {
             throw StoreError(.keyFile, path: path, "the key file can't be read: \(String(cString: strerror(errno)))")
         }
         if info.st_mode & 0o077 != 0 {
             let mode = String(info.st_mode & 0o777, radix: 8)
             throw StoreError(.keyFile, path: path, "the key file is accessible by others (mode \(mode)); run: chmod 600 \(path)")
         }
-        guard var contents = FileManager.default.contents(atPath: path) else {
+        // A key file is one short line: more than 4 KiB is not one, and is not read further.
+        var contents: Data
+        do {
+            contents = try handle.read(upToCount: 4096) ?? Data()
+        } catch {
             throw StoreError(.keyFile, path: path, "the key file can't be read")
         }
         defer { Sodium.wipe(&contents) }
