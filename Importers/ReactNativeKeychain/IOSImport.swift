@@ -27,7 +27,10 @@ struct IOSImport {
 
     /// One item per candidate record, in dump and record order.
     func items() -> [SourceItem] {
-        let scopes = candidates.concurrentMap { scope($0.record) }
+        // Counted per dump: two exports of one keychain hold the same items, which are no duplicates.
+        let scopes = candidates.concurrentMap { candidate in
+            scope(candidate.record).map { candidate.dump.path + "\u{0}" + $0 }
+        }
         var counts: [String: Int] = [:]
         counts.reserveCapacity(scopes.count)
         for case let scope? in scopes { counts[scope, default: 0] += 1 }

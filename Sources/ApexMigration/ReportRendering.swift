@@ -2,10 +2,10 @@ import ApexDumps
 import ApexKeychain
 import Foundation
 
-/// The report as text for a terminal, and as Markdown for a pull request: the same content as the JSON, as a
-/// table and a summary.
+/// The report as Markdown for a pull request: the same content as the JSON, as a table and a summary (the text
+/// for a terminal is in `ReportText.swift`).
 extension MigrationReport {
-    /// The columns of every row, four per item: item, target, action, reason, with the dump's names made safe to
+    /// The Markdown columns of every row, four per item: item, target, action, reason, with the dump's names made safe to
     /// show (``DisplayText``). Fields are read in place (a copy of each item would retain every string it holds).
     private var rows: [[String]] {
         concurrentMap(count: items.count) { index in
@@ -13,14 +13,7 @@ extension MigrationReport {
                 .compactMap { $0 }.joined(separator: " / ")
             let found = "\(items[index].source.library) \(items[index].source.platform) \(source.isEmpty ? items[index].source.location : source)"
             let target = items[index].target.map { "\($0.service)/\($0.key) [\($0.kind), \($0.accessible), \($0.accessControl)]" } ?? "-"
-            var action = items[index].action?.rawValue ?? "-"
-            if let result = items[index].result { action += " (\(result.rawValue))" }
-            // Whether a later run can still change it; a dry run's writes to come are not repeated as pending.
-            switch items[index].state {
-            case .pending where !(dryRun && items[index].action == .create): action += ", pending"
-            case .givenUp: action += ", given up"
-            default: break
-            }
+            let action = actionText(index)
             let reason: String
             switch (items[index].reason, items[index].resultReason) {
             case (let first?, let second?): reason = first + "; " + second
@@ -31,22 +24,6 @@ extension MigrationReport {
         }
     }
 
-    private var summaryLine: String {
-        let s = summary
-        var parts = [
-            "found \(s.found)", "create \(s.create)", "exists \(s.exists)", "conflict \(s.conflict)",
-            "blocked \(s.blocked)", "sealed \(s.sealed)", "shadowed \(s.shadowed)", "skipped \(s.skipped)",
-        ]
-        if !dryRun { parts += ["written \(s.written)", "verified \(s.verified)", "failed \(s.failed)"] }
-        return parts.joined(separator: ", ")
-    }
-
-    /// A readable table and summary. Notes follow their item, indented.
-    public func text() -> String { renderedText().string }
-
-    /// ``text()`` as UTF-8 bytes, for writing out without a `String` in between.
-    public func textData() -> Data { Data(renderedText().bytes) }
-
     /// A Markdown table and summary. Every cell that holds names from a dump is a code span (no HTML, link,
     /// autolink or @mention inside it is rendered), its `|` escaped and its control characters written as
     /// `\u{…}`, so each item stays one table row and shows what the dump holds.
@@ -54,45 +31,6 @@ extension MigrationReport {
 
     /// ``markdown()`` as UTF-8 bytes, for writing out without a `String` in between.
     public func markdownData() -> Data { Data(renderedMarkdown().bytes) }
-
-    private func renderedText() -> RenderedText {
-        var out = RenderedText(capacity: 256 + items.count * 200)
-        out.append(dryRun ? "Dry run for device \(device): nothing was written.\n" : "Migration on device \(device).\n")
-        for source in sources {
-            out.append("source: \(DisplayText.escaped(source.path)) (\(source.format), \(source.library ?? "no library recognised"), \(source.platform))\n")
-        }
-        let table = [["ITEM", "TARGET", "ACTION", "REASON"]] + rows
-        // Column widths in characters (as a terminal shows them), at most 60.
-        let counts = table.concurrentMap { row in
-            SIMD3(RenderedText.characterCount(row[0]), RenderedText.characterCount(row[1]), RenderedText.characterCount(row[2]))
-        }
-        let widths = counts.reduce(SIMD3<Int>(repeating: 0)) { pointwiseMax($0, pointwiseMin($1, SIMD3(repeating: 60))) }
-        out.append("\n")
-        let items = items
-        out.appendChunks(table.count) { range in
-            var part = RenderedText(capacity: range.count * 200)
-            for index in range {
-                let start = part.bytes.count
-                for column in 0..<3 {
-                    part.append(table[index][column])
-                    part.spaces(max(0, widths[column] - counts[index][column]) + 2)
-                }
-                part.append(table[index][3])
-                part.trimWhitespace(from: start)
-                part.append("\n")
-                if index > 0 {
-                    for note in items[index - 1].notes {
-                        part.append("    note: ")
-                        part.append(DisplayText.escaped(note))
-                        part.append("\n")
-                    }
-                }
-            }
-            return part
-        }
-        out.append("\nsummary: \(summaryLine)\n")
-        return out
-    }
 
     private func renderedMarkdown() -> RenderedText {
         var out = RenderedText(capacity: 256 + items.count * 240)
@@ -147,6 +85,8 @@ struct RenderedText {
         bytes.reserveCapacity(bytes.count + parts.reduce(0) { $0 + $1.bytes.count })
         for part in parts { append(part) }
     }
+
+    mutating func removeLast() { bytes.removeLast() }
 
     mutating func spaces(_ count: Int) {
         bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: count))

@@ -51,7 +51,7 @@ struct InspectCommand: RunnableCommand {
         if json {
             try Console.write(report.json())
         } else {
-            try Console.write(Self.text(report))
+            try Console.write(report.textData(width: TerminalWidth.current()))
         }
         KeptUntilExit.keep(report)
     }
@@ -62,39 +62,5 @@ struct InspectCommand: RunnableCommand {
         let input = try DumpInput(paths: paths)
         let (items, summaries) = try input.items(importers: DumpInput.importers(from: nil), options: ImportOptions())
         return MigrationReport(inventory: items, dumps: summaries, includeLabels: includeLabels)
-    }
-
-    /// The inventory as text: the sources, then a table of the items, then the count.
-    static func text(_ report: MigrationReport) -> String {
-        var out = ""
-        for source in report.sources {
-            out += "source: \(DisplayText.escaped(source.path)) (\(source.format), \(source.library ?? "no library recognised"), \(source.platform))\n"
-        }
-        let header = ["LIBRARY", "PLATFORM", "CLASS", "SERVICE", "ACCOUNT", "PROTECTION"]
-        let rows = report.items.map { item in
-            let source = item.source
-            let protection = source.protection.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-            return [
-                source.library, source.platform, DisplayText.escaped(source.class ?? "-"),
-                DisplayText.escaped([source.service, source.server].compactMap { $0 }.joined(separator: " ")),
-                DisplayText.escaped(source.account ?? "-"), DisplayText.escaped(protection.joined(separator: ", ")),
-            ]
-        }
-        let table = [header] + rows
-        let widths = (0..<header.count - 1).map { column in table.map { $0[column].count }.max() ?? 0 }
-        out += "\n"
-        for (index, row) in table.enumerated() {
-            var line = ""
-            for column in widths.indices {
-                line += row[column].padding(toLength: widths[column], withPad: " ", startingAt: 0) + "  "
-            }
-            line += row[header.count - 1]
-            out += line.trimmingCharacters(in: .whitespaces) + "\n"
-            if index > 0 {
-                for note in report.items[index - 1].notes { out += "    note: \(DisplayText.escaped(note))\n" }
-            }
-        }
-        out += "\nfound \(report.summary.found) item(s)\n"
-        return out
     }
 }

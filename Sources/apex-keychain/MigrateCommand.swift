@@ -311,7 +311,7 @@ struct MigrateCommand: RunnableCommand {
         let data: Data =
             switch format {
             case .json: report.json()
-            case .text: report.textData()
+            case .text: report.textData(width: TerminalWidth.current())
             case .markdown: report.markdownData()
             }
         try Console.write(data)

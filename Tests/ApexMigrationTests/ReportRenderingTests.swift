@@ -105,40 +105,80 @@ struct ReportRenderingTests {
         text.unicodeScalars.map { isUnsafe($0) ? "\\u{\(String($0.value, radix: 16, uppercase: true))}" : String($0) }.joined()
     }
 
-    /// The text table as a plain `String` rendering lays it out: widths in characters, at most 60, two spaces
-    /// between columns, whitespace trimmed from each line, names shown safely.
-    static func referenceText(_ report: MigrationReport) -> [String] {
-        let rows: [[String]] = report.items.map { item in
-            let source = [item.source.service, item.source.server, item.source.account].compactMap { $0 }.joined(separator: " / ")
+    /// The text report as a plain `String` rendering lays it out without a width: the sources, then each run of
+    /// items from one dump and library under its heading, with the notes all of them have once under it, a table
+    /// padded by characters (item and target at most 60), trailing spaces trimmed, names shown safely.
+    static func referenceText(_ report: MigrationReport) -> String {
+        func cells(_ item: MigrationReport.Item) -> [String] {
+            var names = [item.source.service, item.source.server, item.source.account].compactMap { $0 }
+            if names.first == "", item.source.platform == "android" { names[0] = "(default)" }
             var action = item.action?.rawValue ?? "-"
             if let result = item.result { action += " (\(result.rawValue))" }
             if item.state == .pending, !(report.dryRun && item.action == .create) { action += ", pending" }
             if item.state == .givenUp { action += ", given up" }
             return [
-                shown("\(item.source.library) \(item.source.platform) \(source.isEmpty ? item.source.location : source)"),
+                shown(names.isEmpty ? item.source.location : names.joined(separator: " / ")),
                 shown(item.target.map { "\($0.service)/\($0.key) [\($0.kind), \($0.accessible), \($0.accessControl)]" } ?? "-"),
                 action, shown([item.reason, item.resultReason].compactMap { $0 }.joined(separator: "; ")),
             ]
         }
-        let table = [["ITEM", "TARGET", "ACTION", "REASON"]] + rows
-        let widths = (0..<3).map { column in min(60, table.map { $0[column].count }.max() ?? 0) }
-        var lines: [String] = []
-        for (index, row) in table.enumerated() {
-            let padded = (0..<3).map { row[$0] + String(repeating: " ", count: max(0, widths[$0] - row[$0].count)) + "  " }
-            lines.append((padded.joined() + row[3]).trimmingCharacters(in: .whitespaces))
-            if index > 0 { lines += report.items[index - 1].notes.map { "    note: \(shown($0))" } }
+        // An inventory (no actions) shows the class and the protection as found, decoded values before raw ones.
+        let inventory = !report.items.isEmpty && report.items.allSatisfy { $0.action == nil }
+        func inventoryCells(_ item: MigrationReport.Item) -> [String] {
+            let raw = { (value: String) in value.hasPrefix("der:") || value.hasPrefix("hex:") }
+            let protection = item.source.protection.filter { !raw($0.value) }.sorted { $0.key < $1.key }
+                + item.source.protection.filter { raw($0.value) }.sorted { $0.key < $1.key }
+            return [
+                cells(item)[0], shown(item.source.class ?? "-"),
+                shown(protection.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")),
+            ]
         }
-        return lines
+        let table = inventory
+            ? [["ITEM", "CLASS", "PROTECTION"]] + report.items.map(inventoryCells)
+            : [["ITEM", "TARGET", "ACTION", "REASON"]] + report.items.map(cells)
+        let fixed = table[0].count - 1
+        let widths = (0..<fixed).map { column in
+            let widest = table.map { $0[column].count }.max() ?? 0
+            return column < fixed - 1 ? min(60, widest) : widest
+        }
+        func line(_ row: [String]) -> String {
+            var text = "  " + (0..<fixed).map { row[$0] + String(repeating: " ", count: max(0, widths[$0] - row[$0].count)) + "  " }.joined() + row[fixed]
+            while text.hasSuffix(" ") || text.hasSuffix("\t") { text.removeLast() }
+            return text
+        }
+        var out = report.device.isEmpty ? "" : report.dryRun ? "Dry run for device \(report.device): nothing was written.\n" : "Migration on device \(report.device).\n"
+        for source in report.sources {
+            out += "source: \(shown(source.path)) (\(source.format), \(source.library ?? "no library recognised"), \(source.platform))\n"
+        }
+        var start = 0
+        while start < report.items.count {
+            let first = report.items[start].source
+            var end = start + 1
+            while end < report.items.count, report.items[end].source.path == first.path,
+                report.items[end].source.library == first.library, report.items[end].source.platform == first.platform
+            {
+                end += 1
+            }
+            let group = report.items[start..<end]
+            let common = group.count > 1 ? group.first!.notes.filter { note in group.allSatisfy { $0.notes.contains(note) } } : []
+            out += "\n\(first.library) \(first.platform): \(shown(first.path)), \(group.count == 1 ? "1 item" : "\(group.count) items")\n"
+            for note in common { out += "  note (every item): \(shown(note))\n" }
+            out += line(table[0]) + "\n"
+            for item in group {
+                out += line(inventory ? inventoryCells(item) : cells(item)) + "\n"
+                for note in item.notes where !common.contains(note) { out += "      note: \(shown(note))\n" }
+            }
+            start = end
+        }
+        return out + (inventory ? "\nfound " : "\nsummary: ")
     }
 
-    @Test("the text table pads by characters, caps columns at 60, trims each line and keeps notes under their item")
+    @Test("without a width, the text is grouped by dump and library, pads by characters, caps columns at 60 and keeps notes under their item")
     func textLayout() throws {
         for (name, report) in Self.reports {
             let text = report.text()
-            let header = text.components(separatedBy: "\n\n")[0]
-            let body = String(text.dropFirst(header.count + 2))
-            let expected = Self.referenceText(report).joined(separator: "\n") + "\n\nsummary: "
-            #expect(body.hasPrefix(expected), "\(name)")
+            let expected = Self.referenceText(report)
+            #expect(text.hasPrefix(expected), "\(name)")
             #expect(!text.unicodeScalars.contains { $0 != "\n" && Self.isUnsafe($0) }, "\(name)")
         }
     }
@@ -201,15 +241,16 @@ struct ReportRenderingTests {
         let rows = markdown.split(separator: "\n", omittingEmptySubsequences: false).filter { $0.hasPrefix("| ") && !$0.hasPrefix("| Item |") }
         #expect(rows.count == report.items.count)
         #expect(!markdown.unicodeScalars.contains { $0 != "\n" && Self.isUnsafe($0) })
-        let reference = Self.referenceText(report).filter { !$0.hasPrefix("    note: ") }.dropFirst()
-        for ((row, item), line) in zip(zip(rows, report.items), reference) {
+        for (row, item) in zip(rows, report.items) {
             let cells = Self.cells(row)
             #expect(cells.count == 5)
             #expect(Self.codeSpans(cells[4]) == item.notes.map(Self.shown), "\(cells[4].debugDescription)")
             if let reason = item.reason {
                 #expect(Self.codeSpans(cells[3]).first?.hasPrefix(Self.shown(reason)) == true, "\(cells[3].debugDescription)")
             }
-            #expect(line.hasPrefix(Self.codeSpans(cells[0]).first ?? "-"), "\(cells[0].debugDescription)")
+            let names = [item.source.service, item.source.server, item.source.account].compactMap { $0 }.joined(separator: " / ")
+            let found = "\(item.source.library) \(item.source.platform) \(names.isEmpty ? item.source.location : names)"
+            #expect(Self.codeSpans(cells[0]).joined() == Self.shown(found), "\(cells[0].debugDescription)")
         }
         #expect(markdown.contains("cr\\u{D}\\u{A}lf") && markdown.contains("lone\\u{D}cr") && markdown.contains("line\\u{A}break"))
         #expect(markdown.contains("a\\|b"))

@@ -107,9 +107,10 @@ final class Sandbox: Sendable {
             process.arguments = arguments
         }
         process.currentDirectoryURL = url
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        }
+        // The text output fits $COLUMNS when it is set: a test's output does not depend on the shell it runs from.
+        var inherited = ProcessInfo.processInfo.environment
+        inherited["COLUMNS"] = nil
+        process.environment = inherited.merging(environment) { $1 }
         process.standardInput = input
         process.standardOutput = output
         process.standardError = error

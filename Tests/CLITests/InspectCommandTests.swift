@@ -71,7 +71,9 @@ struct InspectCommandTests {
         let result = try await sandbox.run(["inspect", plist])
         #expect(result.status == 0)
         #expect(result.err == "")
-        #expect(result.out.hasPrefix("source: \(plist) (ios-plist, react-native-keychain, ios)\n\nLIBRARY"))
+        #expect(result.out.hasPrefix(
+            "source: \(plist) (ios-plist, react-native-keychain, ios)\n\nreact-native-keychain ios: \(plist), 11 items\n"
+                + "  ITEM                          CLASS  PROTECTION\n"))
         #expect(result.out.hasSuffix("\nfound 11 item(s)\n"))
         for secret in sampleSecrets { #expect(!result.out.contains(secret)) }
     }
@@ -115,5 +117,37 @@ struct InspectCommandTests {
                 Run 'apex-keychain inspect --help' for usage.
 
                 """)
+    }
+}
+
+/// Review (command line, item 8): lines up to 269 columns wide. With `COLUMNS=80`, no line of `migrate` or
+/// `inspect` text is wider than 80, on every bundled sample; without it (a pipe), rows are not wrapped.
+@Suite("text output fits the terminal")
+struct TerminalWidthTests {
+    let sandbox: Sandbox
+
+    init() throws { sandbox = try Sandbox() }
+
+    static let samples = [
+        "react-native-keychain/ios/keychain.plist", "react-native-keychain/ios/objection-dump.json",
+        "react-native-keychain/android", "expo-secure-store/ios", "expo-secure-store/android",
+    ]
+
+    @Test("with COLUMNS=80, no line is wider than 80", arguments: samples)
+    func fits(sample name: String) async throws {
+        for command in [["inspect"], ["migrate", "--bundle-id", "com.example.sampleapp"]] {
+            let result = try await sandbox.run(command + [sample(name)], environment: ["COLUMNS": "80"])
+            #expect(result.status == 0 || result.status == 1)
+            let wide: [String] = result.out.split(separator: "\n").map(String.init).filter { $0.count > 80 }
+            #expect(wide.isEmpty, "\(command[0]) \(name): \(wide.first ?? "")")
+            #expect(!result.out.isEmpty)
+        }
+    }
+
+    @Test("without COLUMNS and a terminal, rows are one line each")
+    func unlimited() async throws {
+        let result = try await sandbox.run(["migrate", sample("react-native-keychain/ios/keychain.plist"), "--bundle-id", "com.example.sampleapp"])
+        #expect(result.out.split(separator: "\n").contains { $0.count > 80 })
+        #expect(result.out.contains("  https://api.example.com:8443  com.example.sampleapp/credentials:https://api.example.com:8443 [credentials, whenUnlocked, biometryAnyOrPasscode]  create"))
     }
 }

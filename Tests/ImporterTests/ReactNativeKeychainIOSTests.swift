@@ -203,6 +203,24 @@ func rnkRecord(
         #expect(items.allSatisfy { $0.notes.contains { $0.hasPrefix("2 items share this service") } })
     }
 
+    /// Review (command line, item 9): the count was taken across files, so two exports of one keychain said "2 items
+    /// share this service" of every item. It counts the items of one dump.
+    @Test func theSharedServiceCountIsPerDump() throws {
+        let records = [rnkRecord(service: "auth"), rnkRecord(service: "auth", account: .string("rnk-user-0002"), location: "item 2")]
+        let single = [rnkRecord(service: "solo")]
+        let dumps = [
+            keychainDump(records, path: "a.plist"), keychainDump(records, path: "b.plist", format: .keychainSQLite),
+            keychainDump(single, path: "c.plist"), keychainDump(single, path: "d.plist"),
+        ]
+        let items = try importer.importItems(from: dumps, options: ImportOptions(bundleID: "com.example.app"))
+        #expect(items.count == 6)
+        for item in items {
+            let shares = item.notes.filter { $0.contains("share this service") }
+            #expect(shares == (item.source.service == "auth" ? [shares.first ?? ""] : []), "\(item.origin.path)")
+            #expect(shares.allSatisfy { $0.hasPrefix("2 items share") }, "\(shares)")
+        }
+    }
+
     @Test func undecodedAccessControlIsBlocked() throws {
         var record = rnkRecord()
         record.extra["accc"] = "hex:310d300b"

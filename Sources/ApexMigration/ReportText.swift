@@ -1,0 +1,334 @@
+import ApexDumps
+import ApexKeychain
+import Foundation
+
+/// The report as text for a terminal: the sources, then the items grouped by the dump and library they came
+/// from, each group a table (item, target, action, reason) with its notes, then the summary.
+///
+/// Given a width (`$COLUMNS` or the terminal's), no line is wider: long cells wrap inside their column, so the
+/// ACTION column stays aligned, and when the reason has no room beside the action it goes on its own line under
+/// the row. A note every item of a group has is printed once, under the group's heading. Without a width, rows
+/// are one line each, and the item and target columns are at most 60 characters wide.
+extension MigrationReport {
+    /// A readable table and summary, at most `width` characters wide (nil: no limit).
+    public func text(width: Int? = nil) -> String { renderedText(width: width).string }
+
+    /// ``text(width:)`` as UTF-8 bytes, for writing out without a `String` in between.
+    public func textData(width: Int? = nil) -> Data { Data(renderedText(width: width).bytes) }
+
+    /// The narrowest width the text is fitted to: below it, lines may be wider than asked.
+    public static let narrowestTextWidth = 40
+
+    /// The columns of a plan's or a run's table.
+    static let planHeader = ReportRow(cells: ["ITEM", "TARGET", "ACTION"], reason: "REASON")
+    /// The columns of an inventory's (`inspect`).
+    static let inventoryHeader = ReportRow(cells: ["ITEM", "CLASS"], reason: "PROTECTION")
+
+    /// Whether this is an inventory: items as found, with no plan.
+    var isInventory: Bool { !items.isEmpty && items.allSatisfy { $0.action == nil } }
+
+    /// The cells of every row, with the dump's names made safe to show (``DisplayText``). Fields are read in
+    /// place (a copy of each item would retain every string it holds).
+    private var textRows: [ReportRow] {
+        let inventory = isInventory
+        return concurrentMap(count: items.count) { index in
+            let source = items[index].source
+            var names = [source.service, source.server, source.account].compactMap { $0 }
+            // react-native-keychain's default Android service is the empty string.
+            if names.first == "", source.platform == "android" { names[0] = "(default)" }
+            let found = DisplayText.escaped(names.isEmpty ? source.location : names.joined(separator: " / "))
+            if inventory {
+                return ReportRow(
+                    cells: [found, DisplayText.escaped(source.class ?? "-")],
+                    reason: DisplayText.escaped(Self.protectionText(source.protection)))
+            }
+            let target = items[index].target.map {
+                "\($0.service)/\($0.key) [\($0.kind), \($0.accessible), \($0.accessControl)]"
+            }
+            let action = actionText(index)
+            let reason = [items[index].reason, items[index].resultReason].compactMap { $0 }.joined(separator: "; ")
+            return ReportRow(cells: [found, DisplayText.escaped(target ?? "-"), action], reason: DisplayText.escaped(reason))
+        }
+    }
+
+    /// An item's action as the text and Markdown show it: with a run's result, and whether a later run can still
+    /// change it (a dry run's writes to come are not repeated as pending).
+    func actionText(_ index: Int) -> String {
+        var action = items[index].action?.rawValue ?? "-"
+        if let result = items[index].result { action += " (\(result.rawValue))" }
+        switch items[index].state {
+        case .pending where !(dryRun && items[index].action == .create): action += ", pending"
+        case .givenUp: action += ", given up"
+        default: break
+        }
+        return action
+    }
+
+    /// An item's protection as found, `name=value` by name, with raw encodings (`der:`, `hex:`) after what was
+    /// decoded from them.
+    static func protectionText(_ protection: [String: String]) -> String {
+        func isRaw(_ value: String) -> Bool { value.hasPrefix("der:") || value.hasPrefix("hex:") }
+        return protection.sorted { first, second in
+            isRaw(first.value) != isRaw(second.value) ? !isRaw(first.value) : first.key < second.key
+        }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
+    }
+
+    /// Runs of consecutive items from one dump and library.
+    private var textGroups: [ReportGroup] {
+        var groups: [ReportGroup] = []
+        for index in items.indices {
+            let source = items[index].source
+            if let last = groups.last, last.path == source.path, last.library == source.library,
+                last.platform == source.platform
+            {
+                groups[groups.count - 1].range = last.range.lowerBound..<index + 1
+            } else {
+                groups.append(
+                    ReportGroup(path: source.path, library: source.library, platform: source.platform, range: index..<index + 1))
+            }
+        }
+        // A note that every item of a group has (more than one item) is said once, under its heading.
+        for number in groups.indices where groups[number].range.count > 1 {
+            let range = groups[number].range
+            groups[number].commonNotes = items[range.lowerBound].notes.filter { note in
+                items[range].allSatisfy { $0.notes.contains(note) }
+            }
+        }
+        return groups
+    }
+
+    private func renderedText(width requested: Int?) -> RenderedText {
+        let width = requested.map { max($0, Self.narrowestTextWidth) }
+        var out = RenderedText(capacity: 256 + items.count * 200)
+        // An inventory (`inspect`) has no device and no heading.
+        if !device.isEmpty {
+            let heading = dryRun ? "Dry run for device \(device): nothing was written." : "Migration on device \(device)."
+            out.appendWrapped(heading, width: width, indent: 0)
+        }
+        for source in sources {
+            out.appendWrapped(
+                "source: \(DisplayText.escaped(source.path)) (\(source.format), "
+                    + "\(source.library ?? "no library recognised"), \(source.platform))",
+                width: width, indent: 2)
+        }
+        let rows = textRows
+        let layout = ReportTableLayout(header: isInventory ? Self.inventoryHeader : Self.planHeader, rows: rows, width: width)
+        let groups = textGroups
+        let items = items
+        for group in groups {
+            out.append("\n")
+            let count = group.range.count == 1 ? "1 item" : "\(group.range.count) items"
+            out.appendWrapped(
+                "\(group.library) \(group.platform): \(DisplayText.escaped(group.path)), \(count)", width: width,
+                indent: 2)
+            for note in group.commonNotes {
+                out.appendWrapped("  note (every item): \(DisplayText.escaped(note))", width: width, indent: 4)
+            }
+            layout.appendHeader(to: &out)
+            let common = group.commonNotes
+            out.appendChunks(group.range.count) { chunk in
+                var part = RenderedText(capacity: chunk.count * 200)
+                for index in chunk.lowerBound + group.range.lowerBound..<chunk.upperBound + group.range.lowerBound {
+                    layout.append(rows[index], to: &part)
+                    for note in items[index].notes where !common.contains(note) {
+                        part.appendWrapped("      note: \(DisplayText.escaped(note))", width: width, indent: 12)
+                    }
+                }
+                return part
+            }
+        }
+        out.append("\n")
+        if isInventory || (items.isEmpty && device.isEmpty) {
+            out.append("found \(summary.found) item(s)\n")
+        } else {
+            out.appendWrapped("summary: \(summaryLine)", width: width, indent: 2)
+        }
+        return out
+    }
+
+    var summaryLine: String {
+        let s = summary
+        var parts = [
+            "found \(s.found)", "create \(s.create)", "exists \(s.exists)", "conflict \(s.conflict)",
+            "blocked \(s.blocked)", "sealed \(s.sealed)", "shadowed \(s.shadowed)", "skipped \(s.skipped)",
+        ]
+        if !dryRun { parts += ["written \(s.written)", "verified \(s.verified)", "failed \(s.failed)"] }
+        return parts.joined(separator: ", ")
+    }
+}
+
+/// One row of the text table: its cells (item, target, action; or item, class) and its last column (the reason;
+/// or the protection).
+struct ReportRow: Sendable {
+    var cells: [String]
+    var reason: String
+}
+
+/// Consecutive items of one dump and library, and the notes all of them have.
+struct ReportGroup: Sendable {
+    var path: String
+    var library: String
+    var platform: String
+    var range: Range<Int>
+    var commonNotes: [String] = []
+}
+
+/// The column widths of the text table, and whether its last column (a reason, a protection) fits beside the
+/// others. The columns before the last fixed one wrap; the last fixed one (the action) never does, so it stays
+/// aligned.
+struct ReportTableLayout: Sendable {
+    /// The column names, and the last column's (also its label when it goes under the row).
+    let header: ReportRow
+    /// Where each row starts.
+    static let indent = 2
+    /// Between columns.
+    static let gap = 2
+    /// The narrowest last column beside the others; below it, it goes under the row.
+    static let narrowestLast = 24
+    /// Without a width, the widest wrapping column.
+    static let widestUnlimited = 60
+
+    /// The widths of the fixed columns.
+    let widths: [Int]
+    /// The last column's width beside the others, nil when it goes on its own lines; with no limit, `Int.max`.
+    let lastWidth: Int?
+    let width: Int?
+
+    init(header: ReportRow, rows: [ReportRow], width: Int?) {
+        self.header = header
+        self.width = width
+        let columns = header.cells.count
+        let counts = ([header] + rows).concurrentMap { row in
+            row.cells.map(RenderedText.characterCount) + [RenderedText.characterCount(row.reason)]
+        }
+        let natural = counts.reduce([Int](repeating: 0, count: columns + 1)) { zip($0, $1).map { max($0, $1) } }
+        let fixed = natural[columns - 1]
+        guard let width else {
+            widths = natural[..<(columns - 1)].map { min($0, Self.widestUnlimited) } + [fixed]
+            lastWidth = Int.max
+            return
+        }
+        let cells = width - Self.indent - (columns - 1) * Self.gap
+        let inline = cells - natural[..<columns].reduce(0, +) - Self.gap
+        if inline >= min(natural[columns], Self.narrowestLast) {
+            widths = Array(natural[..<columns])
+            lastWidth = inline
+            return
+        }
+        // The last column goes under the row; the wrapping columns share what the fixed one leaves, each at least
+        // 10, the first at most two fifths when both need more.
+        let shared = max(10 * (columns - 1), cells - fixed)
+        if columns == 2 {
+            widths = [shared, fixed]
+        } else {
+            var first = natural[0]
+            if natural[0] + natural[1] > shared { first = min(natural[0], max(10, shared * 2 / 5)) }
+            widths = [first, max(10, shared - first), fixed]
+        }
+        lastWidth = nil
+    }
+
+    func appendHeader(to out: inout RenderedText) {
+        append(header, to: &out)
+    }
+
+    /// The row's lines: its cells wrapped inside their columns, then, when it has no room beside the others, its
+    /// last column on lines of its own.
+    func append(_ row: ReportRow, to out: inout RenderedText) {
+        let limited = width != nil
+        let fixed = widths.count - 1
+        var columns = row.cells.indices.map { column in
+            limited && column < fixed ? RenderedText.wrap(row.cells[column], width: widths[column]) : [row.cells[column]]
+        }
+        if let lastWidth {
+            columns.append(limited && !row.reason.isEmpty ? RenderedText.wrap(row.reason, width: lastWidth) : [row.reason])
+        }
+        let lines = columns.map(\.count).max() ?? 1
+        for line in 0..<lines {
+            let start = out.bytes.count
+            out.spaces(Self.indent)
+            var pending = 0
+            for column in columns.indices {
+                let cell = line < columns[column].count ? columns[column][line] : ""
+                if !cell.isEmpty {
+                    out.spaces(pending)
+                    out.append(cell)
+                    pending = 0
+                }
+                if column < columns.count - 1 {
+                    let used = cell.isEmpty ? 0 : RenderedText.characterCount(cell)
+                    pending += max(0, widths[column] - used) + Self.gap
+                }
+            }
+            // Names may end in spaces: a line never does.
+            out.trimTrailingSpaces(from: start)
+            out.append("\n")
+        }
+        if lastWidth == nil, !row.reason.isEmpty, row.cells != header.cells {
+            let label = "      \(header.reason.lowercased()): "
+            out.appendWrapped(label + row.reason, width: width, indent: label.count)
+        }
+    }
+}
+
+extension RenderedText {
+    /// Removes the spaces and tabs at the end of the text written since `start`.
+    mutating func trimTrailingSpaces(from start: Int) {
+        while bytes.count > start, let last = bytes.last, last == 0x20 || last == 0x09 { removeLast() }
+    }
+
+    /// `text` and a line break; with a width, wrapped to it, continuation lines indented by `indent`.
+    mutating func appendWrapped(_ text: String, width: Int?, indent: Int) {
+        guard let width else {
+            append(text)
+            append("\n")
+            return
+        }
+        let lines = Self.wrap(text, width: width, continuationWidth: max(10, width - indent))
+        for (number, line) in lines.enumerated() {
+            if number > 0 { spaces(indent) }
+            append(line)
+            append("\n")
+        }
+    }
+
+    /// `text` cut into lines of at most `width` characters (`continuationWidth` after the first): at the last
+    /// space, or after the last `/`, `,` or `:`, in the second half of a line, else exactly at the width. A
+    /// space a line ends at is dropped. One empty line for empty text.
+    static func wrap(_ text: String, width: Int, continuationWidth: Int? = nil) -> [String] {
+        if characterCount(text) <= width { return [text] }
+        var lines: [String] = []
+        var rest = Substring(text)
+        var limit = max(1, width)
+        while characterCount(String(rest)) > limit {
+            let cut = rest.index(rest.startIndex, offsetBy: limit)
+            var end = cut
+            var next = cut
+            if rest[cut] == " " {
+                next = rest.index(after: cut)
+            } else {
+                var index = cut
+                let half = rest.index(rest.startIndex, offsetBy: limit / 2)
+                while index > half {
+                    let previous = rest.index(before: index)
+                    if rest[previous] == " " {
+                        end = previous
+                        next = index
+                        break
+                    }
+                    if "/,:".contains(rest[previous]) {
+                        end = index
+                        next = index
+                        break
+                    }
+                    index = previous
+                }
+            }
+            lines.append(String(rest[..<end]))
+            rest = rest[next...]
+            limit = max(1, continuationWidth ?? width)
+        }
+        lines.append(String(rest))
+        return lines
+    }
+}
