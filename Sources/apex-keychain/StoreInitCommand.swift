@@ -28,8 +28,8 @@ struct StoreInitCommand: RunnableCommand {
     /// `--passphrase-file <passphrase-file>`.
     static let passphraseFile = OptionDefinition.option(
         "passphrase-file",
-        help: "Lock the store with the passphrase in this file (at most 1 KiB; one trailing newline "
-            + "is not part of it) instead of a key file.")
+        help: "Lock the store with the passphrase in this file, readable by its owner only (at most 1 KiB; one "
+            + "trailing newline is not part of it) instead of a key file.")
 
     /// The store to create.
     let storeURL: URL

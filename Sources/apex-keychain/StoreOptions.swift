@@ -24,8 +24,9 @@ struct StoreOptions: Sendable {
     /// `--passphrase-file <passphrase-file>`.
     static let passphraseFile = OptionDefinition.option(
         "passphrase-file",
-        help: "A file holding the store's passphrase (at most 1 KiB; one trailing newline is not part of it). It also answers "
-            + "the device's passcode prompts. Without it, a passphrase store asks on the terminal.")
+        help: "A file holding the store's passphrase, readable by its owner only (at most 1 KiB; one trailing newline is "
+            + "not part of it). It also answers the device's passcode prompts. Without it, a passphrase store asks on "
+            + "the terminal.")
 
     /// The options in the order the help shows them.
     static var definitions: [OptionDefinition] { [store, service, keyFile, passphraseFile] }
@@ -147,8 +148,8 @@ enum Passphrase {
     static let maximumLength = SQLiteKeychainDatabase.maximumPassphraseLength
 
     /// The passphrase in a file: its contents without one trailing newline.
-    /// - Throws: 66 when the file can't be read, 64 when the passphrase is longer than ``maximumLength`` (the
-    ///   file is read no further), 77 when it is empty.
+    /// - Throws: 66 when the file can't be read, 77 when group or others can access it, 64 when the passphrase
+    ///   is longer than ``maximumLength`` (the file is read no further) or empty.
     static func read(file: String, store: String) throws(CLIError) -> Data {
         var contents: Data
         let tooLarge = CLIError(
@@ -156,7 +157,7 @@ enum Passphrase {
             "\(store): the passphrase file \(file) is too large: a passphrase is at most \(Console.byteCount(maximumLength)), "
                 + "and one trailing newline")
         do throws(CLIError) {
-            contents = try Console.readFile(file, role: "passphrase file", limit: maximumLength + 1)
+            contents = try Console.readSecretFile(file, role: "passphrase file", limit: maximumLength + 1)
         } catch {
             throw error.exitCode == .usage ? tooLarge : CLIError(error.exitCode, "\(store): \(error.message)")
         }
@@ -166,11 +167,10 @@ enum Passphrase {
             throw tooLarge
         }
         guard !contents.isEmpty else {
-            throw CLIError(.permissionDenied, "\(store): the passphrase file \(file) holds an empty passphrase")
+            throw CLIError(.usage, "\(store): the passphrase file \(file) holds an empty passphrase")
         }
         return contents
     }
-
 
     /// Asks for the passphrase of a store on the terminal.
     /// - Throws: 75 when there is no terminal, 77 for an empty answer.

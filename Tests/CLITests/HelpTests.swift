@@ -113,10 +113,11 @@ struct HelpTests {
                   --key-file <key-file>   The key file that unlocks the store. (default: the
                                           store's path followed by '.key')
                   --passphrase-file <passphrase-file>
-                                          A file holding the store's passphrase (at most 1 KiB;
-                                          one trailing newline is not part of it). It also
-                                          answers the device's passcode prompts. Without it, a
-                                          passphrase store asks on the terminal.
+                                          A file holding the store's passphrase, readable by its
+                                          owner only (at most 1 KiB; one trailing newline is not
+                                          part of it). It also answers the device's passcode
+                                          prompts. Without it, a passphrase store asks on the
+                                          terminal.
                   -h, --help              Show help information.
 
                 """)

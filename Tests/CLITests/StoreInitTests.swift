@@ -79,13 +79,18 @@ struct StoreInitTests {
         #expect(!FileManager.default.fileExists(atPath: store))
     }
 
-    @Test("refuses an empty passphrase (77) and creates nothing")
+    @Test("refuses an empty passphrase file as a usage error (64) and creates nothing")
     func emptyPassphrase() async throws {
         let store = sandbox.path("store.db")
-        let file = try sandbox.write("passphrase", "\n")
+        let file = try sandbox.writeSecret("passphrase", "\n")
         let result = try await sandbox.run(["store", "init", "--store", store, "--passphrase-file", file])
-        #expect(result.status == 77)
-        #expect(result.err == "apex-keychain: \(store): the passphrase file \(file) holds an empty passphrase\n")
+        #expect(result.status == 64)
+        #expect(
+            result.err == """
+                apex-keychain: \(store): the passphrase file \(file) holds an empty passphrase
+                Run 'apex-keychain store init --help' for usage.
+
+                """)
         #expect(!FileManager.default.fileExists(atPath: store))
     }
 

@@ -125,7 +125,7 @@ struct TerminalEchoTests {
     @Test("a signal at the passphrase prompt restores echo, then ends the tool by that signal", arguments: Ending.allCases)
     func echoRestored(_ ending: Ending) async throws {
         let store = sandbox.path("store.db")
-        let passphrase = try sandbox.write("passphrase", "correct horse\n")
+        let passphrase = try sandbox.writeSecret("passphrase", "correct horse\n")
         let created = try await sandbox.run(["store", "init", "--store", store, "--passphrase-file", passphrase])
         try #require(created.status == 0)
         let binary = try #require(CLIBinary.url)
@@ -157,7 +157,7 @@ struct TerminalEchoTests {
     @Test("a passphrase typed at the prompt opens the store, and echo is back on afterwards")
     func echoRestoredAfterAnswer() async throws {
         let store = sandbox.path("store.db")
-        let passphrase = try sandbox.write("passphrase", "correct horse\n")
+        let passphrase = try sandbox.writeSecret("passphrase", "correct horse\n")
         try #require(try await sandbox.run(["store", "init", "--store", store, "--passphrase-file", passphrase]).status == 0)
         let binary = try #require(CLIBinary.url)
         let terminal = try PseudoTerminal()
