@@ -48,10 +48,26 @@ struct StoreItemCommandsTests {
         #expect(get.stdout == Data(value.utf8))
     }
 
-    @Test("an empty stdin stores the empty string, which is a value")
+    @Test("an empty stdin is refused (64) and nothing is written; with --allow-empty it stores the empty string")
     func emptyValue() async throws {
         let store = try await sandbox.initStore()
-        try await sandbox.set(store, "empty", Data())
+        try await sandbox.set(store, "empty", "kept")
+        for options in [[], ["--username", "alice"]] {
+            let key = options.isEmpty ? "empty" : "credentials"
+            let refused = try await sandbox.run(["store", "set", "--store", store] + options + [key])
+            #expect(refused.status == 64)
+            #expect(refused.out == "")
+            #expect(
+                refused.err == """
+                    apex-keychain: the value read from stdin is empty; nothing was written (pass --allow-empty to \
+                    store an empty value)
+                    Run 'apex-keychain store set --help' for usage.
+
+                    """)
+        }
+        #expect(try await sandbox.run(["store", "get", "--store", store, "empty"]).out == "kept")
+        #expect(try await sandbox.run(["store", "list", "--store", store]).out == "empty\n")
+        try await sandbox.set(store, "empty", Data(), ["--allow-empty"])
         let get = try await sandbox.run(["store", "get", "--store", store, "empty"])
         #expect(get.status == 0)
         #expect(get.stdout.isEmpty)
