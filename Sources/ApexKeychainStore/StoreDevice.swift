@@ -10,7 +10,8 @@ extension SQLiteKeychainDatabase {
     ///   asks on the terminal.
     public func makeDevice(passcode: PasscodeSource = .terminal) -> any Device {
         switch deviceProfile {
-        case .ios, .iosNoBiometrics, .iosNoPasscode, .android, .android10: deviceProfile.simulatedDevice
+        case .ios, .iosNoBiometrics, .iosNoPasscode, .android, .android10:
+            deviceProfile.simulatedDevice(bundleIdentifier: bundleIdentifier)
         case .linux: TerminalDevice(store: self, passcode: passcode)
         }
     }
@@ -53,8 +54,8 @@ public final class TerminalDevice: Device {
     private let passcode: PasscodeSource
     private let session = UUID().uuidString
 
-    /// The default service of the `linux` device.
-    public let defaultService = "apex-keychain"
+    /// The default service of the `linux` device: the store's bundle identifier, else `apex-keychain`.
+    public let defaultService: String
     /// The default access group of the `linux` device.
     public let defaultAccessGroup = "local"
 
@@ -62,6 +63,7 @@ public final class TerminalDevice: Device {
     public init(store: SQLiteKeychainDatabase, passcode: PasscodeSource) {
         self.store = store
         self.passcode = passcode
+        defaultService = store.bundleIdentifier ?? "apex-keychain"
     }
 
     /// The device as it is now.

@@ -16,8 +16,9 @@ struct StoreOptions: Sendable {
     /// `--service <service>`.
     static let service = OptionDefinition.option(
         "service",
-        help: "The service whose items the command reads or writes. (default: the device's default service: "
-            + "'apex-keychain' for linux, 'com.example.app' for the phone profiles)")
+        help: "The service whose items the command reads or writes. (default: the store's default service: the "
+            + "--bundle-id given to 'store init', else 'apex-keychain' for linux, 'com.example.app' for the phone "
+            + "profiles)")
     /// `--key-file <key-file>`.
     static let keyFile = OptionDefinition.option(
         "key-file", help: "The key file that unlocks the store. (default: the store's path followed by '.key')")

@@ -1,5 +1,6 @@
 import ApexKeychain
 import ApexKeychainStore
+import ApexMigration
 import Foundation
 
 /// `apex-keychain store set`: stores the value read from stdin under a key.
@@ -203,21 +204,62 @@ struct StoreClearCommand: RunnableCommand {
             name: "clear",
             abstract: "Remove every item of a service.",
             discussion: """
-                Removes every item of the service that this package wrote (never another library's). Prints \
-                nothing.
+                Removes every item of the service that this package wrote (never another library's), and prints \
+                how many it removed. When stdin is a terminal, it first asks for confirmation; --yes skips the \
+                question. Without a terminal it asks nothing and removes nothing: pass --yes, so that a script \
+                says what it means (a service with no item needs no --yes). The migration's own records (service \
+                'apex-keychain.migration') are cleared only with --force.
                 """,
-            options: StoreOptions.definitions)
+            options: StoreOptions.definitions + [Self.yes, Self.force])
     }
+
+    /// `--yes`.
+    static let yes = OptionDefinition.flag(
+        "yes", help: "Remove without asking (needed when stdin is not a terminal, as in CI).")
+    /// `--force`.
+    static let force = OptionDefinition.flag(
+        "force", help: "Also clear the migration's records (service 'apex-keychain.migration').")
 
     /// Which store, how to unlock it, which service.
     let store: StoreOptions
+    /// Whether to remove without asking.
+    let yes: Bool
+    /// Whether the migration's records may be cleared.
+    let force: Bool
 
     init(_ values: ParsedValues) throws(CLIError) {
         store = try StoreOptions(values)
+        yes = values.flag(Self.yes)
+        force = values.flag(Self.force)
     }
 
     func run() async throws(CLIError) {
-        try await store.open().perform { keychain throws(KeychainError) in try await keychain.clear() }
+        let opened = try store.open()
+        let service = opened.keychain.service
+        let shown = DisplayText.escaped(service)
+        if service == Migration.ledgerService, !force {
+            throw .usage(
+                "the service '\(shown)' holds the migration's records: without them a later migration can't tell "
+                    + "the items it wrote from other items; pass --force to clear it anyway")
+        }
+        let count = try await opened.perform { keychain throws(KeychainError) in try await keychain.getAllKeys() }.count
+        let items = count == 1 ? "1 item" : "\(count) items"
+        // A read-only store can't be cleared: the write below says so at once, without a question first.
+        if count > 0, !yes, !opened.database.isReadOnly {
+            let question = "Remove \(items) from service '\(shown)' of \(DisplayText.escaped(opened.path))? [y/N] "
+            guard TerminalInput.standardInputIsTerminal,
+                let answer = TerminalInput.readAnswer(prompt: question, from: .standardInput)
+            else {
+                throw .usage(
+                    "\(opened.path): 'store clear' would remove \(items) from service '\(service)', and there is no "
+                        + "terminal to confirm it; pass --yes")
+            }
+            guard ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased()) else {
+                throw CLIError(.failure, "\(opened.path): not confirmed; nothing was removed")
+            }
+        }
+        try await opened.perform { keychain throws(KeychainError) in try await keychain.clear() }
+        try Console.write("removed \(items) from service '\(shown)'\n")
     }
 }
 

@@ -107,9 +107,9 @@ struct HelpTests {
                 OPTIONS:
                   --store <store>         The store file.
                   --service <service>     The service whose items the command reads or writes.
-                                          (default: the device's default service:
-                                          'apex-keychain' for linux, 'com.example.app' for the
-                                          phone profiles)
+                                          (default: the store's default service: the --bundle-id
+                                          given to 'store init', else 'apex-keychain' for linux,
+                                          'com.example.app' for the phone profiles)
                   --key-file <key-file>   The key file that unlocks the store. (default: the
                                           store's path followed by '.key')
                   --passphrase-file <passphrase-file>

@@ -74,4 +74,36 @@ struct StoreTerminalTests {
         #expect(get.status == 0)
         #expect(get.stdout.isEmpty)
     }
+
+    @Test("clear on a terminal asks first: 'n' (or just Enter) removes nothing and exits 1, 'y' removes and says how many",
+          arguments: ["n\n", "\n", "y\n", "YES\n"])
+    func clearAsks(_ answer: String) async throws {
+        let store = try await sandbox.initStore()
+        try await sandbox.set(store, "a", "v")
+        try await sandbox.set(store, "b", "v")
+        let (terminal, pid) = try spawn(["store", "clear", "--store", store])
+        try #require(terminal.waitFor("Remove 2 items from service 'apex-keychain' of \(store)? [y/N] "), "\(terminal.transcript)")
+        #expect(terminal.echoes, "a question is answered with echo on")
+        terminal.type(Array(answer.utf8))
+        let status = terminal.drain(until: pid)
+        let list = try await sandbox.run(["store", "list", "--store", store])
+        if answer.lowercased().hasPrefix("y") {
+            #expect(status == 0, "\(terminal.transcript)")
+            #expect(terminal.transcript.hasSuffix("removed 2 items from service 'apex-keychain'\r\n"))
+            #expect(list.out == "")
+        } else {
+            #expect(status >> 8 == 1, "\(terminal.transcript)")
+            #expect(terminal.transcript.hasSuffix("apex-keychain: \(store): not confirmed; nothing was removed\r\n"))
+            #expect(list.out == "a\nb\n")
+        }
+    }
+
+    @Test("clear --yes on a terminal removes without asking")
+    func clearYes() async throws {
+        let store = try await sandbox.initStore()
+        try await sandbox.set(store, "a", "v")
+        let (terminal, pid) = try spawn(["store", "clear", "--store", store, "--yes"])
+        #expect(terminal.drain(until: pid) == 0)
+        #expect(terminal.transcript == "removed 1 item from service 'apex-keychain'\r\n")
+    }
 }
