@@ -9,7 +9,8 @@ let keyArgument = ArgumentDefinition(
 /// The options every item command shares: which store, how to unlock it, and which service.
 ///
 /// A store is unlocked by `--passphrase-file`, else by `--key-file`, else by its default key file
-/// (`STORE.key`); a passphrase store without `--passphrase-file` asks for the passphrase on the terminal.
+/// (`STORE.key`); a passphrase store without `--passphrase-file` asks for the passphrase on the terminal, once:
+/// the passphrase that opened the store answers the `linux` device's passcode prompts of the whole run.
 struct StoreOptions: Sendable {
     /// `--store <store>`, required by every store command.
     static let store = OptionDefinition.option("store", help: "The store file.", isRequired: true)
@@ -91,10 +92,11 @@ struct StoreOptions: Sendable {
                 database = try SQLiteKeychainDatabase(opening: storeURL, key: .keyFile(defaultKeyFile))
                 passcode = .none
             } catch where error.kind == .wrongKey && !FileManager.default.fileExists(atPath: defaultKeyFile.path) {
-                // With no key file, a key file can only be refused because the store has a passphrase.
+                // With no key file, a key file can only be refused because the store has a passphrase. It is
+                // asked once per run: the same passphrase answers the device's passcode prompts.
                 let passphrase = try Passphrase.ask(store: path)
                 database = try Self.open(storeURL, .passphrase(passphrase))
-                passcode = .terminal
+                passcode = .given(passphrase)
             } catch {
                 throw ErrorMapping.store(error, store: path)
             }
