@@ -49,7 +49,7 @@ struct StoreListCommand: RunnableCommand {
             for key in keys { lines += "\(DisplayText.escaped(service))\t\(DisplayText.escaped(key))\n" }
         }
         try Console.write(lines)
-        if services.isEmpty { Console.writeError("no items in \(opened.path)\n") }
+        if services.isEmpty { Console.writeError("no items in \(DisplayText.escaped(opened.path))\n") }
     }
 
     /// On stderr: that the service has no item, and how many the other services hold.
