@@ -23,17 +23,33 @@ extension DeviceProfile {
     /// The profile's device as a ``SimulatedDevice``: what a store of a phone profile runs on, and, for `linux`,
     /// a machine without passphrase (no passcode, no biometrics), for plans made without a store. A store models
     /// a device's keychain, not one app: its iOS devices may use every access group. Its clock is the system's,
-    /// so items get real dates.
-    public var simulatedDevice: SimulatedDevice {
-        switch self {
-        case .ios: SimulatedDevice(platform: .iOS(major: 18), biometry: .faceID, now: nil, accessGroups: .any)
-        case .iosNoBiometrics: SimulatedDevice(platform: .iOS(major: 18), biometry: nil, now: nil, accessGroups: .any)
+    /// so items get real dates. Its app is `com.example.app`.
+    public var simulatedDevice: SimulatedDevice { simulatedDevice(bundleIdentifier: nil) }
+
+    /// The profile's device as a ``SimulatedDevice`` whose app is `bundleIdentifier` (its default service; on iOS,
+    /// its default access group is `ABCDE12345.<bundleIdentifier>`), or `com.example.app` when nil.
+    public func simulatedDevice(bundleIdentifier: String?) -> SimulatedDevice {
+        let app = bundleIdentifier ?? Self.defaultBundleIdentifier
+        return switch self {
+        case .ios:
+            SimulatedDevice(platform: .iOS(major: 18), biometry: .faceID, bundleIdentifier: app, now: nil, accessGroups: .any)
+        case .iosNoBiometrics:
+            SimulatedDevice(platform: .iOS(major: 18), biometry: nil, bundleIdentifier: app, now: nil, accessGroups: .any)
         case .iosNoPasscode:
-            SimulatedDevice(platform: .iOS(major: 18), biometry: .faceID, passcodeSet: false, now: nil, accessGroups: .any)
+            SimulatedDevice(
+                platform: .iOS(major: 18), biometry: .faceID, passcodeSet: false, bundleIdentifier: app, now: nil,
+                accessGroups: .any)
         case .android:
-            SimulatedDevice(platform: .android(apiLevel: 34), biometry: .fingerprint, hasStrongBox: true, now: nil)
-        case .android10: SimulatedDevice(platform: .android(apiLevel: 29), biometry: .fingerprint, now: nil)
-        case .linux: SimulatedDevice(platform: .linux, biometry: nil, passcodeSet: false, now: nil)
+            SimulatedDevice(
+                platform: .android(apiLevel: 34), biometry: .fingerprint, hasStrongBox: true, bundleIdentifier: app,
+                now: nil)
+        case .android10:
+            SimulatedDevice(platform: .android(apiLevel: 29), biometry: .fingerprint, bundleIdentifier: app, now: nil)
+        case .linux:
+            SimulatedDevice(platform: .linux, biometry: nil, passcodeSet: false, bundleIdentifier: app, now: nil)
         }
     }
+
+    /// The app of a phone profile's store created without a bundle identifier: its default service.
+    public static let defaultBundleIdentifier = "com.example.app"
 }

@@ -27,6 +27,10 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
     public let url: URL
     /// The device the store models.
     public let deviceProfile: DeviceProfile
+    /// The app's bundle identifier recorded when the store was created: the default service of its device.
+    /// Nil for a store created without one (its device's default service: `apex-keychain` on `linux`,
+    /// `com.example.app` on the phone profiles).
+    public let bundleIdentifier: String?
     /// The largest value a store holds: 16 MiB. Keychain values are small (a token, a password, a key: tens of
     /// kilobytes at most), and no keychain promises more; the limit keeps a runaway write (a value read from an
     /// endless stream) out of the file and out of memory. A larger value is refused with `io`.
@@ -46,13 +50,14 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
 
     init(
         url: URL, connection: Connection, schemaVersion: Int, isReadOnly: Bool, deviceProfile: DeviceProfile,
-        usesPassphrase: Bool, master: SecretKey
+        bundleIdentifier: String?, usesPassphrase: Bool, master: SecretKey
     ) {
         self.url = url
         self.connection = connection
         self.sealColumn = StoreSchema.sealColumn(version: schemaVersion)
         self.isReadOnly = isReadOnly
         self.deviceProfile = deviceProfile
+        self.bundleIdentifier = bundleIdentifier
         self.usesPassphrase = usesPassphrase
         var keys: [ProtectionDomain: SecretKey] = [:]
         for (index, domain) in ProtectionDomain.allCases.enumerated() {

@@ -11,6 +11,7 @@ extension SQLiteKeychainDatabase {
     public static let maximumPassphraseLength = 1024
 
     /// Creates a store: a new file, a random master key, and (for ``StoreKeySource/keyFile(_:)``) a new key file.
+    /// `bundleIdentifier`, when given, is recorded as the app of the store's device: its default service.
     ///
     /// The key file and the store are written under temporary names and linked into place, the key file first,
     /// so an interrupted creation leaves neither (or, interrupted between the two links, a key file that the
@@ -20,7 +21,7 @@ extension SQLiteKeychainDatabase {
     ///   another store, when a file can't be written, or when the passphrase is empty or longer than
     ///   ``maximumPassphraseLength``.
     public static func create(
-        at url: URL, key source: StoreKeySource, device: DeviceProfile = .linux
+        at url: URL, key source: StoreKeySource, device: DeviceProfile = .linux, bundleIdentifier: String? = nil
     ) throws(StoreError) -> SQLiteKeychainDatabase {
         let path = url.path
         if FileManager.default.fileExists(atPath: path) { throw StoreError(.cannotCreate, path: path, "a file already exists there") }
@@ -51,6 +52,7 @@ extension SQLiteKeychainDatabase {
         do throws(StoreError) {
             let master = SecretKey.random()
             var meta: [(String, Data)] = [("format", Data(StoreSchema.format.utf8)), ("device", Data(device.rawValue.utf8))]
+            if let bundleIdentifier { meta.append(("bundle_id", Data(bundleIdentifier.utf8))) }
             let kek: SecretKey
             switch source {
             case .keyFile:

@@ -10,7 +10,8 @@ extension SQLiteKeychainDatabase {
     ///   asks on the terminal.
     public func makeDevice(passcode: PasscodeSource = .terminal) -> any Device {
         switch deviceProfile {
-        case .ios, .iosNoBiometrics, .iosNoPasscode, .android, .android10: deviceProfile.simulatedDevice
+        case .ios, .iosNoBiometrics, .iosNoPasscode, .android, .android10:
+            deviceProfile.simulatedDevice(bundleIdentifier: bundleIdentifier)
         case .linux: TerminalDevice(store: self, passcode: passcode)
         }
     }
@@ -40,7 +41,8 @@ public enum PasscodeSource: Sendable {
     /// Ask on the controlling terminal (`/dev/tty`), without echo. No terminal: the read fails with
     /// `INTERACTION_NOT_ALLOWED`.
     case terminal
-    /// Use these bytes (read from a file the user named); never prompts.
+    /// Use these bytes (read from a file the user named, or typed once to open the store); never prompts. Whether
+    /// they open the store is checked once per device.
     case given(Data)
     /// Never prompt: reads that need the passcode fail with `INTERACTION_NOT_ALLOWED`.
     case none
@@ -52,9 +54,12 @@ public final class TerminalDevice: Device {
     private let store: SQLiteKeychainDatabase
     private let passcode: PasscodeSource
     private let session = UUID().uuidString
+    /// Whether the ``PasscodeSource/given(_:)`` passphrase opens the store, once checked: the check runs
+    /// Argon2id, and a run may read many passcode-protected items.
+    private let givenOpens = Mutex<Bool?>(nil)
 
-    /// The default service of the `linux` device.
-    public let defaultService = "apex-keychain"
+    /// The default service of the `linux` device: the store's bundle identifier, else `apex-keychain`.
+    public let defaultService: String
     /// The default access group of the `linux` device.
     public let defaultAccessGroup = "local"
 
@@ -62,6 +67,7 @@ public final class TerminalDevice: Device {
     public init(store: SQLiteKeychainDatabase, passcode: PasscodeSource) {
         self.store = store
         self.passcode = passcode
+        defaultService = store.bundleIdentifier ?? "apex-keychain"
     }
 
     /// The device as it is now.
@@ -81,7 +87,13 @@ public final class TerminalDevice: Device {
         case .none:
             return .notInteractive
         case .given(let data):
-            return store.verifyPassphrase(data) ? .success : .failed
+            let opens = givenOpens.withLock { known in
+                if let known { return known }
+                let opens = store.verifyPassphrase(data)
+                known = opens
+                return opens
+            }
+            return opens ? .success : .failed
         case .terminal:
             let title = request.prompt.title ?? "Passcode for '\(request.key)' in service '\(request.service)'"
             // The key, the service and an app's title are shown safely: a name must not drive the terminal.

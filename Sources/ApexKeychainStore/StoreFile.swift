@@ -85,7 +85,9 @@ extension SQLiteKeychainDatabase {
         Sodium.wipe(&masterBytes)
         self.init(
             url: url, connection: connection, schemaVersion: readOnly ? version : StoreSchema.currentVersion,
-            isReadOnly: readOnly, deviceProfile: profile, usesPassphrase: keywrap == "passphrase", master: master)
+            isReadOnly: readOnly, deviceProfile: profile,
+            bundleIdentifier: meta["bundle_id"].flatMap { String(data: $0, encoding: .utf8) },
+            usesPassphrase: keywrap == "passphrase", master: master)
     }
 
     /// The connection's settings: a busy timeout, foreign keys, and for a connection that writes, WAL with

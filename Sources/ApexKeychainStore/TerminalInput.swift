@@ -14,30 +14,70 @@ public enum TerminalInput {
     /// One read at a time: the terminal's saved state has one slot.
     private static let reading = Mutex(())
 
+    /// Which terminal to read from.
+    public enum Terminal: Sendable {
+        /// The process's controlling terminal, `/dev/tty`: stdin stays free for values.
+        case controlling
+        /// The terminal that stdin is (opened anew by its name, so that the prompt can be written to it too).
+        case standardInput
+    }
+
+    /// The longest line kept: one byte more means the line was longer.
+    public static let maximumLineLength = 4096
+
     /// Writes `prompt` to the terminal and reads one line without echo.
-    /// - Returns: the line without its newline (at most 4097 bytes are kept), or nil when there is no terminal.
-    public static func readSecret(prompt: String) -> Data? {
+    /// - Returns: the line without its newline (at most ``maximumLineLength`` + 1 bytes are kept: more than
+    ///   ``maximumLineLength`` means a longer line), or nil when there is no terminal.
+    public static func readSecret(prompt: String, from terminal: Terminal = .controlling) -> Data? {
+        readLine(prompt: prompt, from: terminal, echo: false)
+    }
+
+    /// Writes `prompt` to the terminal and reads one line, echoed as it is typed (an answer to a question).
+    /// - Returns: the line without its newline, or nil when there is no terminal.
+    public static func readAnswer(prompt: String, from terminal: Terminal = .controlling) -> String? {
+        readLine(prompt: prompt, from: terminal, echo: true).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Whether stdin is a terminal.
+    public static var standardInputIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
+
+    private static func open(_ terminal: Terminal) -> Int32 {
+        switch terminal {
+        case .controlling:
+            return Glibc.open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)
+        case .standardInput:
+            guard isatty(STDIN_FILENO) == 1, let name = ttyname(STDIN_FILENO) else { return -1 }
+            return Glibc.open(name, O_RDWR | O_CLOEXEC | O_NOCTTY)
+        }
+    }
+
+    private static func readLine(prompt: String, from terminal: Terminal, echo: Bool) -> Data? {
         reading.withLock { _ in
-            let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
+            let fd = open(terminal)
             guard fd >= 0 else { return nil }
             defer { close(fd) }
             var original = termios()
             guard tcgetattr(fd, &original) == 0 else { return nil }
-            var silent = original
-            silent.c_lflag &= ~tcflag_t(ECHO)
             _ = prompt.withCString { write(fd, $0, strlen($0)) }
-            EchoRestorer.arm(fd: fd, original)
-            tcsetattr(fd, TCSAFLUSH, &silent)
+            if !echo {
+                var silent = original
+                silent.c_lflag &= ~tcflag_t(ECHO)
+                EchoRestorer.arm(fd: fd, original)
+                tcsetattr(fd, TCSAFLUSH, &silent)
+            }
             defer {
-                tcsetattr(fd, TCSAFLUSH, &original)
-                EchoRestorer.disarm()
-                _ = write(fd, "\n", 1)
+                if !echo {
+                    tcsetattr(fd, TCSAFLUSH, &original)
+                    EchoRestorer.disarm()
+                    // The newline typed was not echoed.
+                    _ = write(fd, "\n", 1)
+                }
             }
             var bytes = Data()
             var byte: UInt8 = 0
             while read(fd, &byte, 1) == 1, byte != UInt8(ascii: "\n") {
                 bytes.append(byte)
-                if bytes.count > 4096 { break }
+                if bytes.count > maximumLineLength { break }
             }
             return bytes
         }

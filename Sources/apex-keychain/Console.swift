@@ -41,16 +41,30 @@ enum Console {
         }
     }
 
-    /// The contents of a file the user named (a passphrase file), when it holds at most `limit` bytes.
+    /// The contents of a secret file the user named (a passphrase file), when it holds at most `limit` bytes.
+    ///
+    /// The file is opened once, and its mode is checked with `fstat` on the descriptor its bytes are read from
+    /// (no swap in between): a regular file or a named pipe that group or others can access is refused, as a
+    /// key file is. A device (`/dev/stdin` on a terminal) has no contents of its own to protect, and is read.
     /// - Parameter role: what the file is, for the message (`passphrase file`).
-    /// - Throws: exit 66 when it does not exist or can't be read, 64 when it holds more than `limit` bytes; the
-    ///   message names the file and the cause.
-    static func readFile(_ path: String, role: String, limit: Int) throws(CLIError) -> Data {
+    /// - Throws: exit 66 when it does not exist or can't be read, 77 when others can access it, 64 when it holds
+    ///   more than `limit` bytes; the message names the file and the cause.
+    static func readSecretFile(_ path: String, role: String, limit: Int) throws(CLIError) -> Data {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             throw CLIError(.noInput, "can't read the \(role) \(path): \(String(cString: strerror(errno)))")
         }
         defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            throw CLIError(.noInput, "can't read the \(role) \(path): \(String(cString: strerror(errno)))")
+        }
+        let type = info.st_mode & S_IFMT
+        if type == S_IFREG || type == S_IFIFO, info.st_mode & 0o077 != 0 {
+            let mode = String(info.st_mode & 0o777, radix: 8)
+            throw CLIError(
+                .permissionDenied, "the \(role) \(path) is accessible by others (mode \(mode)); run: chmod 600 \(path)")
+        }
         do throws(ReadFailure) {
             return try read(fd, limit: limit)
         } catch {

@@ -25,7 +25,7 @@ struct MigrateCommand: RunnableCommand {
 
                 The report goes to stdout (and with --report, to a file too); it never holds a secret value, \
                 and usernames and labels only with --include-labels. Progress goes to stderr when it is a \
-                terminal; --quiet leaves only errors there.
+                terminal and the run takes over a second; --quiet leaves only errors there.
 
                   apex-keychain migrate app-data/ --bundle-id com.example.app
                   apex-keychain migrate keychain.plist --store app.db --format json --report report.json
@@ -257,8 +257,12 @@ struct MigrateCommand: RunnableCommand {
         }
         defer { withExtendedLifetime(lock) {} }
         var report: MigrationReport
+        let progress = progressBar()
+        var update: (@Sendable (Int, Int) -> Void)?
+        if let progress { update = { done, total in progress.update(done: done, total: total) } }
         do throws(MigrationError) {
-            report = try await migration.run(progress: progressReporter())
+            defer { progress?.end() }
+            report = try await migration.run(progress: update)
         } catch {
             if case .conflicts = error {
                 // Show which items conflict: the plan, of a run that wrote nothing.
@@ -324,14 +328,9 @@ struct MigrateCommand: RunnableCommand {
         }
     }
 
-    /// A progress line on stderr while items are written, when stderr is a terminal and not `--quiet`.
-    private func progressReporter() -> (@Sendable (Int, Int) -> Void)? {
+    /// The progress bar on stderr while items are written, when stderr is a terminal and not `--quiet`.
+    private func progressBar() -> ProgressBar? {
         guard !quiet, isatty(STDERR_FILENO) == 1 else { return nil }
-        return { done, total in
-            // About a hundred updates however many items there are.
-            guard done == total || done % max(1, total / 100) == 0 else { return }
-            Console.writeError("\rmigrating: \(done)/\(total) item(s)")
-            if done == total { Console.writeError("\n") }
-        }
+        return ProgressBar()
     }
 }

@@ -1,4 +1,6 @@
+import ApexKeychain
 import ApexKeychainStore
+import ApexMigration
 import Foundation
 
 /// `apex-keychain store init`: creates a store, unlocked by a new key file or by a passphrase.
@@ -16,20 +18,27 @@ struct StoreInitCommand: RunnableCommand {
                 linux device.
 
                 The device profile decides which protections the store can give, as that device would: a write \
-                the device can't protect as asked is refused, never weakened.
+                the device can't protect as asked is refused, never weakened. --bundle-id names the app whose \
+                keychain the store holds: it is the default service of the other store commands (react-native-\
+                keychain's default service on iOS is the bundle identifier, so 'store list' then shows its items).
                 """,
-            options: [StoreOptions.store, Self.device, Self.passphraseFile])
+            options: [StoreOptions.store, Self.device, Self.bundleID, Self.passphraseFile])
     }
 
     /// `--device <profile>`.
     static let device = OptionDefinition.choice(
         "device", of: DeviceProfile.self, valueName: "profile", help: "The device the store models.",
         defaultValue: DeviceProfile.linux.rawValue)
+    /// `--bundle-id <id>`.
+    static let bundleID = OptionDefinition.option(
+        "bundle-id", valueName: "id",
+        help: "The app's bundle identifier, kept in the store: the default service of the store commands. "
+            + "(default: 'apex-keychain' for linux, 'com.example.app' for the phone profiles)")
     /// `--passphrase-file <passphrase-file>`.
     static let passphraseFile = OptionDefinition.option(
         "passphrase-file",
-        help: "Lock the store with the passphrase in this file (at most 1 KiB; one trailing newline "
-            + "is not part of it) instead of a key file.")
+        help: "Lock the store with the passphrase in this file, readable by its owner only (at most 1 KiB; one "
+            + "trailing newline is not part of it) instead of a key file.")
 
     /// The store to create.
     let storeURL: URL
@@ -37,12 +46,24 @@ struct StoreInitCommand: RunnableCommand {
     let device: DeviceProfile
     /// The passphrase file, or nil for a key file.
     let passphraseFile: String?
+    /// The app's bundle identifier, or nil for the device's default service.
+    let bundleID: String?
 
     init(_ values: ParsedValues) throws(CLIError) {
         storeURL = try StoreOptions.storeURL(values)
         device = try values.enumeration(Self.device, DeviceProfile.self) ?? .linux
         passphraseFile = values.value(Self.passphraseFile)
         if passphraseFile == "" { throw .usage("'--passphrase-file' must not be empty") }
+        bundleID = values.value(Self.bundleID)
+        if let bundleID {
+            if bundleID.isEmpty { throw .usage("'--bundle-id' must not be empty") }
+            if bundleID.utf16.count > 256 || bundleID.utf8.contains(0) {
+                throw .usage("'--bundle-id' must be at most 256 characters, without U+0000: it is a service name")
+            }
+            if bundleID == Migration.ledgerService {
+                throw .usage("'--bundle-id' can't be '\(Migration.ledgerService)': that service holds the migration's records")
+            }
+        }
     }
 
     func run() async throws(CLIError) {
@@ -60,11 +81,15 @@ struct StoreInitCommand: RunnableCommand {
         // The store holds keys and labels in the clear, and SQLite creates it (and later its -wal and -shm
         // files, which take its mode) with the process's umask: keep every file this process creates private.
         _ = umask(0o077)
+        let service: String
         do throws(StoreError) {
-            _ = try SQLiteKeychainDatabase.create(at: storeURL, key: source, device: device)
+            let database = try SQLiteKeychainDatabase.create(
+                at: storeURL, key: source, device: device, bundleIdentifier: bundleID)
+            service = database.makeDevice(passcode: .none).defaultService
         } catch {
             throw ErrorMapping.store(error, store: path)
         }
-        try Console.write("store:    \(path)\ndevice:   \(device.rawValue)\n\(keyLine)\n")
+        try Console.write(
+            "store:    \(path)\ndevice:   \(device.rawValue)\nservice:  \(DisplayText.escaped(service))\n\(keyLine)\n")
     }
 }

@@ -9,23 +9,26 @@ let keyArgument = ArgumentDefinition(
 /// The options every item command shares: which store, how to unlock it, and which service.
 ///
 /// A store is unlocked by `--passphrase-file`, else by `--key-file`, else by its default key file
-/// (`STORE.key`); a passphrase store without `--passphrase-file` asks for the passphrase on the terminal.
+/// (`STORE.key`); a passphrase store without `--passphrase-file` asks for the passphrase on the terminal, once:
+/// the passphrase that opened the store answers the `linux` device's passcode prompts of the whole run.
 struct StoreOptions: Sendable {
     /// `--store <store>`, required by every store command.
     static let store = OptionDefinition.option("store", help: "The store file.", isRequired: true)
     /// `--service <service>`.
     static let service = OptionDefinition.option(
         "service",
-        help: "The service whose items the command reads or writes. (default: the device's default service: "
-            + "'apex-keychain' for linux, 'com.example.app' for the phone profiles)")
+        help: "The service whose items the command reads or writes. (default: the store's default service: the "
+            + "--bundle-id given to 'store init', else 'apex-keychain' for linux, 'com.example.app' for the phone "
+            + "profiles)")
     /// `--key-file <key-file>`.
     static let keyFile = OptionDefinition.option(
         "key-file", help: "The key file that unlocks the store. (default: the store's path followed by '.key')")
     /// `--passphrase-file <passphrase-file>`.
     static let passphraseFile = OptionDefinition.option(
         "passphrase-file",
-        help: "A file holding the store's passphrase (at most 1 KiB; one trailing newline is not part of it). It also answers "
-            + "the device's passcode prompts. Without it, a passphrase store asks on the terminal.")
+        help: "A file holding the store's passphrase, readable by its owner only (at most 1 KiB; one trailing newline is "
+            + "not part of it). It also answers the device's passcode prompts. Without it, a passphrase store asks on "
+            + "the terminal.")
 
     /// The options in the order the help shows them.
     static var definitions: [OptionDefinition] { [store, service, keyFile, passphraseFile] }
@@ -89,10 +92,11 @@ struct StoreOptions: Sendable {
                 database = try SQLiteKeychainDatabase(opening: storeURL, key: .keyFile(defaultKeyFile))
                 passcode = .none
             } catch where error.kind == .wrongKey && !FileManager.default.fileExists(atPath: defaultKeyFile.path) {
-                // With no key file, a key file can only be refused because the store has a passphrase.
+                // With no key file, a key file can only be refused because the store has a passphrase. It is
+                // asked once per run: the same passphrase answers the device's passcode prompts.
                 let passphrase = try Passphrase.ask(store: path)
                 database = try Self.open(storeURL, .passphrase(passphrase))
-                passcode = .terminal
+                passcode = .given(passphrase)
             } catch {
                 throw ErrorMapping.store(error, store: path)
             }
@@ -147,8 +151,8 @@ enum Passphrase {
     static let maximumLength = SQLiteKeychainDatabase.maximumPassphraseLength
 
     /// The passphrase in a file: its contents without one trailing newline.
-    /// - Throws: 66 when the file can't be read, 64 when the passphrase is longer than ``maximumLength`` (the
-    ///   file is read no further), 77 when it is empty.
+    /// - Throws: 66 when the file can't be read, 77 when group or others can access it, 64 when the passphrase
+    ///   is longer than ``maximumLength`` (the file is read no further) or empty.
     static func read(file: String, store: String) throws(CLIError) -> Data {
         var contents: Data
         let tooLarge = CLIError(
@@ -156,7 +160,7 @@ enum Passphrase {
             "\(store): the passphrase file \(file) is too large: a passphrase is at most \(Console.byteCount(maximumLength)), "
                 + "and one trailing newline")
         do throws(CLIError) {
-            contents = try Console.readFile(file, role: "passphrase file", limit: maximumLength + 1)
+            contents = try Console.readSecretFile(file, role: "passphrase file", limit: maximumLength + 1)
         } catch {
             throw error.exitCode == .usage ? tooLarge : CLIError(error.exitCode, "\(store): \(error.message)")
         }
@@ -166,11 +170,10 @@ enum Passphrase {
             throw tooLarge
         }
         guard !contents.isEmpty else {
-            throw CLIError(.permissionDenied, "\(store): the passphrase file \(file) holds an empty passphrase")
+            throw CLIError(.usage, "\(store): the passphrase file \(file) holds an empty passphrase")
         }
         return contents
     }
-
 
     /// Asks for the passphrase of a store on the terminal.
     /// - Throws: 75 when there is no terminal, 77 for an empty answer.

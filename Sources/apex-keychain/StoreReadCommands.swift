@@ -1,5 +1,6 @@
 import ApexKeychain
 import ApexKeychainStore
+import ApexMigration
 import Foundation
 
 /// `apex-keychain store list`: the keys of a service, or of every service.
@@ -10,13 +11,16 @@ struct StoreListCommand: RunnableCommand {
             abstract: "List the keys of a service.",
             discussion: """
                 Prints the keys of the service, one per line, sorted. With --all-services, prints the keys of \
-                every service as 'SERVICE<TAB>KEY' lines, sorted by service, then key. Never prompts.
+                every service as 'SERVICE<TAB>KEY' lines, sorted by service, then key; the migration's own \
+                records (service 'apex-keychain.migration') are left out. When the service has no item, stderr \
+                says so, and how many items the other services hold. Never prompts.
                 """,
             options: StoreOptions.definitions + [Self.allServices])
     }
 
     /// `--all-services`.
-    static let allServices = OptionDefinition.flag("all-services", help: "List the keys of every service in the store.")
+    static let allServices = OptionDefinition.flag(
+        "all-services", help: "List the keys of every service in the store (but the migration's records).")
 
     /// Which store, how to unlock it, which service.
     let store: StoreOptions
@@ -36,27 +40,54 @@ struct StoreListCommand: RunnableCommand {
         guard allServices else {
             let keys = try await opened.perform { keychain throws(KeychainError) in try await keychain.getAllKeys() }
             try Console.write(keys.map { DisplayText.escaped($0) + "\n" }.joined())
+            if keys.isEmpty { try await sayWhereItemsAre(opened) }
             return
         }
-        // The services come from the store's own items; each service's keys come from its keychain, which
-        // leaves other libraries' items out and settles a write left staged by a crash.
-        let items: [ItemAttributes]
-        do throws(DatabaseError) {
-            items = try opened.database.attributes(matching: ItemQuery(itemClass: .genericPassword, creator: apexCreator))
-        } catch {
-            throw ErrorMapping.database(error, store: opened.path)
-        }
-        let services = Set(items.map(\.service)).sorted { $0.utf16.lexicographicallyPrecedes($1.utf16) }
+        let services = try await opened.keysByService()
         var lines = ""
-        for service in services {
-            let keys = try await opened.perform { keychain throws(KeychainError) in
-                try await Keychain(
-                    KeychainOptions(service: service), database: opened.database, device: opened.device
-                ).getAllKeys()
-            }
+        for (service, keys) in services {
             for key in keys { lines += "\(DisplayText.escaped(service))\t\(DisplayText.escaped(key))\n" }
         }
         try Console.write(lines)
+        if services.isEmpty { Console.writeError("no items in \(DisplayText.escaped(opened.path))\n") }
+    }
+
+    /// On stderr: that the service has no item, and how many the other services hold.
+    private func sayWhereItemsAre(_ opened: OpenedStore) async throws(CLIError) {
+        let service = opened.keychain.service
+        let others = try await opened.keysByService().filter { $0.service != service }
+        var note = "no items in service '\(service)'"
+        if !others.isEmpty {
+            let count = others.reduce(0) { $0 + $1.keys.count }
+            let items = count == 1 ? "1 item" : "\(count) items"
+            let services = others.count == 1 ? "1 other service" : "\(others.count) other services"
+            note += "; \(items) in \(services): list \(count == 1 ? "it" : "them") with --all-services"
+        }
+        Console.writeError(DisplayText.escaped(note) + "\n")
+    }
+}
+
+extension OpenedStore {
+    /// The keys of every service that holds the package's items, but the migration's records, sorted by service.
+    /// The services come from the store's own items; each service's keys come from its keychain, which leaves
+    /// other libraries' items out and settles a write left staged by a crash.
+    func keysByService() async throws(CLIError) -> [(service: String, keys: [String])] {
+        let items: [ItemAttributes]
+        do throws(DatabaseError) {
+            items = try database.attributes(matching: ItemQuery(itemClass: .genericPassword, creator: apexCreator))
+        } catch {
+            throw ErrorMapping.database(error, store: path)
+        }
+        let services = Set(items.map(\.service)).subtracting([Migration.ledgerService])
+            .sorted { $0.utf16.lexicographicallyPrecedes($1.utf16) }
+        var result: [(service: String, keys: [String])] = []
+        for service in services {
+            let keys = try await perform { _ throws(KeychainError) in
+                try await Keychain(KeychainOptions(service: service), database: database, device: device).getAllKeys()
+            }
+            if !keys.isEmpty { result.append((service, keys)) }
+        }
+        return result
     }
 }
 

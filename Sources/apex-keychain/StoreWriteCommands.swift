@@ -1,5 +1,6 @@
 import ApexKeychain
 import ApexKeychainStore
+import ApexMigration
 import Foundation
 
 /// `apex-keychain store set`: stores the value read from stdin under a key.
@@ -14,8 +15,10 @@ struct StoreSetCommand: RunnableCommand {
 
                   printf '%s' "$TOKEN" | apex-keychain store set --store app.db api-token
 
-                The value never comes from the command line, and is at most 16 MiB. Valid UTF-8 without U+0000 \
-                is stored as a string, anything else as bytes. With --username the item holds credentials: the key is 'credentials' or \
+                The value never comes from the command line, and is at most 16 MiB; an empty stdin is refused \
+                unless --allow-empty. When stdin is a terminal, the value is asked for there, without echo: one \
+                line, without its newline. Valid UTF-8 without U+0000 is stored as a string, anything else as \
+                bytes. With --username the item holds credentials: the key is 'credentials' or \
                 'credentials:<server>', stdin is the password and the username is the label.
 
                 The item replaces any item under the key, with all its attributes. A protection the store's \
@@ -25,7 +28,7 @@ struct StoreSetCommand: RunnableCommand {
             extraArgumentsHint: "the value is read from stdin, never from the command line",
             options: StoreOptions.definitions + [
                 Self.accessible, Self.accessControl, Self.authValidity, Self.synchronizable, Self.label, Self.username,
-                Self.keyStorage, Self.bytes,
+                Self.keyStorage, Self.bytes, Self.allowEmpty,
             ])
     }
 
@@ -57,6 +60,9 @@ struct StoreSetCommand: RunnableCommand {
         "key-storage", of: KeyStorage.self, help: "Android profiles: where the item's key lives.")
     /// `--bytes`.
     static let bytes = OptionDefinition.flag("bytes", help: "Store stdin as bytes even when it is valid UTF-8.")
+    /// `--allow-empty`.
+    static let allowEmpty = OptionDefinition.flag(
+        "allow-empty", help: "Store an empty value (an empty stdin is refused without it).")
 
     /// Which store, how to unlock it, which service.
     let store: StoreOptions
@@ -74,6 +80,8 @@ struct StoreSetCommand: RunnableCommand {
     let username: String?
     /// Whether to store stdin as bytes even when it is valid UTF-8.
     let forceBytes: Bool
+    /// Whether an empty value may be stored.
+    let allowEmpty: Bool
 
     init(_ values: ParsedValues) throws(CLIError) {
         store = try StoreOptions(values)
@@ -86,6 +94,7 @@ struct StoreSetCommand: RunnableCommand {
         username = values.value(Self.username)
         keyStorage = try values.enumeration(Self.keyStorage, KeyStorage.self)
         forceBytes = values.flag(Self.bytes)
+        allowEmpty = values.flag(Self.allowEmpty)
         if username != nil {
             if CredentialsKey(key) == nil {
                 throw .usage("'--username' stores credentials: the key must be 'credentials' or 'credentials:<server>'")
@@ -101,7 +110,7 @@ struct StoreSetCommand: RunnableCommand {
         if keyStorage != nil, profile != .android, profile != .android10 {
             throw .usage("'--key-storage' applies to the Android device profiles; \(opened.path) models '\(profile.rawValue)'")
         }
-        var value = try Console.readStandardInput(limit: SQLiteKeychainDatabase.maximumValueSize)
+        var value = try readValue(service: opened.keychain.service)
         defer { value.resetBytes(in: 0..<value.count) }
         let android = keyStorage.map { AndroidOptions(keyStorage: $0) }
         let options = SetOptions(
@@ -125,6 +134,39 @@ struct StoreSetCommand: RunnableCommand {
             let bytes = value
             try await opened.perform { keychain throws(KeychainError) in try await keychain.setBytes(key, bytes, options) }
         }
+    }
+}
+
+extension StoreSetCommand {
+    /// The value: all of stdin or, when stdin is a terminal, one line typed there without echo.
+    /// - Throws: a usage error for an empty value without `--allow-empty`, or a value over its limit; 74 when
+    ///   stdin can't be read.
+    func readValue(service: String) throws(CLIError) -> Data {
+        var value: Data
+        var typed = false
+        let what = username != nil ? "Password" : "Value"
+        if TerminalInput.standardInputIsTerminal,
+            let line = TerminalInput.readSecret(
+                prompt: "\(what) for '\(DisplayText.escaped(key))' in service '\(DisplayText.escaped(service))': ",
+                from: .standardInput)
+        {
+            value = line
+            typed = true
+            if value.count > TerminalInput.maximumLineLength {
+                value.resetBytes(in: 0..<value.count)
+                throw .usage(
+                    "the value typed is longer than \(Console.byteCount(TerminalInput.maximumLineLength)); "
+                        + "pipe it in instead; nothing was written")
+            }
+        } else {
+            value = try Console.readStandardInput(limit: SQLiteKeychainDatabase.maximumValueSize)
+        }
+        if value.isEmpty, !allowEmpty {
+            throw .usage(
+                "the value \(typed ? "typed" : "read from stdin") is empty; nothing was written "
+                    + "(pass --allow-empty to store an empty value)")
+        }
+        return value
     }
 }
 
@@ -162,21 +204,62 @@ struct StoreClearCommand: RunnableCommand {
             name: "clear",
             abstract: "Remove every item of a service.",
             discussion: """
-                Removes every item of the service that this package wrote (never another library's). Prints \
-                nothing.
+                Removes every item of the service that this package wrote (never another library's), and prints \
+                how many it removed. When stdin is a terminal, it first asks for confirmation; --yes skips the \
+                question. Without a terminal it asks nothing and removes nothing: pass --yes, so that a script \
+                says what it means (a service with no item needs no --yes). The migration's own records (service \
+                'apex-keychain.migration') are cleared only with --force.
                 """,
-            options: StoreOptions.definitions)
+            options: StoreOptions.definitions + [Self.yes, Self.force])
     }
+
+    /// `--yes`.
+    static let yes = OptionDefinition.flag(
+        "yes", help: "Remove without asking (needed when stdin is not a terminal, as in CI).")
+    /// `--force`.
+    static let force = OptionDefinition.flag(
+        "force", help: "Also clear the migration's records (service 'apex-keychain.migration').")
 
     /// Which store, how to unlock it, which service.
     let store: StoreOptions
+    /// Whether to remove without asking.
+    let yes: Bool
+    /// Whether the migration's records may be cleared.
+    let force: Bool
 
     init(_ values: ParsedValues) throws(CLIError) {
         store = try StoreOptions(values)
+        yes = values.flag(Self.yes)
+        force = values.flag(Self.force)
     }
 
     func run() async throws(CLIError) {
-        try await store.open().perform { keychain throws(KeychainError) in try await keychain.clear() }
+        let opened = try store.open()
+        let service = opened.keychain.service
+        let shown = DisplayText.escaped(service)
+        if service == Migration.ledgerService, !force {
+            throw .usage(
+                "the service '\(shown)' holds the migration's records: without them a later migration can't tell "
+                    + "the items it wrote from other items; pass --force to clear it anyway")
+        }
+        let count = try await opened.perform { keychain throws(KeychainError) in try await keychain.getAllKeys() }.count
+        let items = count == 1 ? "1 item" : "\(count) items"
+        // A read-only store can't be cleared: the write below says so at once, without a question first.
+        if count > 0, !yes, !opened.database.isReadOnly {
+            let question = "Remove \(items) from service '\(shown)' of \(DisplayText.escaped(opened.path))? [y/N] "
+            guard TerminalInput.standardInputIsTerminal,
+                let answer = TerminalInput.readAnswer(prompt: question, from: .standardInput)
+            else {
+                throw .usage(
+                    "\(opened.path): 'store clear' would remove \(items) from service '\(service)', and there is no "
+                        + "terminal to confirm it; pass --yes")
+            }
+            guard ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased()) else {
+                throw CLIError(.failure, "\(opened.path): not confirmed; nothing was removed")
+            }
+        }
+        try await opened.perform { keychain throws(KeychainError) in try await keychain.clear() }
+        try Console.write("removed \(items) from service '\(shown)'\n")
     }
 }
 

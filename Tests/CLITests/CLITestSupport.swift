@@ -70,6 +70,14 @@ final class Sandbox: Sendable {
     @discardableResult
     func write(_ name: String, _ text: String) throws -> String { try write(name, Data(text.utf8)) }
 
+    /// Writes a file only its owner can read (mode 0600, as a passphrase file must be) and returns its path.
+    @discardableResult
+    func writeSecret(_ name: String, _ text: String) throws -> String {
+        let path = try write(name, text)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        return path
+    }
+
     /// Runs `apex-keychain` with `arguments`, `stdin` as its standard input, in this folder.
     /// - Parameters:
     ///   - stdinFile: a file to read stdin from instead of `stdin` (`/dev/zero`).

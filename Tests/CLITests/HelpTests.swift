@@ -107,16 +107,17 @@ struct HelpTests {
                 OPTIONS:
                   --store <store>         The store file.
                   --service <service>     The service whose items the command reads or writes.
-                                          (default: the device's default service:
-                                          'apex-keychain' for linux, 'com.example.app' for the
-                                          phone profiles)
+                                          (default: the store's default service: the --bundle-id
+                                          given to 'store init', else 'apex-keychain' for linux,
+                                          'com.example.app' for the phone profiles)
                   --key-file <key-file>   The key file that unlocks the store. (default: the
                                           store's path followed by '.key')
                   --passphrase-file <passphrase-file>
-                                          A file holding the store's passphrase (at most 1 KiB;
-                                          one trailing newline is not part of it). It also
-                                          answers the device's passcode prompts. Without it, a
-                                          passphrase store asks on the terminal.
+                                          A file holding the store's passphrase, readable by its
+                                          owner only (at most 1 KiB; one trailing newline is not
+                                          part of it). It also answers the device's passcode
+                                          prompts. Without it, a passphrase store asks on the
+                                          terminal.
                   -h, --help              Show help information.
 
                 """)

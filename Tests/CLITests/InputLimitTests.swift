@@ -61,11 +61,11 @@ struct InputLimitTests {
     func passphraseAtTheLimit() async throws {
         let store = sandbox.path("store.db")
         let longest = String(repeating: "p", count: 1024)
-        let file = try sandbox.write("longest", longest + "\n")
+        let file = try sandbox.writeSecret("longest", longest + "\n")
         #expect(try await sandbox.run(["store", "init", "--store", store, "--passphrase-file", file]).status == 0)
         #expect(try await sandbox.run(["store", "list", "--store", store, "--passphrase-file", file]).status == 0)
         for text in [longest + "p", longest + "p\n", longest + "\n\n"] {
-            let tooLong = try sandbox.write("too-long", text)
+            let tooLong = try sandbox.writeSecret("too-long", text)
             let result = try await sandbox.run(["store", "list", "--store", store, "--passphrase-file", tooLong])
             #expect(result.status == 64, "\(text.count) bytes")
             #expect(result.err.contains("the passphrase file \(tooLong) is too large"))

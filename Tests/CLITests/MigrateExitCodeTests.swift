@@ -130,7 +130,7 @@ struct MigrateExitCodeTests {
     @Test("75: a passphrase store without a terminal is 'try later', and nothing is written",
           .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/setsid")))
     func noTerminal() async throws {
-        try sandbox.write("passphrase", "pw")
+        try sandbox.writeSecret("passphrase", "pw")
         try await initStore(["--passphrase-file", "passphrase"])
         let result = try await sandbox.run(Self.migrate + ["--store", "store.db"], launcher: ["/usr/bin/setsid", "-w"])
         #expect(result.status == 75)

@@ -19,7 +19,7 @@ struct StoreInitTests {
         let result = try await sandbox.run(["store", "init", "--store", store])
         #expect(result.status == 0)
         #expect(result.err == "")
-        #expect(result.out == "store:    \(store)\ndevice:   linux\nkey file: \(store).key\n")
+        #expect(result.out == "store:    \(store)\ndevice:   linux\nservice:  apex-keychain\nkey file: \(store).key\n")
         #expect(try mode(store) == 0o600)
         #expect(try mode(store + ".key") == 0o600)
         let list = try await sandbox.run(["store", "list", "--store", store])
@@ -32,7 +32,7 @@ struct StoreInitTests {
         let store = sandbox.path("phone.db")
         let result = try await sandbox.run(["store", "init", "--store", store, "--device", "ios"])
         #expect(result.status == 0)
-        #expect(result.out == "store:    \(store)\ndevice:   ios\nkey file: \(store).key\n")
+        #expect(result.out == "store:    \(store)\ndevice:   ios\nservice:  com.example.app\nkey file: \(store).key\n")
         try await sandbox.set(store, "k", "v")
         let all = try await sandbox.run(["store", "list", "--store", store, "--all-services"])
         #expect(all.out == "com.example.app\tk\n")
@@ -79,13 +79,18 @@ struct StoreInitTests {
         #expect(!FileManager.default.fileExists(atPath: store))
     }
 
-    @Test("refuses an empty passphrase (77) and creates nothing")
+    @Test("refuses an empty passphrase file as a usage error (64) and creates nothing")
     func emptyPassphrase() async throws {
         let store = sandbox.path("store.db")
-        let file = try sandbox.write("passphrase", "\n")
+        let file = try sandbox.writeSecret("passphrase", "\n")
         let result = try await sandbox.run(["store", "init", "--store", store, "--passphrase-file", file])
-        #expect(result.status == 77)
-        #expect(result.err == "apex-keychain: \(store): the passphrase file \(file) holds an empty passphrase\n")
+        #expect(result.status == 64)
+        #expect(
+            result.err == """
+                apex-keychain: \(store): the passphrase file \(file) holds an empty passphrase
+                Run 'apex-keychain store init --help' for usage.
+
+                """)
         #expect(!FileManager.default.fileExists(atPath: store))
     }
 

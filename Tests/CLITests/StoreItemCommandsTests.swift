@@ -48,10 +48,26 @@ struct StoreItemCommandsTests {
         #expect(get.stdout == Data(value.utf8))
     }
 
-    @Test("an empty stdin stores the empty string, which is a value")
+    @Test("an empty stdin is refused (64) and nothing is written; with --allow-empty it stores the empty string")
     func emptyValue() async throws {
         let store = try await sandbox.initStore()
-        try await sandbox.set(store, "empty", Data())
+        try await sandbox.set(store, "empty", "kept")
+        for options in [[], ["--username", "alice"]] {
+            let key = options.isEmpty ? "empty" : "credentials"
+            let refused = try await sandbox.run(["store", "set", "--store", store] + options + [key])
+            #expect(refused.status == 64)
+            #expect(refused.out == "")
+            #expect(
+                refused.err == """
+                    apex-keychain: the value read from stdin is empty; nothing was written (pass --allow-empty to \
+                    store an empty value)
+                    Run 'apex-keychain store set --help' for usage.
+
+                    """)
+        }
+        #expect(try await sandbox.run(["store", "get", "--store", store, "empty"]).out == "kept")
+        #expect(try await sandbox.run(["store", "list", "--store", store]).out == "empty\n")
+        try await sandbox.set(store, "empty", Data(), ["--allow-empty"])
         let get = try await sandbox.run(["store", "get", "--store", store, "empty"])
         #expect(get.status == 0)
         #expect(get.stdout.isEmpty)
@@ -133,18 +149,41 @@ struct StoreItemCommandsTests {
         #expect(get.status == 1)
     }
 
-    @Test("clear removes every item of the service, and only of that service")
+    @Test("clear --yes removes every item of the service, and only of that service, and says how many")
     func clear() async throws {
         let store = try await sandbox.initStore()
         try await sandbox.set(store, "a", "v")
         try await sandbox.set(store, "b", "v")
         try await sandbox.set(store, "kept", "v", ["--service", "mail"])
-        let clear = try await sandbox.run(["store", "clear", "--store", store])
+        let clear = try await sandbox.run(["store", "clear", "--store", store, "--yes"])
         #expect(clear.status == 0)
-        #expect(clear.out == "")
+        #expect(clear.out == "removed 2 items from service 'apex-keychain'\n")
         #expect(clear.err == "")
         let all = try await sandbox.run(["store", "list", "--store", store, "--all-services"])
         #expect(all.out == "mail\tkept\n")
+        let one = try await sandbox.run(["store", "clear", "--store", store, "--service", "mail", "--yes"])
+        #expect(one.out == "removed 1 item from service 'mail'\n")
+    }
+
+    @Test("clear without a terminal and without --yes removes nothing (64), saying how many items --yes would remove")
+    func clearWithoutTerminal() async throws {
+        let store = try await sandbox.initStore()
+        try await sandbox.set(store, "a", "v")
+        let refused = try await sandbox.run(["store", "clear", "--store", store])
+        #expect(refused.status == 64)
+        #expect(refused.out == "")
+        #expect(
+            refused.err == """
+                apex-keychain: \(store): 'store clear' would remove 1 item from service 'apex-keychain', and there is \
+                no terminal to confirm it; pass --yes
+                Run 'apex-keychain store clear --help' for usage.
+
+                """)
+        #expect(try await sandbox.run(["store", "list", "--store", store]).out == "a\n")
+        // Nothing to remove: nothing to confirm.
+        let empty = try await sandbox.run(["store", "clear", "--store", store, "--service", "empty"])
+        #expect(empty.status == 0)
+        #expect(empty.out == "removed 0 items from service 'empty'\n")
     }
 
     @Test("credentials: --username stores stdin as the password; get prints the password")

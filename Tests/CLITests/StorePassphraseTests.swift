@@ -11,22 +11,22 @@ struct StorePassphraseTests {
     @Test("init --passphrase-file creates no key file; the same passphrase opens the store, a wrong one is refused")
     func opensWithTheSamePassphrase() async throws {
         let store = sandbox.path("store.db")
-        let file = try sandbox.write("passphrase", "correct horse\n")
+        let file = try sandbox.writeSecret("passphrase", "correct horse\n")
         let initResult = try await sandbox.run(["store", "init", "--store", store, "--passphrase-file", file])
         #expect(initResult.status == 0)
-        #expect(initResult.out == "store:    \(store)\ndevice:   linux\nkey:      passphrase\n")
+        #expect(initResult.out == "store:    \(store)\ndevice:   linux\nservice:  apex-keychain\nkey:      passphrase\n")
         #expect(!FileManager.default.fileExists(atPath: store + ".key"))
 
         let set = try await sandbox.run(
             ["store", "set", "--store", store, "--passphrase-file", file, "k"], stdin: Data("v1".utf8))
         #expect(set.status == 0)
         // One trailing newline is not part of the passphrase: the file without it opens the store too.
-        let bare = try sandbox.write("bare", "correct horse")
+        let bare = try sandbox.writeSecret("bare", "correct horse")
         let get = try await sandbox.run(["store", "get", "--store", store, "--passphrase-file", bare, "k"])
         #expect(get.status == 0)
         #expect(get.out == "v1")
 
-        let wrong = try sandbox.write("wrong", "correct horse\n\n")
+        let wrong = try sandbox.writeSecret("wrong", "correct horse\n\n")
         let refused = try await sandbox.run(["store", "get", "--store", store, "--passphrase-file", wrong, "k"])
         #expect(refused.status == 77)
         #expect(refused.out == "")
@@ -40,7 +40,7 @@ struct StorePassphraseTests {
     @Test("the passphrase file answers the passcode prompt of a passcode-protected item")
     func answersPasscodePrompts() async throws {
         let store = sandbox.path("store.db")
-        let file = try sandbox.write("passphrase", "pin-1234")
+        let file = try sandbox.writeSecret("passphrase", "pin-1234")
         #expect(try await sandbox.run(["store", "init", "--store", store, "--passphrase-file", file]).status == 0)
         let set = try await sandbox.run(
             ["store", "set", "--store", store, "--passphrase-file", file, "--access-control", "passcode", "k"],
@@ -56,7 +56,7 @@ struct StorePassphraseTests {
         .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/setsid")))
     func noTerminal() async throws {
         let store = sandbox.path("store.db")
-        let file = try sandbox.write("passphrase", "pw")
+        let file = try sandbox.writeSecret("passphrase", "pw")
         #expect(try await sandbox.run(["store", "init", "--store", store, "--passphrase-file", file]).status == 0)
         // setsid: a new session has no controlling terminal, even when the tests run in one.
         let result = try await sandbox.run(["store", "list", "--store", store], launcher: ["/usr/bin/setsid", "-w"])

@@ -73,7 +73,7 @@ struct ValueSecrecyTests {
                 #expect(file.range(of: Data(canary.utf8)) == nil, "the value is in \(store + suffix) in the clear")
             }
         }
-        for arguments in [["remove", "k"], ["clear"]] {
+        for arguments in [["remove", "k"], ["clear", "--yes"]] {
             let result = try await sandbox.run(["store"] + arguments.prefix(1) + ["--store", store] + arguments.dropFirst())
             #expect(result.status == 0)
             expectNoCanary(result, "\(arguments)")
