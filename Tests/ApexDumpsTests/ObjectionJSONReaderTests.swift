@@ -67,7 +67,8 @@ struct ObjectionJSONReaderTests {
         #expect(records[0].creator == 0x6143_7274)
         #expect(records[1].value == .data(Data([0x00, 0xFF, 0x10])))
         #expect(records[1].accessControl?.flags == [.biometryAny, .or, .devicePasscode])
-        #expect(records[1].service == .string(""))
+        // An internet password has no svce: objection's "" for it is not kept; its server is unknown.
+        #expect(records[1].service == nil && records[1].server == nil && records[1].unrecorded.contains("srvr"))
         #expect(records[1].label == "api")
         #expect(records[1].extra == ["comment": "made-up comment", "invisible": "1"])
         #expect(records[2].value == .absent)
@@ -107,6 +108,32 @@ struct ObjectionJSONReaderTests {
         #expect(record.createdAt == nil && record.creator == nil && record.accessGroup == nil)
         #expect(record.extra.isEmpty)
         #expect(record.value == .data(Data()))
+    }
+
+    @Test("an internet password's server, protocol, port and path are unrecorded unless the JSON has them")
+    func internetFields() throws {
+        let inet = "kSecClassInternetPassword"
+        let records = try Self.read([
+            Self.item(["item_class": inet]),
+            Self.item(["item_class": inet, "server": "https://api.example.com:8443", "port": "8443", "protocol": "htps", "path": "/v1"]),
+            Self.item(["item_class": inet, "server": "", "port": ""]),
+            Self.item(["server": "https://example.com"]),
+        ])
+        // objection's own output: no such fields, so the server is unknown, not empty; no svce either.
+        #expect(records[0].server == nil && records[0].service == nil)
+        #expect(records[0].unrecorded == ["srvr", "ptcl", "port", "path"])
+        #expect(records[0].extra.isEmpty)
+        #expect(records[1].server == "https://api.example.com:8443" && records[1].port == 8443)
+        #expect(records[1].protocolCode == "htps" && records[1].path == "/v1" && records[1].unrecorded.isEmpty)
+        #expect(records[1].extra.isEmpty)
+        // An empty server is a server, as for service and account.
+        #expect(records[2].server == "" && records[2].port == nil && records[2].unrecorded == ["ptcl", "path"])
+        // A generic password has no server: the field stays an extra one, and nothing is unrecorded.
+        #expect(records[3].server == nil && records[3].unrecorded.isEmpty && records[3].extra == ["server": "https://example.com"])
+        let error = try #require(throws: DumpError.self) {
+            try Self.read([Self.item(["item_class": inet, "port": "s3cr3t"])])
+        }
+        #expect(error.message == "item 1: port is not a port number")
     }
 
     @Test("creator reads as a decimal string or four characters; extra fields keep their JSON names")
