@@ -37,7 +37,7 @@ struct DumpInput {
         let exitCode: ExitCode =
             switch error.kind {
             case .unreadable: .noInput
-            case .malformed, .unsupported: .dataError
+            case .malformed, .unsupported, .notADump: .dataError
             }
         return CLIError(exitCode, error.description)
     }

@@ -342,6 +342,10 @@ public struct DumpError: Error, Sendable, Equatable, CustomStringConvertible {
         case malformed
         /// The file is of a known kind that can't be used, e.g. an encrypted device `keychain-2.db` (exit 65).
         case unsupported
+        /// The file is not a keychain dump: empty, of a format no reader knows, or well-formed data of a reader's
+        /// format that holds no keychain data (an app's `Info.plist`, a `package.json`, a SQLite database without
+        /// `genp` or `inet` tables). A folder's search skips such files; named, one is an error (exit 65).
+        case notADump
     }
 
     /// The kind.

@@ -62,25 +62,40 @@ public enum ObjectionJSONReader {
     /// - Returns: the items in file order, located `item 1`, `item 2`, ….
     /// - Throws: ``DumpError`` with kind `.malformed` when the file is empty, not UTF-8, not JSON (truncated,
     ///   nested too deeply), not an array of objects, or holds a field of the wrong type or an unreadable date,
-    ///   creator or access control (the message names the item and the field, never a value).
+    ///   creator or access control (the message names the item and the field, never a value); with kind
+    ///   `.notADump` instead when the file does not look like objection's output at all (its first bytes name
+    ///   none of objection's fields, and no item has an `item_class`): a `package.json`, some other JSON.
     public static func read(_ data: Data, path: String) throws(DumpError) -> [KeychainRecord] {
-        guard !data.isEmpty else { throw DumpError(.malformed, path: path, "the file is empty") }
+        // What is wrong with a file that does not even start like objection's output says it is not a dump.
+        let kind: DumpError.Kind = looksLike(data.prefix(4096)) ? .malformed : .notADump
+        let prefix = kind == .notADump ? "not a keychain dump: " : ""
+        guard !data.isEmpty else { throw DumpError(kind, path: path, prefix + "the file is empty") }
         guard data.count <= DumpLimits.maxFileBytes else {
             throw DumpError(.malformed, path: path, "the file is larger than \(DumpLimits.maxFileBytes) bytes")
         }
         // JSON text never holds a raw NUL; refusing them also keeps JSONSerialization from reading UTF-16/32.
         guard !data.contains(0), String(validating: data, as: UTF8.self) != nil else {
-            throw DumpError(.malformed, path: path, "the file is not UTF-8 text")
+            throw DumpError(kind, path: path, prefix + "the file is not UTF-8 text")
         }
         let root: Any
         do {
             root = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
         } catch {
-            throw DumpError(.malformed, path: path, "the file is not JSON: it is malformed, truncated or nested too deeply")
+            throw DumpError(
+                kind, path: path, prefix + "the file is not JSON: it is malformed, truncated or nested too deeply")
         }
         let top = PlistNode(json: root)
         guard case .array(let elements) = top else {
-            throw DumpError(.malformed, path: path, "the top level is \(top.kindName), expected an array of items")
+            throw DumpError(
+                .notADump, path: path,
+                "not a keychain dump: the top level is \(top.kindName), expected an array of objection's items")
+        }
+        let hasItemClass = elements.contains { element in
+            if case .dictionary(let dictionary) = element { return dictionary["item_class"] != nil }
+            return false
+        }
+        if !elements.isEmpty, !hasItemClass, kind == .notADump {
+            throw DumpError(.notADump, path: path, "not a keychain dump: no element of the array has an item_class")
         }
         var items: [ObjectionItem] = []
         items.reserveCapacity(elements.count)
