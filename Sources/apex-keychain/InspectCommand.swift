@@ -56,15 +56,21 @@ struct InspectCommand: RunnableCommand {
     }
 
     func run() async throws(CLIError) {
-        let input = try DumpInput(paths: paths, strict: strict, quiet: false)
-        let (items, summaries) = try input.items(importers: DumpInput.importers(from: nil), options: ImportOptions())
-        let report = MigrationReport(inventory: items, dumps: summaries, includeLabels: includeLabels)
+        let report = try inventory()
         if json {
             try Console.write(report.json())
         } else {
             try Console.write(Self.text(report))
         }
-        KeptUntilExit.keep(input, items, report)
+        KeptUntilExit.keep(report)
+    }
+
+    /// The dumps' items as a report. The dumps and items, which hold the secrets, are released when it returns,
+    /// before anything is written (and the memory they free is wiped: see main.swift).
+    private func inventory() throws(CLIError) -> MigrationReport {
+        let input = try DumpInput(paths: paths, strict: strict, quiet: false)
+        let (items, summaries) = try input.items(importers: DumpInput.importers(from: nil), options: ImportOptions())
+        return MigrationReport(inventory: items, dumps: summaries, includeLabels: includeLabels)
     }
 
     /// The inventory as text: the sources, then a table of the items, then the count.

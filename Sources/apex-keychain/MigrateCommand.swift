@@ -206,6 +206,23 @@ struct MigrateCommand: RunnableCommand {
 
     func run() async throws(CLIError) {
         try reportFile?.checkFolder()
+        // The dumps, their items and the plan hold the secrets; they are released when `migrate()` returns,
+        // before the report is written (and the memory they free is wiped: see main.swift).
+        let (report, subject) = try await migrate()
+        try output(report)
+        KeptUntilExit.keep(report)
+        try gate(report, subject: subject)
+        if !report.dryRun, report.hasProblems {
+            let s = report.summary
+            throw CLIError(
+                .failure,
+                "\(subject): \(s.conflict) conflict, \(s.blocked) blocked, \(s.failed) failed: not migrated; "
+                    + "the rest were")
+        }
+    }
+
+    /// Reads the dumps and plans, or runs the migration: the report, and what the gate's messages name.
+    private func migrate() async throws(CLIError) -> (MigrationReport, subject: String) {
         let input = try DumpInput(paths: paths, strict: strict, quiet: quiet)
         try reportFile?.checkNotAnInput(paths + input.dumps.map(\.path) + (store?.files ?? []))
         let policy = MigrationPolicy(onConflict: onConflict, importOptions: importOptions)
@@ -215,11 +232,7 @@ struct MigrateCommand: RunnableCommand {
             if let device { profile = device } else { profile = try input.defaultProfile() }
             let target = MigrationTarget(database: InMemoryKeychainDatabase(), device: profile.simulatedDevice)
             let migration = Migration(importers: importers, source: .dumps(input.dumps), target: target, policy: policy)
-            let report = try await plan(migration, profile: profile, store: nil)
-            try output(report)
-            KeptUntilExit.keep(input, report)
-            try gate(report, subject: "the plan")
-            return
+            return (try await plan(migration, profile: profile, store: nil), "the plan")
         }
         let opened = try store.open()
         let profile = opened.database.deviceProfile
@@ -231,11 +244,13 @@ struct MigrateCommand: RunnableCommand {
         let target = MigrationTarget(database: opened.database, device: opened.device)
         let migration = Migration(importers: importers, source: .dumps(input.dumps), target: target, policy: policy)
         if dryRun {
-            let report = try await plan(migration, profile: profile, store: opened.path)
-            try output(report)
-            KeptUntilExit.keep(input, report)
-            try gate(report, subject: "\(opened.path): the plan")
-            return
+            return (try await plan(migration, profile: profile, store: opened.path), "\(opened.path): the plan")
+        }
+        // Usernames for --include-labels, taken before the run: nothing but the report outlives it.
+        var accounts: [String: String?] = [:]
+        if includeLabels {
+            let (items, _) = try input.items(importers: importers, options: importOptions)
+            for item in items { accounts[item.origin.path + "\u{0}" + item.origin.location] = item.source.account }
         }
         // One migration of a store at a time: a second one plans once the first is done, and finds its items.
         let lock: StoreLock
@@ -258,27 +273,13 @@ struct MigrateCommand: RunnableCommand {
             throw ErrorMapping.migration(error, store: opened.path)
         }
         report.device = profile.rawValue
-        if includeLabels {
-            let (items, _) = try input.items(importers: importers, options: importOptions)
-            var accounts: [String: String?] = [:]
-            for item in items { accounts[item.origin.path + "\u{0}" + item.origin.location] = item.source.account }
-            for index in report.items.indices {
-                let source = report.items[index].source
-                if let account = accounts[source.path + "\u{0}" + source.location] {
-                    report.items[index].source.account = account
-                }
+        for index in report.items.indices where !accounts.isEmpty {
+            let source = report.items[index].source
+            if let account = accounts[source.path + "\u{0}" + source.location] {
+                report.items[index].source.account = account
             }
         }
-        try output(report)
-        KeptUntilExit.keep(input, report)
-        try gate(report, subject: opened.path)
-        if report.hasProblems {
-            let s = report.summary
-            throw CLIError(
-                .failure,
-                "\(opened.path): \(s.conflict) conflict, \(s.blocked) blocked, \(s.failed) failed: not migrated; "
-                    + "the rest were")
-        }
+        return (report, opened.path)
     }
 
     /// Exit 1 (after the report was written) when an item ends as `--fail-on` names, or, for a dry run with
@@ -304,7 +305,6 @@ struct MigrateCommand: RunnableCommand {
     {
         do throws(MigrationError) {
             let plan = try await migration.plan()
-            KeptUntilExit.keep(plan)
             return MigrationReport(plan: plan, device: profile.rawValue, includeLabels: includeLabels)
         } catch {
             throw ErrorMapping.migration(error, store: store)

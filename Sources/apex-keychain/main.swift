@@ -1,12 +1,10 @@
 import CGlibc
 import Foundation
 
-// Secrets of the dumps are in this process's memory until they are written: a crash must not copy them into a
-// core file, and another process of the user must not read them through ptrace. Set before anything is read;
-// APEX_KEYCHAIN_CORE_DUMPS=1 keeps core dumps for debugging the tool itself.
-if ProcessInfo.processInfo.environment["APEX_KEYCHAIN_CORE_DUMPS"] != "1" {
-    _ = apex_disable_core_dumps()
-}
+// Secrets of the dumps are in this process's memory until they are written: no core file may copy them, and
+// memory freed after they are written is wiped. Both before anything is read.
+ProcessHardening.wipeFreedMemory()
+ProcessHardening.disableCoreDumps()
 
 // The tool runs once and exits. Memory it frees is kept for reuse instead of being handed back to the system and
 // faulted in again page by page: a 100k-item run frees large buffers (the pieces of an XML plist and libxml2's
