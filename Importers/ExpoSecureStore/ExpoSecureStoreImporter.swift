@@ -50,6 +50,21 @@ public struct ExpoSecureStoreImporter: Importer {
     /// Creates the importer.
     public init() {}
 
+    /// Whether an Android preferences dump holds expo-secure-store's data, whatever the file's name: a
+    /// SharedPreferences file named `SecureStore.xml` or `<experience>-SecureStore.xml`, or one with an entry of
+    /// expo's JSON layout (`ct`, `iv` and `scheme`). False for an iOS dump and for DataStore files, which expo
+    /// never writes.
+    public static func recognises(_ dump: Dump) -> Bool {
+        guard dump.format == .sharedPreferences, case .preferences(let entries) = dump.content else { return false }
+        if ExpoAndroidImport.fileKind(dump.fileName).0 != .other { return true }
+        return entries.contains { entry in
+            guard case .string(let text) = entry.value, let fields = ExpoAndroidEntry.fields(of: text) else {
+                return false
+            }
+            return ExpoAndroidEntry.signature.allSatisfy { fields[$0] != nil }
+        }
+    }
+
     /// The expo-secure-store items of `dumps`, in the order of the dumps and of the records in them.
     ///
     /// Never throws: an odd item is reported with a verdict and notes instead, and records that are not

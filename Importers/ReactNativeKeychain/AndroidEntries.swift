@@ -19,6 +19,8 @@ struct AndroidService {
     var borrowed: [(name: String, path: String)] = []
     /// The DataStore file whose entries win over this SharedPreferences copy.
     var shadowedBy: String?
+    /// Whether the file was recognised by its entries, under a name that is not `RN_KEYCHAIN`'s.
+    var renamed = false
 
     /// `entries "S:u", "S:p", "S:c"`, naming the entries that exist, each quoted (``SourceOrigin/quoted(_:)``) so
     /// that no entry name can make two services' locations equal (computed on each call: read it once).
@@ -38,6 +40,7 @@ enum AndroidEntries {
     private struct File {
         var dump: Dump
         var isDataStore: Bool
+        var renamed: Bool
         /// The services in the order they first occur, each with its texts.
         var services: [(name: String, texts: Texts)] = []
         /// Where each service is in ``services``.
@@ -79,6 +82,7 @@ enum AndroidEntries {
             result.reserveCapacity(result.count + file.services.count)
             for (service, found) in file.services {
                 var entry = AndroidService(service: service, dump: file.dump)
+                entry.renamed = file.renamed
                 var texts = found
                 if file.isDataStore, !xmls.isEmpty {
                     let key = ExactName(service)
@@ -100,16 +104,56 @@ enum AndroidEntries {
         return result
     }
 
+    /// The cipher names react-native-keychain writes in `:c` entries (all versions).
+    static let cipherNames: Set<String> = [
+        "FacebookConceal", "KeystoreAESCBC", "KeystoreRSAECB", "KeystoreAESGCM", "KeystoreAESGCM_NoAuth",
+    ]
+
+    /// How a preferences dump is known to be an `RN_KEYCHAIN` file, or nil when it is not one.
+    enum Recognition {
+        /// It has the name react-native-keychain gives it.
+        case name
+        /// Its entries have react-native-keychain's layout, under another name (a copy renamed `device1.xml`).
+        case content
+    }
+
+    /// Whether `dump` is an `RN_KEYCHAIN` file: by its name, or by its entries (``holdsEntries(_:)``).
+    static func recognition(_ dump: Dump) -> Recognition? {
+        guard case .preferences(let entries) = dump.content else { return nil }
+        switch dump.fileName {
+        case ReactNativeKeychainImporter.sharedPreferencesFileName, ReactNativeKeychainImporter.dataStoreFileName:
+            return .name
+        default:
+            return holdsEntries(entries) ? .content : nil
+        }
+    }
+
+    /// Whether entries are react-native-keychain's whatever the file's name: some `S:c` entry holds a cipher name
+    /// it writes (``cipherNames``), or every entry is a string named `S:u`, `S:p` or `S:c` and some service has
+    /// both `:u` and `:p` (the 1.x layout, without `:c`).
+    static func holdsEntries(_ entries: [PreferenceEntry]) -> Bool {
+        var halves: [ExactName: (username: Bool, password: Bool)] = [:]
+        var onlyCredentials = true
+        for entry in entries {
+            guard case .string(let text) = entry.value, let (service, suffix) = split(entry.name) else {
+                onlyCredentials = false
+                continue
+            }
+            if suffix == 2, cipherNames.contains(text) { return true }
+            if suffix < 2 {
+                let key = ExactName(service)
+                var found = halves[key] ?? (false, false)
+                if suffix == 0 { found.username = true } else { found.password = true }
+                halves[key] = found
+            }
+        }
+        return onlyCredentials && halves.values.contains { $0.username && $0.password }
+    }
+
     /// The file's react-native-keychain entries, or nil when the dump is not an `RN_KEYCHAIN` file.
     private static func file(_ dump: Dump) -> File? {
-        guard case .preferences(let entries) = dump.content else { return nil }
-        let isDataStore: Bool
-        switch dump.fileName {
-        case ReactNativeKeychainImporter.sharedPreferencesFileName: isDataStore = false
-        case ReactNativeKeychainImporter.dataStoreFileName: isDataStore = true
-        default: return nil
-        }
-        var file = File(dump: dump, isDataStore: isDataStore)
+        guard case .preferences(let entries) = dump.content, let recognition = recognition(dump) else { return nil }
+        var file = File(dump: dump, isDataStore: dump.format == .dataStore, renamed: recognition == .content)
         file.index.reserveCapacity(entries.count / 3 + 1)
         for entry in entries {
             guard case .string(let text) = entry.value, let (service, suffix) = split(entry.name) else { continue }

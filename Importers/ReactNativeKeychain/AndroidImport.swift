@@ -30,6 +30,11 @@ struct AndroidImport {
             origin: SourceOrigin(path: entry.dump.path, format: entry.dump.format, location: entry.location),
             source: SourceDescription(service: entry.service, protection: entry.cipher.map { ["cipher": $0] } ?? [:]),
             value: .sealed(Self.keystoreSealed), target: nil)
+        if entry.renamed {
+            let name = entry.dump.format == .dataStore
+                ? ReactNativeKeychainImporter.dataStoreFileName : ReactNativeKeychainImporter.sharedPreferencesFileName
+            item.notes.append("the file is named \(quoted(entry.dump.fileName)), not \(name): recognised as react-native-keychain's by its <service>:u, :p and :c entries")
+        }
         for (name, path) in entry.borrowed {
             item.notes.append("entry \(quoted(name)) is taken from \(path): the DataStore lacks it, and androidx's SharedPreferences migration copies it over")
         }

@@ -27,12 +27,13 @@ final class ConcealKeyring: Sendable {
     /// Why there is no key, when there is none.
     let missingReason: String
 
-    /// Reads every `crypto.KEY_256.xml` among `dumps`.
-    /// - Throws: ``ImportError`` when a `cipher_key` is not a Base64 32-byte key.
+    /// Reads every Conceal key file among `dumps` (``isKeyFile(_:)``).
+    /// - Throws: ``ImportError`` when the `cipher_key` of a file named `crypto.KEY_256.xml` is not a Base64 32-byte
+    ///   key.
     init(dumps: [Dump]) throws(ImportError) {
         var keys: [SecretBytes] = []
         var files = 0
-        for dump in dumps where dump.fileName == ReactNativeKeychainImporter.concealKeyFileName {
+        for dump in dumps where Self.isKeyFile(dump) {
             guard case .preferences(let entries) = dump.content else { continue }
             files += 1
             for entry in entries where entry.name == "cipher_key" {
@@ -48,6 +49,24 @@ final class ConcealKeyring: Sendable {
         missingReason = files == 0
             ? "decrypting FacebookConceal needs shared_prefs/crypto.KEY_256.xml, which was not given"
             : "the crypto.KEY_256.xml given holds no cipher_key"
+    }
+}
+
+extension ConcealKeyring {
+    /// Whether `dump` is Facebook Conceal's key file: a preferences file named `crypto.KEY_256.xml`, or under
+    /// another name one whose entries are only Conceal's (`cipher_key`, and `mac_key` if any) with a `cipher_key`
+    /// that is a Base64 32-byte key.
+    static func isKeyFile(_ dump: Dump) -> Bool {
+        guard case .preferences(let entries) = dump.content else { return false }
+        if dump.fileName == ReactNativeKeychainImporter.concealKeyFileName { return true }
+        guard entries.allSatisfy({ $0.name == "cipher_key" || $0.name == "mac_key" }) else { return false }
+        return entries.contains { entry in
+            guard entry.name == "cipher_key", case .string(let text) = entry.value,
+                var data = base64IgnoringWhitespace(text)
+            else { return false }
+            defer { Sodium.wipe(&data) }
+            return data.count == Conceal.keyLength
+        }
     }
 }
 

@@ -48,7 +48,7 @@ struct IOSImport {
     /// Records react-native-keychain would see as one slot (same class, service or server, group and sync
     /// scope); nil for records already known not to be its.
     private func scope(_ record: KeychainRecord) -> String? {
-        guard foreignReason(record) == nil else { return nil }
+        guard foreignReason(record) == nil, !Self.serverUnknown(record) else { return nil }
         let name = record.itemClass == "inet" ? record.server ?? "" : record.service?.text ?? ""
         return [record.itemClass, name, record.accessGroup ?? "", record.synchronizable ? "1" : "0"]
             .joined(separator: "\u{0}")
@@ -87,6 +87,7 @@ struct IOSImport {
         var blocked: String?
         do throws(Blocked) {
             if isInternet {
+                if Self.serverUnknown(record) { throw Self.unknownServer(dump) }
                 let server = record.server ?? ""
                 filter = rules.filterReason(server, what: "server")
                 target = try internetTarget(server: server, record, notes: &notes)
@@ -124,6 +125,20 @@ struct IOSImport {
         if service == app.defaultService { notes.append(app.note) }
         if let note = rules.mapNote(service) { notes.append(note) }
         return try target(service: targetService, key: "credentials", record, notes: &notes)
+    }
+
+    /// Whether the dump does not record the internet password's server at all (objection's JSON): its target key,
+    /// `credentials:<server>`, is then unknown.
+    private static func serverUnknown(_ record: KeychainRecord) -> Bool {
+        record.itemClass == "inet" && record.server == nil && record.unrecorded.contains("srvr")
+    }
+
+    private static func unknownServer(_ dump: Dump) -> Blocked {
+        let how =
+            dump.format == .objectionJSON
+            ? "objection's JSON has no server field; read a plist or SQLite export of the same keychain, or add \"server\" to this item"
+            : "the dump does not record it"
+        return Blocked("the server, which names the target key (credentials:<server>), is unknown: \(how)")
     }
 
     private func internetTarget(server: String, _ record: KeychainRecord, notes: inout [String]) throws(Blocked) -> TargetItem {

@@ -17,7 +17,8 @@ import ApexMigration
 ///
 /// ### Android
 /// ``sharedPreferencesFileName`` and ``dataStoreFileName`` hold the entries `<service>:u`, `<service>:p` and
-/// `<service>:c` (username, password, cipher name). Where both files exist the DataStore wins key by key, as
+/// `<service>:c` (username, password, cipher name); a copy under another name is recognised by those entries
+/// (``recognises(_:)``), with a note. Where both files exist the DataStore wins key by key, as
 /// androidx's SharedPreferences migration does, and the XML copy is reported as shadowed. `FacebookConceal`
 /// values are decrypted with the key of ``concealKeyFileName`` (AES-256-GCM through libsodium); the Keystore
 /// ciphers' values are sealed on the device, and their protection is still mapped. The Android default service
@@ -46,6 +47,14 @@ public struct ReactNativeKeychainImporter: Importer {
 
     /// Creates the importer.
     public init() {}
+
+    /// Whether an Android preferences dump holds react-native-keychain's data, whatever the file's name: an
+    /// `RN_KEYCHAIN` file (its name, or `<service>:c` entries holding the cipher names react-native-keychain
+    /// writes, or only `<service>:u` / `:p` / `:c` entries) or Facebook Conceal's key file (its name, or only a
+    /// `cipher_key` that is a Base64 32-byte key, and perhaps a `mac_key`). False for an iOS dump.
+    public static func recognises(_ dump: Dump) -> Bool {
+        AndroidEntries.recognition(dump) != nil || ConcealKeyring.isKeyFile(dump)
+    }
 
     /// The react-native-keychain items of `dumps`: the iOS items in dump and record order, then the Android
     /// services in file and entry order.

@@ -194,8 +194,9 @@ enum ReactNativeKeychainSamples {
                     PreferenceEntry(name: "launch_count", value: .int(12)),
                     PreferenceEntry(name: "theme", value: .string("dark")),
                 ]),
-                format: .sharedPreferences, about: "the app's own preferences: not a known file, so discovery skips it",
-                discovered: false),
+                format: .sharedPreferences,
+                about: "the app's own preferences: no library's data, so a folder's read skips it with a line on stderr",
+                isKeychainDump: false),
         ]
     }
 }

@@ -11,8 +11,8 @@ public struct SampleFile: Sendable {
     public var format: DumpFormat?
     /// What it holds, for the README.
     public var about: String
-    /// Whether `DumpReader.discover` finds it in its folder (false for decoys).
-    public var discovered = true
+    /// Whether it holds a library's data (false for decoys, which `inspect` and `migrate` skip in a folder).
+    public var isKeychainDump = true
 }
 
 /// The whole `samples/` tree.
@@ -58,7 +58,7 @@ public enum SampleTree {
         for file in files {
             guard let format = file.format else { continue }
             text +=
-                "| `\(file.path)` | `\(format.rawValue)`\(file.discovered ? "" : " (not discovered)") | \(file.about) |\n"
+                "| `\(file.path)` | `\(format.rawValue)`\(file.isKeychainDump ? "" : " (not a keychain dump)") | \(file.about) |\n"
         }
         return Data(text.utf8)
     }

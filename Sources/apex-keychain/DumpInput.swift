@@ -6,30 +6,82 @@ import ExpoSecureStoreImporter
 import Foundation
 import ReactNativeKeychainImporter
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The `<path> ...` argument of `inspect` and `migrate`.
 let dumpPathArgument = ArgumentDefinition(
     name: "path",
-    help: "A dump file, or a folder searched for the files the importers know (an app's data folder, say). "
-        + "Each file's format is told from its content.",
+    help: "A dump file, a folder searched for dumps (an app's data folder, say), or '-' for a dump on stdin. "
+        + "Each file's format is told from its content; in a folder, files that are not keychain dumps are "
+        + "skipped, with a line on stderr.",
     isRepeating: true)
+
+/// `--strict` of `inspect` and `migrate`.
+let strictOption = OptionDefinition.flag(
+    "strict", help: "Make a file of a folder that is not a keychain dump an error (65) instead of skipping it.")
 
 /// The dumps named on the command line, read, and the items the importers find in them.
 struct DumpInput {
     /// The dumps, in the order of the paths.
     let dumps: [Dump]
 
-    /// Reads every path.
-    /// - Throws: 66 for a path that does not exist or can't be read, or that holds no dump; 65 for a
-    ///   malformed dump or one of unknown format. The message names the file.
-    init(paths: [String]) throws(CLIError) {
+    /// Reads every path: a file, a folder (searched), or `-` for stdin.
+    ///
+    /// A folder's files that are not keychain dumps are skipped, each with a line `skipped PATH: not a keychain
+    /// dump` on stderr (unless `quiet`): files no reader knows or that hold no keychain data, and Android
+    /// preferences files that no importer recognises (``recognises(_:)``). With `strict` the first such file is
+    /// an error instead.
+    /// - Throws: 64 for `-` given twice, or with stdin a terminal; 66 for a path that does not exist or can't be
+    ///   read, or paths that hold no dump; 65 for a malformed dump, a named file that is not a keychain dump, or
+    ///   with `strict` a skipped one. The message names the file.
+    init(paths: [String], strict: Bool, quiet: Bool) throws(CLIError) {
+        let fromStandardInput = paths.filter { $0 == "-" }.count
+        if fromStandardInput > 1 { throw .usage("'-' (a dump on stdin) can be given once") }
+        if fromStandardInput == 1, isatty(STDIN_FILENO) == 1 {
+            throw .usage("'-' reads a dump from stdin, which is a terminal: pipe a dump in (adb exec-out run-as PACKAGE cat FILE | apex-keychain inspect -)")
+        }
+        let scan: DumpScan
         do throws(DumpError) {
-            dumps = try DumpReader.readAll(paths: paths)
+            scan = try DumpReader.scan(paths: paths, standardInput: STDIN_FILENO)
         } catch {
             throw Self.cliError(error)
         }
-        if dumps.isEmpty {
-            throw CLIError(.noInput, "no dump files found in \(paths.joined(separator: ", "))")
+        var dumps: [Dump] = []
+        var skipped: [DumpError] = []
+        for entry in scan.entries {
+            switch entry {
+            case .skipped(let error):
+                skipped.append(error)
+            case .dump(let dump, let inFolder):
+                if case .preferences = dump.content, !Self.recognises(dump) {
+                    let error = DumpError(
+                        .notADump, path: dump.path,
+                        "not a keychain dump: an Android preferences file with no react-native-keychain or expo-secure-store entries and no FacebookConceal key")
+                    guard inFolder else { throw Self.cliError(error) }
+                    skipped.append(error)
+                } else {
+                    dumps.append(dump)
+                }
+            }
         }
+        if strict, let first = skipped.first {
+            throw CLIError(.dataError, "\(first.description) (--strict makes a file that is not a keychain dump an error)")
+        }
+        if !quiet {
+            for error in skipped { Console.writeError("skipped \(DisplayText.escaped(error.path)): not a keychain dump\n") }
+        }
+        if dumps.isEmpty {
+            let what = skipped.isEmpty ? "" : " (\(skipped.count) file(s) skipped: not keychain dumps)"
+            throw CLIError(.noInput, "no keychain dump found in \(paths.joined(separator: ", "))\(what)")
+        }
+        self.dumps = dumps
+    }
+
+    /// Whether an Android preferences dump holds data of a library an importer knows (by name or content).
+    static func recognises(_ dump: Dump) -> Bool {
+        ReactNativeKeychainImporter.recognises(dump) || ExpoSecureStoreImporter.recognises(dump)
     }
 
     /// A dump reader's error as the tool reports it.
@@ -37,7 +89,7 @@ struct DumpInput {
         let exitCode: ExitCode =
             switch error.kind {
             case .unreadable: .noInput
-            case .malformed, .unsupported: .dataError
+            case .malformed, .unsupported, .notADump: .dataError
             }
         return CLIError(exitCode, error.description)
     }

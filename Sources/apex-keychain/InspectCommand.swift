@@ -15,10 +15,16 @@ struct InspectCommand: RunnableCommand {
                 expo-secure-store wrote in them: format, library, platform, service, key and protection as \
                 found. Values are never shown; usernames only with --include-labels. Nothing is written.
 
+                A folder is searched for dumps by content, whatever the files' names; a file in it that is not \
+                a keychain dump is skipped with a line on stderr ('skipped PATH: not a keychain dump'), or with \
+                --strict is an error. '-' reads a dump from stdin:
+
+                  adb exec-out run-as com.example.app cat shared_prefs/RN_KEYCHAIN.xml | apex-keychain inspect -
+
                 --format json prints the migration report's shape with 'sources' and, per item, 'source' only.
                 """,
             arguments: [dumpPathArgument],
-            options: [Self.format, Self.includeLabels])
+            options: [Self.format, Self.includeLabels, strictOption])
     }
 
     /// The output formats.
@@ -39,11 +45,14 @@ struct InspectCommand: RunnableCommand {
     let json: Bool
     /// Whether usernames are shown.
     let includeLabels: Bool
+    /// Whether a folder's file that is not a keychain dump is an error.
+    let strict: Bool
 
     init(_ values: ParsedValues) throws(CLIError) {
         paths = values.values(dumpPathArgument)
         json = try values.enumeration(Self.format, Format.self) == .json
         includeLabels = values.flag(Self.includeLabels)
+        strict = values.flag(strictOption)
     }
 
     func run() async throws(CLIError) {
@@ -59,7 +68,7 @@ struct InspectCommand: RunnableCommand {
     /// The dumps' items as a report. The dumps and items, which hold the secrets, are released when it returns,
     /// before anything is written (and the memory they free is wiped: see main.swift).
     private func inventory() throws(CLIError) -> MigrationReport {
-        let input = try DumpInput(paths: paths)
+        let input = try DumpInput(paths: paths, strict: strict, quiet: false)
         let (items, summaries) = try input.items(importers: DumpInput.importers(from: nil), options: ImportOptions())
         return MigrationReport(inventory: items, dumps: summaries, includeLabels: includeLabels)
     }

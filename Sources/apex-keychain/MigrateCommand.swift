@@ -25,22 +25,25 @@ struct MigrateCommand: RunnableCommand {
 
                 The report goes to stdout (and with --report, to a file too); it never holds a secret value, \
                 and usernames and labels only with --include-labels. Progress goes to stderr when it is a \
-                terminal and the run takes over a second; --quiet leaves only errors there.
+                terminal and the run takes over a second, and so does a line for each file of a folder that \
+                is not a keychain dump and is skipped (--strict makes it an error); --quiet leaves only errors \
+                there. '-' reads a dump from stdin.
 
                   apex-keychain migrate app-data/ --bundle-id com.example.app
                   apex-keychain migrate keychain.plist --store app.db --format json --report report.json
 
                 Exit codes: 0 done, or the plan was made; 1 some items conflict, are blocked or failed (the rest \
                 were migrated), or with --on-conflict fail a conflict stopped the run before anything was \
-                written (a plan with a conflict exits 1 too), or an item ends as --fail-on names; 64 usage error; 65 a malformed dump or one of unknown format; 66 an input that does \
-                not exist or can't be read; 73, 74, 77 the store's errors; 75 the target can't be written now, \
-                run again later.
+                written (a plan with a conflict exits 1 too), or an item ends as --fail-on names; 64 usage error; \
+                65 a malformed dump, a named file that is not a keychain dump, or with --strict a skipped one; \
+                66 an input that does not exist or can't be read, or no keychain dump in the paths; 73, 74, 77 \
+                the store's errors; 75 the target can't be written now, run again later.
                 """,
             arguments: [dumpPathArgument],
             options: [
                 Self.store, Self.dryRun, Self.from, Self.device, Self.serviceMap, Self.bundleID, Self.onConflict,
                 Self.failOn, Self.androidBiometryAcceptsPasscode, Self.format, Self.report, Self.includeLabels,
-                Self.quiet,
+                Self.quiet, strictOption,
                 StoreOptions.keyFile, StoreOptions.passphraseFile,
             ])
     }
@@ -148,6 +151,8 @@ struct MigrateCommand: RunnableCommand {
     let quiet: Bool
     /// The endings that make the exit code 1 (`--fail-on`).
     let failOn: [FailOn]
+    /// Whether a folder's file that is not a keychain dump is an error.
+    let strict: Bool
 
     init(_ values: ParsedValues) throws(CLIError) {
         paths = values.values(dumpPathArgument)
@@ -184,6 +189,7 @@ struct MigrateCommand: RunnableCommand {
         reportFile = report.map(ReportFile.init(path:))
         includeLabels = values.flag(Self.includeLabels)
         quiet = values.flag(Self.quiet)
+        strict = values.flag(strictOption)
         var failOn: [FailOn] = []
         if let list = values.value(Self.failOn) {
             for name in list.split(separator: ",", omittingEmptySubsequences: false) {
@@ -217,7 +223,7 @@ struct MigrateCommand: RunnableCommand {
 
     /// Reads the dumps and plans, or runs the migration: the report, and what the gate's messages name.
     private func migrate() async throws(CLIError) -> (MigrationReport, subject: String) {
-        let input = try DumpInput(paths: paths)
+        let input = try DumpInput(paths: paths, strict: strict, quiet: quiet)
         try reportFile?.checkNotAnInput(paths + input.dumps.map(\.path) + (store?.files ?? []))
         let policy = MigrationPolicy(onConflict: onConflict, importOptions: importOptions)
         let importers = DumpInput.importers(from: library)

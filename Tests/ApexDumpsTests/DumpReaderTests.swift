@@ -56,6 +56,15 @@ enum DumpTestFiles {
         PreferenceEntry(name: "count", value: .int(3)),
     ])
     static let sqliteHeader = Data("SQLite format 3\0".utf8) + Data(repeating: 0, count: 84)
+    /// An app's `Info.plist`: a valid plist that holds no keychain item.
+    static let infoPlist = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+        <plist version="1.0">
+        <dict><key>CFBundleIdentifier</key><string>com.example.app</string></dict>
+        </plist>
+
+        """
 }
 
 @Suite("Dump reader")
@@ -227,14 +236,14 @@ struct DumpReaderTests {
         return box.withLock { $0 }
     }
 
-    @Test("an empty file is malformed: empty file")
+    @Test("an empty file is not a dump: empty file")
     func emptyFile() throws {
         let folder = try DumpScratch()
         let path = try folder.write("RN_KEYCHAIN.preferences_pb", Data())
-        #expect(throws: DumpError(.malformed, path: path, "empty file")) { try DumpReader.read(path: path) }
+        #expect(throws: DumpError(.notADump, path: path, "empty file")) { try DumpReader.read(path: path) }
     }
 
-    @Test("a file of unknown format is malformed: unknown format, whatever its name")
+    @Test("a file of unknown format is not a dump: unknown format, whatever its name")
     func unknownFile() throws {
         let folder = try DumpScratch()
         let path = try folder.write("keychain.plist", "sample-token-0001 is not a plist\n")
@@ -242,7 +251,7 @@ struct DumpReaderTests {
             try DumpReader.read(path: path)
         } throws: { error in
             guard let error = error as? DumpError else { return false }
-            return error.kind == .malformed && error.path == path && error.message.hasPrefix("unknown format: ")
+            return error.kind == .notADump && error.path == path && error.message.hasPrefix("unknown format: ")
                 && !error.description.contains("sample-token")
         }
     }
@@ -275,126 +284,6 @@ struct DumpReaderTests {
         } throws: { error in
             (error as? DumpError).map { $0.kind == .malformed && $0.path == prefsPath } ?? false
         }
-    }
-
-    // MARK: Folders
-
-    /// An Android app data folder and a folder of iOS dumps, with the files a search must skip.
-    private func makeLayout(_ folder: DumpScratch) throws {
-        let prefs = DumpTestFiles.sharedPreferences
-        try folder.write("app/shared_prefs/RN_KEYCHAIN.xml", prefs)
-        try folder.write("app/shared_prefs/crypto.KEY_256.xml", prefs)
-        try folder.write("app/shared_prefs/SecureStore.xml", prefs)
-        try folder.write("app/shared_prefs/%40anonymous%2Fapp-1234-SecureStore.xml", prefs)
-        try folder.write("app/shared_prefs/com.example.app_preferences.xml", prefs)
-        try folder.write("app/shared_prefs/RN_KEYCHAIN.xml.bak", prefs)
-        try folder.write("app/files/datastore/RN_KEYCHAIN.preferences_pb", DumpTestFiles.dataStore)
-        try folder.write("app/files/settings.json", "{\"a\": 1}")
-        try folder.write("app/files/datastore/nested/deeper.json", "{}")
-        try folder.write("app/databases/RKStorage.db", DumpTestFiles.sqliteHeader)
-        try folder.write("app/cache/http.json", "[]")
-        try folder.write("app/app_webview/Default/Preferences.plist", DumpTestFiles.xmlPlist)
-        try folder.write("ios/keychain.plist", DumpTestFiles.xmlPlist)
-        try folder.write("ios/export.sqlite", DumpTestFiles.sqliteHeader)
-        try folder.write("ios/export.sqlite-wal", Data([1]))
-        try folder.write("ios/export.sqlite-shm", Data([1]))
-        try folder.write("ios/export.db-journal", Data([1]))
-        try folder.write("ios/keychain-2.db", DumpTestFiles.sqliteHeader)
-        try folder.write("ios/Objection.JSON", "[]")
-        try folder.write("ios/notes.txt", "notes")
-        try folder.write("ios/.hidden.plist", DumpTestFiles.xmlPlist)
-        try folder.write(".git/config.json", "{}")
-        try folder.write("a/b/c/d/e/f/g/h/deep.plist", DumpTestFiles.xmlPlist)
-        try folder.write("a/b/c/d/e/f/g/h/i/too-deep.plist", DumpTestFiles.xmlPlist)
-        try FileManager.default.createSymbolicLink(atPath: folder.path + "/loop", withDestinationPath: folder.path)
-        try FileManager.default.createSymbolicLink(
-            atPath: folder.path + "/ios/linked.plist", withDestinationPath: folder.path + "/ios/keychain.plist")
-    }
-
-    @Test("discover finds the known files of an app data folder and a folder of dumps, sorted")
-    func discover() throws {
-        let folder = try DumpScratch()
-        try makeLayout(folder)
-        let found = try DumpReader.discover(folder.path).map { String($0.dropFirst(folder.path.count + 1)) }
-        #expect(
-            found == [
-                "a/b/c/d/e/f/g/h/deep.plist",
-                "app/files/datastore/RN_KEYCHAIN.preferences_pb",
-                "app/files/datastore/nested/deeper.json",
-                "app/shared_prefs/%40anonymous%2Fapp-1234-SecureStore.xml",
-                "app/shared_prefs/RN_KEYCHAIN.xml",
-                "app/shared_prefs/SecureStore.xml",
-                "app/shared_prefs/crypto.KEY_256.xml",
-                "ios/Objection.JSON",
-                "ios/export.sqlite",
-                "ios/keychain-2.db",
-                "ios/keychain.plist",
-                "ios/linked.plist",
-            ])
-        // Given the app data folder itself, the same rules apply; a trailing slash changes nothing.
-        let app = try DumpReader.discover(folder.path + "/app/")
-        #expect(app.first == folder.path + "/app/files/datastore/RN_KEYCHAIN.preferences_pb")
-        #expect(app.count == 6)
-    }
-
-    @Test("discover refuses a missing folder and a file")
-    func discoverErrors() throws {
-        let folder = try DumpScratch()
-        let missing = folder.path + "/missing"
-        #expect(throws: DumpError(.unreadable, path: missing, "no such file or folder")) {
-            try DumpReader.discover(missing)
-        }
-        let file = try folder.write("a.plist", DumpTestFiles.xmlPlist)
-        #expect(throws: DumpError(.unreadable, path: file, "not a folder")) { try DumpReader.discover(file) }
-    }
-
-    @Test("readAll reads a folder's known files and skips those no reader knows")
-    func readAllFolder() throws {
-        let folder = try DumpScratch()
-        try folder.write("app/shared_prefs/RN_KEYCHAIN.xml", DumpTestFiles.sharedPreferences)
-        try folder.write("app/shared_prefs/crypto.KEY_256.xml", "")
-        try folder.write("app/files/datastore/RN_KEYCHAIN.preferences_pb", DumpTestFiles.dataStore)
-        try folder.write("dumps/readme.json", "this is not JSON")
-        try folder.write("dumps/empty.plist", Data())
-        try folder.write("dumps/other.preferences_pb", "text, not protobuf")
-        let dumps = try DumpReader.readAll(paths: [folder.path])
-        #expect(dumps.map(\.format) == [.dataStore, .sharedPreferences])
-        #expect(
-            dumps.map(\.path) == [
-                folder.path + "/app/files/datastore/RN_KEYCHAIN.preferences_pb",
-                folder.path + "/app/shared_prefs/RN_KEYCHAIN.xml",
-            ])
-        #expect(dumps.map(\.fileName) == ["RN_KEYCHAIN.preferences_pb", "RN_KEYCHAIN.xml"])
-    }
-
-    @Test("readAll: an unknown file named explicitly is an error naming it")
-    func readAllExplicitUnknown() throws {
-        let folder = try DumpScratch()
-        let good = try folder.write("RN_KEYCHAIN.preferences_pb", DumpTestFiles.dataStore)
-        let unknown = try folder.write("readme.json", "this is not JSON")
-        #expect {
-            try DumpReader.readAll(paths: [good, unknown])
-        } throws: { error in
-            guard let error = error as? DumpError else { return false }
-            return error.kind == .malformed && error.path == unknown && error.message.hasPrefix("unknown format")
-        }
-    }
-
-    @Test("readAll: a missing path is unreadable")
-    func readAllMissing() throws {
-        let folder = try DumpScratch()
-        let missing = folder.path + "/gone"
-        #expect(throws: DumpError(.unreadable, path: missing, "no such file")) {
-            try DumpReader.readAll(paths: [missing])
-        }
-    }
-
-    @Test("readAll reads a file once, however often it is named")
-    func readAllOnce() throws {
-        let folder = try DumpScratch()
-        let file = try folder.write("prefs/RN_KEYCHAIN.xml", DumpTestFiles.sharedPreferences)
-        let dumps = try DumpReader.readAll(paths: [file, folder.path, folder.path + "/prefs/../prefs/RN_KEYCHAIN.xml"])
-        #expect(dumps.map(\.path) == [file])
     }
 }
 

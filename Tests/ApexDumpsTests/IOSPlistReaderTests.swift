@@ -321,9 +321,8 @@ struct IOSPlistReaderTests {
             ("not a plist", Data("cplist00\u{0}\u{1}\u{2}".utf8), "not a property list"),
             ("OpenStep text", Data("hello".utf8), "not an XML or binary property list"),
             ("magic only", Data("bplist00".utf8), "not an XML or binary property list"),
-            ("top-level string", xml("s3cr3t"), "the top level is a string, expected an array of items"),
-            ("top-level number", xml(7), "the top level is a number"),
-            ("item not a dictionary", xml(["s3cr3t"]), "item 1 is a string, expected a dictionary"),
+            ("item not a dictionary", xml([item, "s3cr3t"]), "item 2 is a string, expected a dictionary"),
+            ("item without a class", xml([["acct": "a"]]), "item 1: has no class"),
             ("svce a number", with("svce", 12), "item 1: svce is a number, expected a string or data"),
             ("acct a date", with("acct", created), "item 1: acct is a date, expected a string or data"),
             ("v_Data a number", xml([["class": "genp", "v_Data": 5]]), "item 1: v_Data is a number, expected data"),
@@ -346,7 +345,6 @@ struct IOSPlistReaderTests {
             // Every class is checked to be an array before any item is read.
             ("later class not an array", xml(["genp": ["s3cr3t"], "inet": "s3cr3t"]), "inet is a string, expected an array of items"),
             ("class item not a dictionary", xml(["inet": [["class": "inet"], 3]]), "inet item 2 is a number, expected a dictionary"),
-            ("no class arrays", xml(["version": 1]), "no keychain items"),
             ("XML nested 10000 deep", Data(deepXML.utf8), "an XML property list that is malformed, truncated or nested too deeply"),
             ("binary nested 10000 deep", TinyBinaryPlist.nestedArrays(10_000), "a binary property list that is malformed"),
             ("extra nested 42 deep", with("tags", deepExtra), "item 1: tags nests deeper than 32 levels"),
@@ -462,6 +460,33 @@ struct IOSPlistReaderTests {
         #expect(error.path == "in/dump.plist", "\(name)")
         #expect(error.message.contains(message), "\(name): \(error.message)")
         #expect(!error.message.contains("s3cr3t"), "\(name)")
+    }
+
+    /// Plists that hold no keychain data at all: an app's own plists.
+    static let notDumps: [(name: String, data: Data, message: String)] = [
+        ("top-level string", xml("s3cr3t"), "not a keychain dump: the top level is a string, expected an array of items"),
+        ("top-level number", xml(7), "not a keychain dump: the top level is a number"),
+        ("an array of strings", xml(["s3cr3t"]), "not a keychain dump: the top-level array holds no keychain item"),
+        (
+            "an array of settings", xml([["Title": "s3cr3t", "Type": "PSToggleSwitchSpecifier"]]),
+            "not a keychain dump: the top-level array holds no keychain item"
+        ),
+        (
+            "an Info.plist", xml(["CFBundleIdentifier": "com.example.s3cr3t", "CFBundleVersion": "1"]),
+            "not a keychain dump: the top-level dictionary has none of the class arrays genp, inet, cert, keys, idnt"
+        ),
+    ]
+
+    @Test("a plist that holds no keychain data is refused as not a dump", arguments: notDumps.indices)
+    func notADump(index: Int) throws {
+        let (name, data, message) = Self.notDumps[index]
+        let error = try #require(throws: DumpError.self, "\(name)") { try IOSPlistReader.read(data, path: "in/Info.plist") }
+        #expect(error.kind == .notADump, "\(name)")
+        #expect(error.path == "in/Info.plist", "\(name)")
+        #expect(error.message.hasPrefix(message), "\(name): \(error.message)")
+        #expect(!error.message.contains("s3cr3t"), "\(name)")
+        // An empty array is an empty dump.
+        #expect(try IOSPlistReader.read(Self.xml([Any]()), path: "in/empty.plist").isEmpty)
     }
 
     @Test("one value shared by many items reads while the whole stays within the 512 MiB limit")

@@ -323,10 +323,10 @@ struct KeychainSQLiteReaderTests {
         BadFile(description: "header only", kind: .malformed, messageContains: "SQLite") { path in
             try Data("SQLite format 3\0".utf8).write(to: URL(fileURLWithPath: path))
         },
-        BadFile(description: "a SQLite database that is not a keychain", kind: .malformed, messageContains: "not a keychain database") { path in
+        BadFile(description: "a SQLite database that is not a keychain", kind: .notADump, messageContains: "not a keychain dump: a SQLite database without genp or inet table") { path in
             try TestDatabase.create(path, "CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes(body) VALUES ('x');")
         },
-        BadFile(description: "an empty SQLite database", kind: .malformed, messageContains: "not a keychain database") { path in
+        BadFile(description: "an empty SQLite database", kind: .notADump, messageContains: "not a keychain dump") { path in
             try TestDatabase.create(path, "PRAGMA user_version = 1;")
         },
         BadFile(description: "genp is a view (an endless recursive query)", kind: .malformed, messageContains: "view") { path in

@@ -67,7 +67,8 @@ struct ObjectionJSONReaderTests {
         #expect(records[0].creator == 0x6143_7274)
         #expect(records[1].value == .data(Data([0x00, 0xFF, 0x10])))
         #expect(records[1].accessControl?.flags == [.biometryAny, .or, .devicePasscode])
-        #expect(records[1].service == .string(""))
+        // An internet password has no svce: objection's "" for it is not kept; its server is unknown.
+        #expect(records[1].service == nil && records[1].server == nil && records[1].unrecorded.contains("srvr"))
         #expect(records[1].label == "api")
         #expect(records[1].extra == ["comment": "made-up comment", "invisible": "1"])
         #expect(records[2].value == .absent)
@@ -107,6 +108,32 @@ struct ObjectionJSONReaderTests {
         #expect(record.createdAt == nil && record.creator == nil && record.accessGroup == nil)
         #expect(record.extra.isEmpty)
         #expect(record.value == .data(Data()))
+    }
+
+    @Test("an internet password's server, protocol, port and path are unrecorded unless the JSON has them")
+    func internetFields() throws {
+        let inet = "kSecClassInternetPassword"
+        let records = try Self.read([
+            Self.item(["item_class": inet]),
+            Self.item(["item_class": inet, "server": "https://api.example.com:8443", "port": "8443", "protocol": "htps", "path": "/v1"]),
+            Self.item(["item_class": inet, "server": "", "port": ""]),
+            Self.item(["server": "https://example.com"]),
+        ])
+        // objection's own output: no such fields, so the server is unknown, not empty; no svce either.
+        #expect(records[0].server == nil && records[0].service == nil)
+        #expect(records[0].unrecorded == ["srvr", "ptcl", "port", "path"])
+        #expect(records[0].extra.isEmpty)
+        #expect(records[1].server == "https://api.example.com:8443" && records[1].port == 8443)
+        #expect(records[1].protocolCode == "htps" && records[1].path == "/v1" && records[1].unrecorded.isEmpty)
+        #expect(records[1].extra.isEmpty)
+        // An empty server is a server, as for service and account.
+        #expect(records[2].server == "" && records[2].port == nil && records[2].unrecorded == ["ptcl", "path"])
+        // A generic password has no server: the field stays an extra one, and nothing is unrecorded.
+        #expect(records[3].server == nil && records[3].unrecorded.isEmpty && records[3].extra == ["server": "https://example.com"])
+        let error = try #require(throws: DumpError.self) {
+            try Self.read([Self.item(["item_class": inet, "port": "s3cr3t"])])
+        }
+        #expect(error.message == "item 1: port is not a port number")
     }
 
     @Test("creator reads as a decimal string or four characters; extra fields keep their JSON names")
@@ -205,18 +232,13 @@ struct ObjectionJSONReaderTests {
         let valid = json([item(["data": "s3cr3t"])])
         var invalidUTF8 = valid
         invalidUTF8[invalidUTF8.count / 2] = 0xFF
-        let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
         var deepField: Any = ["s3cr3t"]
         for _ in 0..<40 { deepField = [deepField] }
         return [
-            ("empty", Data(), "the file is empty"),
-            ("only a bracket", Data("[".utf8), "the file is not JSON"),
+            ("truncated after the first field", Data("[{\"access_control\": \"None\",".utf8), "the file is not JSON"),
             ("truncated", valid.prefix(valid.count - 3), "the file is not JSON"),
             ("invalid UTF-8", invalidUTF8, "the file is not UTF-8 text"),
-            ("UTF-16", Data("[]".utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }), "the file is not"),
-            ("top-level object", Data("{\"item_class\": \"genp\"}".utf8), "the top level is a dictionary, expected an array of items"),
-            ("top-level string", Data("\"s3cr3t\"".utf8), "the top level is a string"),
-            ("item a string", Data("[\"s3cr3t\"]".utf8), "item 1 is a string, expected an object"),
+            ("item a string", Data("[{\"item_class\": \"genp\"}, \"s3cr3t\"]".utf8), "item 2 is a string, expected an object"),
             ("item null", Data("[{\"item_class\": \"genp\"}, null]".utf8), "item 2 is null, expected an object"),
             ("service a number", with("service", 5), "item 1: service is a number, expected a string"),
             ("account an object", with("account", ["k": "s3cr3t"]), "item 1: account is a dictionary, expected a string"),
@@ -229,10 +251,36 @@ struct ObjectionJSONReaderTests {
             ("creator unreadable", with("creator", "s3cr3t"), "item 1: creator is neither a decimal number nor four characters"),
             ("creator too large", with("creator", "4294967296"), "item 1: creator is neither"),
             ("access_control unknown word", with("access_control", "s3cr3t"), "item 1: access_control is not a list of objection's"),
-            ("nested 10000 deep", Data(deep.utf8), "the file is not JSON"),
             ("unknown field nested 42 deep", with("future", deepField), "item 1: future nests deeper than 32 levels"),
         ]
     }()
+
+    /// JSON (or not) that does not start like objection's output and holds no objection item.
+    static let notDumps: [(name: String, data: Data, message: String)] = {
+        let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
+        return [
+            ("empty", Data(), "the file is empty"),
+            ("only a bracket", Data("[".utf8), "the file is not JSON"),
+            ("UTF-16", Data("[]".utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }), "the file is not"),
+            ("a package.json", Data("{\"name\": \"s3cr3t\", \"version\": \"1.0.0\"}".utf8), "the top level is a dictionary, expected an array of objection's items"),
+            ("a top-level object with objection's names", Data("{\"item_class\": \"genp\"}".utf8), "the top level is a dictionary"),
+            ("top-level string", Data("\"s3cr3t\"".utf8), "the top level is a string"),
+            ("an array of strings", Data("[\"s3cr3t\"]".utf8), "no element of the array has an item_class"),
+            ("an array of other objects", Data("[{\"id\": 1, \"title\": \"s3cr3t\"}]".utf8), "no element of the array has an item_class"),
+            ("nested 10000 deep", Data(deep.utf8), "the file is not JSON"),
+        ]
+    }()
+
+    @Test("JSON that is not objection's is refused as not a dump", arguments: notDumps.indices)
+    func notADump(index: Int) throws {
+        let (name, data, message) = Self.notDumps[index]
+        let error = try #require(throws: DumpError.self, "\(name)") { try ObjectionJSONReader.read(data, path: "in/package.json") }
+        #expect(error.kind == .notADump, "\(name)")
+        #expect(error.path == "in/package.json", "\(name)")
+        #expect(error.message.hasPrefix("not a keychain dump: "), "\(name): \(error.message)")
+        #expect(error.message.contains(message), "\(name): \(error.message)")
+        #expect(!error.message.contains("s3cr3t"), "\(name)")
+    }
 
     @Test("malformed input is refused with DumpError(.malformed) naming the path and the problem", arguments: malformed.indices)
     func malformedInput(index: Int) throws {

@@ -46,7 +46,8 @@ enum DumpSamplesTool {
 struct SampleRow: Sendable {
     var path: String
     var format: DumpFormat
-    var discovered: Bool
+    /// False for decoys (`(not a keychain dump)`), which the CLI skips in a folder.
+    var isKeychainDump: Bool
 
     /// The rows of a README.
     static func rows(_ readme: String) -> [SampleRow] {
@@ -59,7 +60,7 @@ struct SampleRow: Sendable {
             let formatCell = cells[2]
             let formatName = formatCell.split(separator: "`").first.map(String.init) ?? ""
             guard let format = DumpFormat(rawValue: formatName) else { return nil }
-            return SampleRow(path: path, format: format, discovered: !formatCell.contains("not discovered"))
+            return SampleRow(path: path, format: format, isKeychainDump: !formatCell.contains("not a keychain dump"))
         }
     }
 }
@@ -122,14 +123,16 @@ struct SampleGeneratorTests {
         }
     }
 
-    @Test("each android folder is an app data folder whose known files discovery finds")
+    @Test("each android folder is an app data folder whose files discovery finds, decoys included")
     func androidFoldersDiscover() throws {
         let folder = try DumpScratch()
         try DumpSamplesTool.generate(into: folder)
         let rows = SampleRow.rows(try String(contentsOfFile: folder.path + "/README.md", encoding: .utf8))
+        #expect(rows.contains { !$0.isKeychainDump && $0.path.hasPrefix("react-native-keychain/android/") })
         for library in ["react-native-keychain", "expo-secure-store"] {
             let base = "\(library)/android/"
-            let expected = rows.filter { $0.path.hasPrefix(base) && $0.discovered }.map { folder.path + "/" + $0.path }
+            // Whether a file holds a library's data is for the importers (the CLI skips the decoys).
+            let expected = rows.filter { $0.path.hasPrefix(base) }.map { folder.path + "/" + $0.path }
             #expect(try DumpReader.discover(folder.path + "/" + base) == expected.sorted(), "\(library)")
             let dumps = try DumpReader.readAll(paths: [folder.path + "/" + base])
             #expect(dumps.count == expected.count)

@@ -166,6 +166,19 @@ struct ExpoSecureStoreAndroidTests {
         #expect(try Expo.run([store]).isEmpty)
     }
 
+    @Test("recognises: SecureStore files by name, other SharedPreferences files by an entry of expo's layout")
+    func recognises() throws {
+        let named = Expo.prefs([("plain", "x")], path: "shared_prefs/SecureStore.xml")
+        let scoped = Expo.prefs([], path: "shared_prefs/%40anonymous%2Fapp-SecureStore.xml")
+        let renamed = Expo.prefs([("plain", "x"), ("key_v1-token", Expo.newEntry())], path: "backup/device1.xml")
+        let unrelated = Expo.prefs([("plain", "{\"ct\": \"x\"}"), ("theme", "dark")], path: "backup/settings.xml")
+        let store = Dump(
+            path: "SecureStore.preferences_pb", format: .dataStore,
+            content: .preferences([PreferenceEntry(name: "key_v1-token", value: .string(Expo.newEntry()))]))
+        for dump in [named, scoped, renamed] { #expect(ExpoSecureStoreImporter.recognises(dump), "\(dump.path)") }
+        for dump in [unrelated, store] { #expect(!ExpoSecureStoreImporter.recognises(dump), "\(dump.path)") }
+    }
+
     @Test("names that differ only in Unicode normalisation are two entries, as Java compares them")
     func namesCompareByteForByte() throws {
         let items = try Expo.run([Expo.prefs([("key_v1-caf\u{E9}", Expo.newEntry()), ("key_v1-cafe\u{301}", Expo.newEntry())])])

@@ -255,15 +255,49 @@ import Testing
         #expect(try Self.item(excluded, "aes").verdict == .migrate)
     }
 
-    @Test func otherFilesAndValuesAreIgnored() throws {
-        let other = preferencesDump(Self.prefs + "OTHER.xml", [("x:u", "AAAA"), ("x:p", "AAAA"), ("x:c", "KeystoreAESCBC")])
+    @Test func filesOfOtherNamesAreReadByTheirEntriesAndOtherValuesIgnored() throws {
+        let renamed = preferencesDump(
+            Self.prefs + "device1.xml", [("x:u", "AAAA"), ("x:p", "AAAA"), ("x:c", "KeystoreAESCBC"), ("theme", "dark")])
+        // The 1.x layout (no :c) counts only in a file that holds nothing else.
+        let old = preferencesDump(Self.prefs + "backup-RN_KEYCHAIN.xml", [("y:u", "AAAA"), ("y:p", "AAAA")])
+        let unrelated = [
+            preferencesDump(Self.prefs + "settings.xml", [("theme:c", "dark"), ("count:u", "3")]),
+            preferencesDump(Self.prefs + "mixed.xml", [("y:u", "AAAA"), ("y:p", "AAAA"), ("theme", "dark")]),
+            preferencesDump(Self.prefs + "cipher.xml", [("x:c", "AES/GCM/NoPadding")]),
+        ]
         let rnk = Dump(
             path: Self.prefs + "RN_KEYCHAIN.xml", format: .sharedPreferences,
             content: .preferences([
                 PreferenceEntry(name: "flag:c", value: .boolean(true)),
                 PreferenceEntry(name: "unrelated", value: .string("x")),
             ]))
-        #expect(try importer.importItems(from: [other, rnk], options: ImportOptions()).isEmpty)
+        let items = try importer.importItems(from: [renamed, old] + unrelated + [rnk], options: ImportOptions())
+        #expect(items.map(\.origin.path) == [renamed.path, old.path])
+        #expect(items[0].notes.first == "the file is named 'device1.xml', not RN_KEYCHAIN.xml: recognised as react-native-keychain's by its <service>:u, :p and :c entries")
+        #expect(items[1].notes.first == "the file is named 'backup-RN_KEYCHAIN.xml', not RN_KEYCHAIN.xml: recognised as react-native-keychain's by its <service>:u, :p and :c entries")
+        #expect(ReactNativeKeychainImporter.recognises(renamed) && ReactNativeKeychainImporter.recognises(old))
+        #expect(ReactNativeKeychainImporter.recognises(rnk), "by its name, even without entries")
+        for dump in unrelated { #expect(!ReactNativeKeychainImporter.recognises(dump), "\(dump.fileName)") }
+    }
+
+    @Test func aConcealKeyFileOfAnotherNameIsRecognisedByItsKey() throws {
+        let dumps = [
+            try ImporterFixtures.sharedPreferences("rnkeychain-conceal-eclipse7-RN_KEYCHAIN.xml", as: Self.prefs + "device1.xml"),
+            try ImporterFixtures.sharedPreferences("rnkeychain-conceal-eclipse7-crypto.KEY_256.xml", as: Self.prefs + "conceal-key.xml"),
+        ]
+        #expect(ReactNativeKeychainImporter.recognises(dumps[1]))
+        let items = try importer.importItems(from: dumps, options: ImportOptions(bundleID: "com.example.app"))
+        #expect(items.count == 2)
+        for item in items {
+            guard case .credentials = item.value else { Issue.record("\(item.value)"); continue }
+            #expect(item.verdict == .migrate)
+        }
+        // Not a key: a short cipher_key, or other entries beside it, make an ordinary preferences file.
+        let short = preferencesDump(Self.prefs + "short.xml", [("cipher_key", "c2hvcnQ=\n")])
+        let more = preferencesDump(
+            Self.prefs + "more.xml", [("cipher_key", "98JTa0nu3uOGjBxOCuHaQ1yRXCKpQzmccHQR+kkfHks="), ("theme", "dark")])
+        #expect(!ReactNativeKeychainImporter.recognises(short) && !ReactNativeKeychainImporter.recognises(more))
+        #expect(try importer.importItems(from: [short], options: ImportOptions()).isEmpty, "ignored, not thrown")
     }
 
     @Test("services that differ only in Unicode normalisation are two services, as Android's names compare")

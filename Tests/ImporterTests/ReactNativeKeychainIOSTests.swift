@@ -221,6 +221,30 @@ func rnkRecord(
         }
     }
 
+    @Test func internetPasswordsWhoseServerTheDumpDoesNotRecordAreBlockedNotConflicting() throws {
+        var first = rnkRecord("inet", service: nil, server: nil)
+        first.unrecorded = ["srvr", "ptcl", "port", "path"]
+        var second = first
+        second.location = "item 2"
+        let options = ImportOptions(bundleID: "com.example.app")
+        let items = try importer.importItems(
+            from: [keychainDump([first, second], path: "keychain.json", format: .objectionJSON)], options: options)
+        #expect(items.count == 2)
+        for item in items {
+            #expect(item.verdict == .blocked(
+                "the server, which names the target key (credentials:<server>), is unknown: objection's JSON has no server field; read a plist or SQLite export of the same keychain, or add \"server\" to this item"))
+            #expect(item.target == nil)
+            // Not two items of one server: nothing is known of their servers.
+            #expect(!item.notes.contains { $0.contains("share this server") })
+        }
+        // A server the dump records, even an empty one, names the key.
+        var empty = first
+        empty.server = ""
+        empty.unrecorded = []
+        let known = try run([empty], options)
+        #expect(known[0].verdict == .migrate && known[0].target?.key == "credentials:")
+    }
+
     @Test func undecodedAccessControlIsBlocked() throws {
         var record = rnkRecord()
         record.extra["accc"] = "hex:310d300b"

@@ -144,6 +144,7 @@ public struct KeychainRecord: Sendable, Equatable {
         var securityDomain: String?
         var accessControl: AccessControlDescription?
         var extra: [String: String]
+        var unrecorded: Set<String>
     }
 
     private final class Storage: @unchecked Sendable {
@@ -266,6 +267,13 @@ public struct KeychainRecord: Sendable, Equatable {
         get { storage.fields.extra }
         _modify { yield &unique.fields.extra }
     }
+    /// The attributes (keychain names: `srvr`, `port`, …) that the dump's format does not record for this item,
+    /// so that their absence says nothing about the item: objection's JSON has no field for an internet
+    /// password's `srvr`, `ptcl`, `port` or `path`. Empty when the format records every attribute it has.
+    public var unrecorded: Set<String> {
+        get { storage.fields.unrecorded }
+        _modify { yield &unique.fields.unrecorded }
+    }
 
     /// Creates a record; everything but the location and class defaults to absent.
     public init(
@@ -274,7 +282,7 @@ public struct KeychainRecord: Sendable, Equatable {
         label: String? = nil, creator: UInt32? = nil, synchronizable: Bool = false, createdAt: Date? = nil,
         modifiedAt: Date? = nil, server: String? = nil, protocolCode: String? = nil, port: Int? = nil,
         path: String? = nil, authenticationType: String? = nil, securityDomain: String? = nil,
-        accessControl: AccessControlDescription? = nil, extra: [String: String] = [:]
+        accessControl: AccessControlDescription? = nil, extra: [String: String] = [:], unrecorded: Set<String> = []
     ) {
         storage = Storage(
             Fields(
@@ -282,7 +290,7 @@ public struct KeychainRecord: Sendable, Equatable {
                 value: value, protection: protection, accessGroup: accessGroup, label: label, creator: creator,
                 synchronizable: synchronizable, createdAt: createdAt, modifiedAt: modifiedAt, server: server,
                 protocolCode: protocolCode, port: port, path: path, authenticationType: authenticationType,
-                securityDomain: securityDomain, accessControl: accessControl, extra: extra))
+                securityDomain: securityDomain, accessControl: accessControl, extra: extra, unrecorded: unrecorded))
     }
 
     public static func == (a: KeychainRecord, b: KeychainRecord) -> Bool {
@@ -334,6 +342,10 @@ public struct DumpError: Error, Sendable, Equatable, CustomStringConvertible {
         case malformed
         /// The file is of a known kind that can't be used, e.g. an encrypted device `keychain-2.db` (exit 65).
         case unsupported
+        /// The file is not a keychain dump: empty, of a format no reader knows, or well-formed data of a reader's
+        /// format that holds no keychain data (an app's `Info.plist`, a `package.json`, a SQLite database without
+        /// `genp` or `inet` tables). A folder's search skips such files; named, one is an error (exit 65).
+        case notADump
     }
 
     /// The kind.

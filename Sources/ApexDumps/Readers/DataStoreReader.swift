@@ -40,6 +40,26 @@ public enum DataStoreReader {
         return !entries.isEmpty
     }
 
+    /// Whether a file of `size` bytes whose first bytes are `prefix` may be a DataStore file (``isPreferenceMap(_:)``
+    /// needs it whole): it starts with a map entry (field 1, length-delimited) that fits in the file, and that
+    /// parses strictly when the prefix holds all of it. Most other files fail on their first byte, so they are
+    /// never read whole.
+    static func mayBePreferenceMap(prefix: Data, size: Int) -> Bool {
+        let bytes = [UInt8](prefix.prefix(11))
+        guard bytes.first == 0x0A else { return false }
+        var length = 0
+        var index = 1
+        while true {
+            guard index < bytes.count, index <= 10 else { return false }
+            length |= Int(bytes[index] & 0x7F) << (7 * (index - 1))
+            index += 1
+            if bytes[index - 1] & 0x80 == 0 { break }
+        }
+        guard length >= 0, length <= size - index else { return false }
+        let end = index + length
+        return end > prefix.count || isPreferenceMap(prefix.prefix(end))
+    }
+
     /// Parses a `PreferenceMap`; `strict` also refuses unknown fields.
     static func parse(_ data: Data, strict: Bool) throws(ProtobufError) -> [PreferenceEntry] {
         let bytes = [UInt8](data)

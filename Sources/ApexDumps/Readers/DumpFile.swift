@@ -13,6 +13,8 @@ final class DumpFile {
     private let what: String
     /// The size when the file was opened.
     private(set) var size = 0
+    /// Whether a read that would block waits (a pipe that has no bytes yet) rather than failing.
+    private var waitsForInput = false
 
     init(path: String) throws(DumpError) {
         self.path = path
@@ -42,12 +44,14 @@ final class DumpFile {
     }
 
     /// Takes over `descriptor`, already open (and checked by the caller), as the file `path` of `size` bytes;
-    /// `what` names it in messages.
-    init(descriptor: Int32, path: String, size: Int, what: String = "the file") {
+    /// `what` names it in messages. With `waitsForInput` (a pipe), a read that would block waits for input
+    /// instead of failing.
+    init(descriptor: Int32, path: String, size: Int, what: String = "the file", waitsForInput: Bool = false) {
         self.descriptor = descriptor
         self.path = path
         self.size = size
         self.what = what
+        self.waitsForInput = waitsForInput
     }
 
     deinit { closeFile() }
@@ -92,7 +96,8 @@ final class DumpFile {
 
     /// One `read` of up to `count` bytes: 0 at the end of the file, retried when a signal interrupts it.
     ///
-    /// - Throws: ``DumpError/Kind/unreadable`` when the read fails, or would block (`EAGAIN`, `EWOULDBLOCK`).
+    /// - Throws: ``DumpError/Kind/unreadable`` when the read fails, or would block (`EAGAIN`, `EWOULDBLOCK`) and
+    ///   the file does not wait for input.
     private func readSome(into pointer: UnsafeMutableRawPointer, count: Int) throws(DumpError) -> Int {
         while true {
             let got = Glibc.read(descriptor, pointer, count)
@@ -100,6 +105,11 @@ final class DumpFile {
             let code = errno
             if code == EINTR { continue }
             if code == EAGAIN || code == EWOULDBLOCK {
+                if waitsForInput {
+                    var ready = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                    _ = poll(&ready, 1, -1)
+                    continue
+                }
                 throw DumpError(
                     .unreadable, path: path,
                     "reading \(what) would block: it is not a file that can be read to its end (a device or kernel file such as /proc/kmsg?)")

@@ -1,7 +1,7 @@
-// Readers/: DumpReader (this file) finds dump files, tells their format and hands each to its reader here:
-// IOSPlistReader, KeychainSQLiteReader, ObjectionJSONReader, SharedPreferencesReader, DataStoreReader. With them
-// are what they share: DumpFile (reading a file without blocking), IOSAttributes and AccessControlDecoder (the
-// iOS attributes), SQLiteImage (a database file in memory).
+// Readers/: DumpReader (this file, with DumpDiscovery.swift) finds dump files, tells their format and hands each
+// to its reader here: IOSPlistReader, KeychainSQLiteReader, ObjectionJSONReader, SharedPreferencesReader,
+// DataStoreReader. With them are what they share: DumpFile (reading a file without blocking), IOSAttributes and
+// AccessControlDecoder (the iOS attributes), SQLiteImage (a database file in memory).
 
 import Foundation
 
@@ -10,11 +10,16 @@ import Foundation
 /// A path is a dump file or a folder. A file's format comes from its bytes, never its name: a `bplist` header or
 /// an XML document whose root is `<plist>` is an iOS plist, a SQLite header a keychain export, an XML document
 /// whose root is `<map>` a SharedPreferences file, a JSON array or object objection's output, and a buffer that
-/// parses completely and strictly as a protobuf `PreferenceMap` with at least one entry a DataStore file.
-/// Names only decide which files of a folder are looked at (``discover(_:)``).
+/// parses completely and strictly as a protobuf `PreferenceMap` with at least one entry a DataStore file. A file
+/// whose format no reader knows, that is empty, or that its reader finds to hold no keychain data (an app's
+/// `Info.plist`, a `package.json`) is not a keychain dump (``DumpError/Kind/notADump``): a folder's search skips
+/// it and says so (``DumpScan/skipped``); named, it is an error.
 public enum DumpReader {
     /// How many folder levels below a given folder ``discover(_:)`` searches.
     public static let maxDiscoveryDepth = 8
+
+    /// What the reports and errors call a dump read from a pipe (``scan(paths:standardInput:)``).
+    public static let standardInputName = "(stdin)"
 
     /// Reads one dump file.
     ///
@@ -25,13 +30,46 @@ public enum DumpReader {
     /// - Parameter path: The file.
     /// - Returns: The dump: the path as given, the detected format and the records.
     /// - Throws: ``DumpError`` naming the file: ``DumpError/Kind/unreadable`` when it does not exist, is a folder
-    ///   or can't be read; ``DumpError/Kind/malformed`` when it is empty, too large, of an unknown format
-    ///   (`unknown format: …`) or rejected by its reader; ``DumpError/Kind/unsupported`` from a reader.
+    ///   or can't be read; ``DumpError/Kind/notADump`` when it is empty, of an unknown format (`unknown format: …`)
+    ///   or holds no keychain data; ``DumpError/Kind/malformed`` when it is too large or rejected by its reader;
+    ///   ``DumpError/Kind/unsupported`` from a reader.
     public static func read(path: String) throws(DumpError) -> Dump {
         switch try load(path) {
         case .dump(let dump): return dump
-        case .empty: throw DumpError(.malformed, path: path, "empty file")
-        case .unknown: throw unknownFormat(path)
+        case .notADump(let error): throw error
+        }
+    }
+
+    /// Reads one dump from a pipe or any other stream (`adb exec-out … | apex-keychain inspect -`), to its end,
+    /// waiting for its bytes; the format is told from them as for a file. At most ``DumpLimits/maxFileBytes`` are
+    /// taken: a stream that goes on is refused once it has given one byte more. The descriptor is left open.
+    ///
+    /// - Parameters:
+    ///   - descriptor: the stream (standard input).
+    ///   - name: what the dump's path and errors call it (``standardInputName``).
+    /// - Throws: as ``read(path:)``; a SQLite export has no `-wal` file here.
+    public static func read(stream descriptor: Int32, name: String) throws(DumpError) -> Dump {
+        let own = dup(descriptor)
+        guard own >= 0 else {
+            throw DumpError(.unreadable, path: name, "cannot read it: \(String(cString: strerror(errno)))")
+        }
+        let stream = DumpFile(descriptor: own, path: name, size: 0, what: "it", waitsForInput: true)
+        var data = Data()
+        try stream.read(upTo: DumpLimits.maxFileBytes + 1, appendingTo: &data)
+        stream.closeFile()
+        guard data.count <= DumpLimits.maxFileBytes else { throw tooLarge(name) }
+        guard !data.isEmpty else { throw DumpError(.notADump, path: name, "empty: nothing was read") }
+        let loaded: Loaded
+        if KeychainSQLiteReader.looksLike(data) {
+            loaded = try readerResult(name, .keychainSQLite) { () throws(DumpError) in
+                .keychain(try KeychainSQLiteReader.read(data, path: name))
+            }
+        } else {
+            loaded = try parse(data, path: name)
+        }
+        switch loaded {
+        case .dump(let dump): return dump
+        case .notADump(let error): throw error
         }
     }
 
@@ -42,52 +80,47 @@ public enum DumpReader {
         return DataStoreReader.isPreferenceMap(data) ? .dataStore : nil
     }
 
-    /// The known dump files in a folder, searched to ``maxDiscoveryDepth`` levels, as sorted paths that start with
-    /// `directory`.
+    /// Reads every dump the paths name. A file is read as ``read(path:)`` reads it, and one that is not a keychain
+    /// dump is an error. A folder is searched with ``discover(_:)``; each file found in it is read, and one that
+    /// is not a keychain dump (``DumpError/Kind/notADump``) is skipped and listed (``DumpScan/Entry/skipped(_:)``). A file
+    /// met twice is read once.
     ///
-    /// Looked at: `RN_KEYCHAIN.xml`, `crypto.KEY_256.xml`, `*SecureStore.xml`, `*.preferences_pb`, `*.plist`,
-    /// `*.db`, `*.sqlite`, `*.sqlite3` and `*.json`. Skipped: hidden files and folders, SQLite's `-wal`, `-shm`
-    /// and `-journal` companions (the SQLite reader takes them with their database), symbolic links to folders,
-    /// and in an Android app data folder (a folder with `shared_prefs/`) every subfolder but `shared_prefs/` and
-    /// `files/datastore/`, so that the app's own databases, caches and JSON files are not taken for dumps.
-    ///
-    /// - Throws: ``DumpError/Kind/unreadable`` naming the folder when it does not exist, is not a folder, or a
-    ///   folder inside it can't be listed.
-    public static func discover(_ directory: String) throws(DumpError) -> [String] {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) else {
-            throw DumpError(.unreadable, path: directory, "no such file or folder")
-        }
-        guard isDirectory.boolValue else { throw DumpError(.unreadable, path: directory, "not a folder") }
-        var found: [String] = []
-        try walk(directory, depth: 0, scope: .everything, into: &found)
-        return found.sorted()
-    }
-
-    /// Reads every dump the paths name: a file is read as ``read(path:)`` reads it; a folder is searched with
-    /// ``discover(_:)``, and the files found in it whose content no reader knows (or that are empty) are skipped.
-    /// A file met twice is read once.
-    ///
-    /// - Returns: The dumps, in the order of `paths`, each folder's files in sorted order.
-    /// - Throws: The first ``DumpError``: a path that does not exist, an explicit file of unknown format, or a
-    ///   known file that can't be read.
-    public static func readAll(paths: [String]) throws(DumpError) -> [Dump] {
-        var dumps: [Dump] = []
+    /// - Parameters:
+    ///   - paths: files and folders.
+    ///   - standardInput: when given, the path `-` reads a dump from this descriptor (``read(stream:name:)``),
+    ///     named ``standardInputName``; without it, `-` is a file name.
+    /// - Returns: The dumps, in the order of `paths`, each folder's files in sorted order, and the files skipped.
+    /// - Throws: The first ``DumpError``: a path that does not exist, a named file that is not a dump, a dump that
+    ///   can't be read (a file found in a folder included: damaged, too large, unreadable, unsupported).
+    public static func scan(paths: [String], standardInput: Int32? = nil) throws(DumpError) -> DumpScan {
+        var scan = DumpScan()
         var seen: Set<String> = []
         func firstTime(_ path: String) -> Bool {
             seen.insert(URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path).inserted
         }
         for path in paths {
+            if path == "-", let standardInput {
+                scan.entries.append(.dump(try read(stream: standardInput, name: standardInputName), inFolder: false))
+                continue
+            }
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
                 for file in try discover(path) where firstTime(file) {
-                    if case .dump(let dump) = try load(file) { dumps.append(dump) }
+                    switch try load(file) {
+                    case .dump(let dump): scan.entries.append(.dump(dump, inFolder: true))
+                    case .notADump(let error): scan.entries.append(.skipped(error))
+                    }
                 }
             } else if firstTime(path) {
-                dumps.append(try read(path: path))
+                scan.entries.append(.dump(try read(path: path), inFolder: false))
             }
         }
-        return dumps
+        return scan
+    }
+
+    /// The dumps of ``scan(paths:standardInput:)``, without the files it skipped.
+    public static func readAll(paths: [String]) throws(DumpError) -> [Dump] {
+        try scan(paths: paths).dumps
     }
 
     // MARK: - Reading
@@ -95,8 +128,8 @@ public enum DumpReader {
     /// What a file turned out to be.
     private enum Loaded {
         case dump(Dump)
-        case empty
-        case unknown
+        /// Not a keychain dump, and why.
+        case notADump(DumpError)
     }
 
     /// How many leading bytes the prefix tests look at (an XML prolog with comments can be long).
@@ -104,42 +137,64 @@ public enum DumpReader {
 
     private static func unknownFormat(_ path: String) -> DumpError {
         DumpError(
-            .malformed, path: path,
+            .notADump, path: path,
             "unknown format: not an iOS keychain plist, a keychain SQLite export, objection JSON, an Android "
                 + "SharedPreferences XML file or a DataStore preferences_pb file")
+    }
+
+    private static func tooLarge(_ path: String) -> DumpError {
+        DumpError(.malformed, path: path, "larger than the \(DumpLimits.maxFileBytes >> 20) MiB limit for a dump file")
     }
 
     private static func load(_ path: String) throws(DumpError) -> Loaded {
         let file = try DumpFile(path: path)
         defer { file.closeFile() }
-        let tooLarge = DumpError(
-            .malformed, path: path, "larger than the \(DumpLimits.maxFileBytes >> 20) MiB limit for a dump file")
-        guard file.size <= DumpLimits.maxFileBytes else { throw tooLarge }
         let prefix = try file.readBytes(upTo: prefixLength)
-        if prefix.isEmpty { return .empty }
+        if prefix.isEmpty { return .notADump(DumpError(.notADump, path: path, "empty file")) }
         if KeychainSQLiteReader.looksLike(prefix) {
             file.closeFile()
-            return .dump(
-                Dump(path: path, format: .keychainSQLite, content: .keychain(try KeychainSQLiteReader.read(path: path)))
-            )
+            return try readerResult(path, .keychainSQLite) { () throws(DumpError) in
+                .keychain(try KeychainSQLiteReader.read(path: path))
+            }
         }
+        // A file that can't be any format (a photo, a video) is not read past its first bytes, however large.
+        guard detectByPrefix(prefix) != nil || DataStoreReader.mayBePreferenceMap(prefix: prefix, size: file.size)
+        else { return .notADump(unknownFormat(path)) }
+        guard file.size <= DumpLimits.maxFileBytes else { throw tooLarge(path) }
         var data = prefix
         if prefix.count == prefixLength {
             try file.read(upTo: DumpLimits.maxFileBytes - prefixLength + 1, appendingTo: &data)
         }
         // The file may have grown since it was opened.
-        guard data.count <= DumpLimits.maxFileBytes else { throw tooLarge }
-        guard let format = detect(data) else { return .unknown }
-        let content: Dump.Content
-        switch format {
-        case .iosPlist: content = .keychain(try IOSPlistReader.read(data, path: path))
-        case .objectionJSON: content = .keychain(try ObjectionJSONReader.read(data, path: path))
-        case .keychainSQLite: content = .keychain(try KeychainSQLiteReader.read(path: path))
-        case .sharedPreferences: content = .preferences(try SharedPreferencesReader.read(data, path: path))
-        case .dataStore: content = .preferences(try DataStoreReader.read(data, path: path))
-        case .keychainDatabase: return .unknown  // not a file format; never detected
+        guard data.count <= DumpLimits.maxFileBytes else { throw tooLarge(path) }
+        return try parse(data, path: path)
+    }
+
+    /// The dump in `data` (not SQLite), or why it is none.
+    private static func parse(_ data: Data, path: String) throws(DumpError) -> Loaded {
+        guard let format = detect(data) else { return .notADump(unknownFormat(path)) }
+        return try readerResult(path, format) { () throws(DumpError) -> Dump.Content in
+            switch format {
+            case .iosPlist: .keychain(try IOSPlistReader.read(data, path: path))
+            case .objectionJSON: .keychain(try ObjectionJSONReader.read(data, path: path))
+            case .keychainSQLite: .keychain(try KeychainSQLiteReader.read(data, path: path))
+            case .sharedPreferences: .preferences(try SharedPreferencesReader.read(data, path: path))
+            case .dataStore: .preferences(try DataStoreReader.read(data, path: path))
+            // Not a file format; never detected.
+            case .keychainDatabase: throw unknownFormat(path)
+            }
         }
-        return .dump(Dump(path: path, format: format, content: content))
+    }
+
+    /// The dump a reader made, or the reader's ``DumpError/Kind/notADump`` as a file to skip; other errors thrown.
+    private static func readerResult(
+        _ path: String, _ format: DumpFormat, _ read: () throws(DumpError) -> Dump.Content
+    ) throws(DumpError) -> Loaded {
+        do {
+            return .dump(Dump(path: path, format: format, content: try read()))
+        } catch where error.kind == .notADump {
+            return .notADump(error)
+        }
     }
 
     // MARK: - Detection
@@ -173,69 +228,32 @@ public enum DumpReader {
     private static func skipWhitespace(_ bytes: [UInt8], _ index: inout Int) {
         while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
     }
+}
 
-    // MARK: - Discovery
-
-    /// Which entries of a folder the search looks at.
-    private enum Scope {
-        /// Any known file, any subfolder.
-        case everything
-        /// The `files/` folder of an Android app data folder: only `datastore/`.
-        case appFiles
+/// What ``DumpReader/scan(paths:standardInput:)`` found: the dumps, and the files of folders that were skipped
+/// because they are not keychain dumps, in the order of the paths and of each folder's sorted files.
+public struct DumpScan: Sendable {
+    /// One file.
+    public enum Entry: Sendable {
+        /// A dump; `inFolder` when a folder's search found it (false for a file named in the paths, or stdin).
+        case dump(Dump, inFolder: Bool)
+        /// A file of a folder that is not a keychain dump, and why (``DumpError/Kind/notADump``).
+        case skipped(DumpError)
     }
 
-    private static let knownNames: Set<String> = ["RN_KEYCHAIN.xml", "crypto.KEY_256.xml"]
-    private static let knownExtensions: Set<String> = ["preferences_pb", "plist", "db", "sqlite", "sqlite3", "json"]
-    private static let companionSuffixes = ["-wal", "-shm", "-journal"]
+    /// Every file read, in order.
+    public var entries: [Entry] = []
 
-    private static func isKnownFile(_ name: String) -> Bool {
-        if knownNames.contains(name) || name.hasSuffix("SecureStore.xml") { return true }
-        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return false }
-        return knownExtensions.contains(name[name.index(after: dot)...].lowercased())
+    /// The dumps, in order.
+    public var dumps: [Dump] {
+        entries.compactMap { if case .dump(let dump, _) = $0 { dump } else { nil } }
     }
 
-    private static func walk(_ folder: String, depth: Int, scope: Scope, into found: inout [String]) throws(DumpError) {
-        let names: [String]
-        do {
-            names = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
-        } catch {
-            throw DumpError(.unreadable, path: folder, "cannot list the folder")
-        }
-        let prefix = folder.hasSuffix("/") ? folder : folder + "/"
-        let isAppDataFolder =
-            scope == .everything && names.contains("shared_prefs") && isFolder(prefix + "shared_prefs")
-        for name in names where !name.hasPrefix(".") && !companionSuffixes.contains(where: { name.hasSuffix($0) }) {
-            let path = prefix + name
-            guard let type = try? FileManager.default.attributesOfItem(atPath: path)[.type] as? FileAttributeType else {
-                continue
-            }
-            if type == .typeDirectory {
-                guard depth < maxDiscoveryDepth else { continue }
-                switch scope {
-                case .appFiles:
-                    guard name == "datastore" else { continue }
-                    try walk(path, depth: depth + 1, scope: .everything, into: &found)
-                case .everything:
-                    if isAppDataFolder {
-                        if name == "shared_prefs" {
-                            try walk(path, depth: depth + 1, scope: .everything, into: &found)
-                        } else if name == "files" {
-                            try walk(path, depth: depth + 1, scope: .appFiles, into: &found)
-                        }
-                    } else {
-                        try walk(path, depth: depth + 1, scope: .everything, into: &found)
-                    }
-                }
-            } else if scope == .everything, type == .typeRegular || (type == .typeSymbolicLink && !isFolder(path)),
-                isKnownFile(name)
-            {
-                found.append(path)
-            }
-        }
+    /// The files skipped, in order.
+    public var skipped: [DumpError] {
+        entries.compactMap { if case .skipped(let error) = $0 { error } else { nil } }
     }
 
-    private static func isFolder(_ path: String) -> Bool {
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
-    }
+    /// Creates an empty scan.
+    public init() {}
 }

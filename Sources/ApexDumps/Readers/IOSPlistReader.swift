@@ -54,7 +54,9 @@ public enum IOSPlistReader {
     ///   inside an item, or holds an item or attribute of the wrong type (the message names the item and the
     ///   attribute, never a value), or whose shared objects, read out, would hold far more values than its size
     ///   allows or more bytes than ``DumpLimits/maxFileBytes``; `.unsupported` for an encrypted backup or a
-    ///   device-keys plist (see the type's documentation). An XML `<data>` that is not valid Base64 is an error
+    ///   device-keys plist (see the type's documentation); `.notADump` for a plist that holds no keychain items
+    ///   (a dictionary without class arrays, such as an app's `Info.plist`; a top-level array none of whose
+    ///   elements is a dictionary with a keychain attribute; a top level that is neither). An XML `<data>` that is not valid Base64 is an error
     ///   naming the item and attribute, except in `v_Data`, where the item's value is
     ///   ``DumpValue/damaged(_:)`` (`damaged value: …`) and the other items read.
     public static func read(_ data: Data, path: String) throws(DumpError) -> [KeychainRecord] {
@@ -175,6 +177,11 @@ public enum IOSPlistReader {
     private static func itemArrays(in root: PlistNode, path: String) throws(DumpError) -> [(classKey: String?, elements: [PlistNode])] {
         switch root {
         case .array(let elements):
+            guard elements.isEmpty || elements.contains(where: isItemLike) else {
+                throw DumpError(
+                    .notADump, path: path,
+                    "not a keychain dump: the top-level array holds no keychain item (no dictionary with an attribute such as class, svce, acct or agrp)")
+            }
             return [(nil, elements)]
         case .dictionary(let top):
             let classKeys = IOSAttributes.classOrder.filter { top[$0] != nil }
@@ -190,8 +197,24 @@ public enum IOSPlistReader {
             return arrays
         case let other:
             throw DumpError(
-                .malformed, path: path,
-                "the top level is \(other.kindName), expected an array of items or a dictionary of item arrays by class")
+                .notADump, path: path,
+                "not a keychain dump: the top level is \(other.kindName), expected an array of items or a dictionary of item arrays by class")
+        }
+    }
+
+    /// The attributes that tell a keychain item from other dictionaries (an app's plist of settings).
+    private static let itemAttributes: Set<String> = [
+        "class", "svce", "acct", "agrp", "pdmn", "v_Data", "v_PersistentRef", "srvr", "gena", "accc", "labl", "cdat",
+        "mdat", "sync", "crtr", "ptcl", "atyp", "sdmn", "tkid", "musr",
+    ]
+
+    /// Whether an element of a top-level array is a dictionary with at least one keychain attribute, or with a key
+    /// that is not a string (which no app's plist has: a damaged or hostile dump, refused as malformed).
+    private static func isItemLike(_ element: PlistNode) -> Bool {
+        guard case .dictionary(let dictionary) = element else { return false }
+        return dictionary.entries.contains { entry in
+            if case .string(let key) = entry.key { return itemAttributes.contains(key) }
+            return true
         }
     }
 
@@ -236,8 +259,8 @@ public enum IOSPlistReader {
                 "this is a device-keys plist (device keys and a keybag, as iphone-dataprotection writes), not a keychain dump: it holds no items")
         }
         return DumpError(
-            .malformed, path: path,
-            "no keychain items: the top-level dictionary has none of the class arrays genp, inet, cert, keys, idnt")
+            .notADump, path: path,
+            "not a keychain dump: the top-level dictionary has none of the class arrays genp, inet, cert, keys, idnt")
     }
 
     /// Refuses a file whose every item is a backup's sealed pair `{v_Data, v_PersistentRef}`.

@@ -35,10 +35,28 @@ public enum KeychainSQLiteReader {
     /// - Returns: The records of `genp`, then `inet`, each in row order; `location` is `genp row <rowid>`.
     /// - Throws: ``DumpError``: ``DumpError/Kind/unreadable`` when the file or its `-wal` file can't be opened or
     ///   read; ``DumpError/Kind/malformed`` when it is empty, too large (with its `-wal` file), not SQLite,
-    ///   damaged, or a SQLite database without `genp`/`inet` tables ("not a keychain database");
-    ///   ``DumpError/Kind/unsupported`` for an encrypted device keychain.
+    ///   damaged; ``DumpError/Kind/notADump`` for a SQLite database without `genp`/`inet` tables (an app's own
+    ///   database); ``DumpError/Kind/unsupported`` for an encrypted device keychain.
     public static func read(path: String) throws(DumpError) -> [KeychainRecord] {
         try readImage(try loadImage(path), path: path)
+    }
+
+    /// Reads the items of a keychain export given as bytes (read from a pipe): the database alone, without a
+    /// `-wal` file.
+    ///
+    /// - Parameters:
+    ///   - data: the database file's bytes, at most ``DumpLimits/maxFileBytes``.
+    ///   - path: what errors call the input.
+    /// - Throws: as ``read(path:)``, but never ``DumpError/Kind/unreadable``.
+    public static func read(_ data: Data, path: String) throws(DumpError) -> [KeychainRecord] {
+        guard data.count <= DumpLimits.maxFileBytes else {
+            throw DumpError(
+                .malformed, path: path, "larger than the \(DumpLimits.maxFileBytes >> 20) MiB limit for a dump")
+        }
+        guard looksLike(data) else { throw DumpError(.malformed, path: path, "not a SQLite database (no SQLite header)") }
+        let image = DatabaseImage(count: data.count)
+        data.withUnsafeBytes { image.bytes.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        return try readImage(image, path: path)
     }
 
     // MARK: - The database image
@@ -112,7 +130,7 @@ public enum KeychainSQLiteReader {
 
             let schema = try readSchema(database, path: path)
             guard !schema.itemTables.isEmpty else {
-                throw DumpError(.malformed, path: path, "not a keychain database: it has no genp or inet table")
+                throw DumpError(.notADump, path: path, "not a keychain dump: a SQLite database without genp or inet table")
             }
             var records: [KeychainRecord] = []
             for table in schema.itemTables {

@@ -7,7 +7,8 @@ import Foundation
 /// - `item_class`: a constant name (`kSecClassGenericPassword`) or a class code (`genp`).
 /// - `service`, `account`, `generic` → `svce`, `acct`, `gena` as text. objection prints `""` both for a missing
 ///   attribute and an empty one; `service` and `account` keep `""` (the keychain returns an empty value for a
-///   missing primary-key attribute), every other field reads `""` as absent.
+///   missing primary-key attribute), except an `inet` item's `service`, an attribute internet passwords don't
+///   have; every other field reads `""` as absent.
 /// - `accessible_attribute`: a constant name (`kSecAttrAccessibleWhenUnlocked` → `ak`, …); other text as found.
 /// - `access_control`: objection's flag words (``AccessControlDecoder/decode(objectionWords:)``); `""` = none.
 /// - `create_date`, `modification_date`: `2018-07-21 18:11:15 +0000`.
@@ -16,6 +17,12 @@ import Foundation
 ///   `protected`, `script_code`, `type`, and fields objection may add) → ``KeychainRecord/extra`` under its
 ///   JSON name, when not empty.
 /// - objection does not print `sync`, so ``KeychainRecord/synchronizable`` is false.
+/// - objection prints no field for an internet password's server, protocol, port or path (its agent,
+///   `agent/src/ios/keychain.ts`, has never read `kSecAttrServer`), so an `inet` item lists `srvr`, `ptcl`, `port`
+///   and `path` in ``KeychainRecord/unrecorded``: the server of such an item is unknown, not empty. A JSON that
+///   has them (added by hand from a `dump_raw` listing, or by a patched agent) gives them as `server` → `srvr`
+///   (`""` kept, as for `service`), `protocol` → `ptcl`, `port` → `port` (a decimal string or number) and `path`
+///   → `path`.
 ///
 /// ### The value: `data` and `dataHex`
 /// `data` is a rendering of `v_Data`: its UTF-8 decoding (`""` when the bytes are not UTF-8, cut at the first
@@ -55,25 +62,40 @@ public enum ObjectionJSONReader {
     /// - Returns: the items in file order, located `item 1`, `item 2`, ….
     /// - Throws: ``DumpError`` with kind `.malformed` when the file is empty, not UTF-8, not JSON (truncated,
     ///   nested too deeply), not an array of objects, or holds a field of the wrong type or an unreadable date,
-    ///   creator or access control (the message names the item and the field, never a value).
+    ///   creator or access control (the message names the item and the field, never a value); with kind
+    ///   `.notADump` instead when the file does not look like objection's output at all (its first bytes name
+    ///   none of objection's fields, and no item has an `item_class`): a `package.json`, some other JSON.
     public static func read(_ data: Data, path: String) throws(DumpError) -> [KeychainRecord] {
-        guard !data.isEmpty else { throw DumpError(.malformed, path: path, "the file is empty") }
+        // What is wrong with a file that does not even start like objection's output says it is not a dump.
+        let kind: DumpError.Kind = looksLike(data.prefix(4096)) ? .malformed : .notADump
+        let prefix = kind == .notADump ? "not a keychain dump: " : ""
+        guard !data.isEmpty else { throw DumpError(kind, path: path, prefix + "the file is empty") }
         guard data.count <= DumpLimits.maxFileBytes else {
             throw DumpError(.malformed, path: path, "the file is larger than \(DumpLimits.maxFileBytes) bytes")
         }
         // JSON text never holds a raw NUL; refusing them also keeps JSONSerialization from reading UTF-16/32.
         guard !data.contains(0), String(validating: data, as: UTF8.self) != nil else {
-            throw DumpError(.malformed, path: path, "the file is not UTF-8 text")
+            throw DumpError(kind, path: path, prefix + "the file is not UTF-8 text")
         }
         let root: Any
         do {
             root = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
         } catch {
-            throw DumpError(.malformed, path: path, "the file is not JSON: it is malformed, truncated or nested too deeply")
+            throw DumpError(
+                kind, path: path, prefix + "the file is not JSON: it is malformed, truncated or nested too deeply")
         }
         let top = PlistNode(json: root)
         guard case .array(let elements) = top else {
-            throw DumpError(.malformed, path: path, "the top level is \(top.kindName), expected an array of items")
+            throw DumpError(
+                .notADump, path: path,
+                "not a keychain dump: the top level is \(top.kindName), expected an array of objection's items")
+        }
+        let hasItemClass = elements.contains { element in
+            if case .dictionary(let dictionary) = element { return dictionary["item_class"] != nil }
+            return false
+        }
+        if !elements.isEmpty, !hasItemClass, kind == .notADump {
+            throw DumpError(.notADump, path: path, "not a keychain dump: no element of the array has an item_class")
         }
         var items: [ObjectionItem] = []
         items.reserveCapacity(elements.count)
@@ -109,6 +131,9 @@ private struct ObjectionItem {
         "create_date", "modification_date", "creator", "entitlement_group", "label",
     ]
 
+    /// An internet password's fields that objection itself never prints, and their attributes.
+    private static let internetFields = [("server", "srvr"), ("protocol", "ptcl"), ("port", "port"), ("path", "path")]
+
     private static let keyPlaceholder = "(Key data not displayed)"
 
     func record(zerosDropped: Bool) throws(DumpError) -> KeychainRecord {
@@ -135,7 +160,14 @@ private struct ObjectionItem {
         }
         record.accessGroup = try nonEmpty("entitlement_group")
         record.label = try nonEmpty("label")
-        for (name, raw) in fields where !Self.mappedFields.contains(name) {
+        var mapped = Self.mappedFields
+        if record.itemClass == "inet" {
+            // An internet password has no svce: objection prints "" for it, as for any missing attribute.
+            if record.service == .string("") { record.service = nil }
+            try internetAttributes(&record)
+            mapped.formUnion(Self.internetFields.map(\.0))
+        }
+        for (name, raw) in fields where !mapped.contains(name) {
             if case .null = raw { continue }
             // JSON has no shared objects: a value is never larger than the file, so the budget is one entry's.
             var budget = ExpansionBudget(values: .max, bytes: .max)
@@ -145,6 +177,34 @@ private struct ObjectionItem {
             }
         }
         return record
+    }
+
+    /// `server`, `protocol`, `port` and `path`, when the JSON has them; the attributes of those it lacks are
+    /// ``KeychainRecord/unrecorded``.
+    private func internetAttributes(_ record: inout KeychainRecord) throws(DumpError) {
+        for (field, attribute) in Self.internetFields {
+            let found: PlistNode? = if case .null? = fields[field] { nil } else { fields[field] }
+            guard let raw = found else {
+                record.unrecorded.insert(attribute)
+                continue
+            }
+            switch field {
+            case "server": record.server = try string(field)
+            case "protocol": record.protocolCode = try nonEmpty(field)
+            case "path": record.path = try string(field)
+            default:
+                switch raw {
+                case .integer(let number) where number >= 0 && number <= 65535: record.port = Int(number)
+                case .string(let text) where text.isEmpty: break
+                case .string(let text):
+                    guard let number = Int(text), (0...65535).contains(number) else {
+                        throw error("port is not a port number")
+                    }
+                    record.port = number
+                default: throw error("port is not a port number")
+                }
+            }
+        }
     }
 
     private func error(_ message: String) -> DumpError {

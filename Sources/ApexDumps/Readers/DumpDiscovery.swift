@@ -1,0 +1,78 @@
+import Foundation
+
+extension DumpReader {
+    /// The files of a folder worth reading, searched to ``maxDiscoveryDepth`` levels, as sorted paths that start
+    /// with `directory`. Which of them are dumps is told by their content (``scan(paths:standardInput:)``), never
+    /// by their names.
+    ///
+    /// Left out: hidden files and folders, SQLite's `-wal`, `-shm` and `-journal` companions (the SQLite reader
+    /// takes them with their database), FIFOs, sockets and devices (a link to one is kept, and its read refused),
+    /// links to folders, and in an Android app data folder (a folder with `shared_prefs/`) every subfolder but
+    /// `shared_prefs/` and `files/datastore/`, so that the app's own databases, caches and files are not read.
+    ///
+    /// - Throws: ``DumpError/Kind/unreadable`` naming the folder when it does not exist, is not a folder, or a
+    ///   folder inside it can't be listed.
+    public static func discover(_ directory: String) throws(DumpError) -> [String] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) else {
+            throw DumpError(.unreadable, path: directory, "no such file or folder")
+        }
+        guard isDirectory.boolValue else { throw DumpError(.unreadable, path: directory, "not a folder") }
+        var found: [String] = []
+        try walk(directory, depth: 0, scope: .everything, into: &found)
+        return found.sorted()
+    }
+
+    /// Which entries of a folder the search looks at.
+    private enum Scope {
+        /// Any file, any subfolder.
+        case everything
+        /// The `files/` folder of an Android app data folder: only `datastore/`.
+        case appFiles
+    }
+
+    private static let companionSuffixes = ["-wal", "-shm", "-journal"]
+
+    private static func walk(_ folder: String, depth: Int, scope: Scope, into found: inout [String]) throws(DumpError) {
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+        } catch {
+            throw DumpError(.unreadable, path: folder, "cannot list the folder")
+        }
+        let prefix = folder.hasSuffix("/") ? folder : folder + "/"
+        let isAppDataFolder =
+            scope == .everything && names.contains("shared_prefs") && isFolder(prefix + "shared_prefs")
+        for name in names where !name.hasPrefix(".") && !companionSuffixes.contains(where: { name.hasSuffix($0) }) {
+            let path = prefix + name
+            guard let type = try? FileManager.default.attributesOfItem(atPath: path)[.type] as? FileAttributeType else {
+                continue
+            }
+            if type == .typeDirectory {
+                guard depth < maxDiscoveryDepth else { continue }
+                switch scope {
+                case .appFiles:
+                    guard name == "datastore" else { continue }
+                    try walk(path, depth: depth + 1, scope: .everything, into: &found)
+                case .everything:
+                    if isAppDataFolder {
+                        if name == "shared_prefs" {
+                            try walk(path, depth: depth + 1, scope: .everything, into: &found)
+                        } else if name == "files" {
+                            try walk(path, depth: depth + 1, scope: .appFiles, into: &found)
+                        }
+                    } else {
+                        try walk(path, depth: depth + 1, scope: .everything, into: &found)
+                    }
+                }
+            } else if scope == .everything, type == .typeRegular || (type == .typeSymbolicLink && !isFolder(path)) {
+                found.append(path)
+            }
+        }
+    }
+
+    private static func isFolder(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+    }
+}
