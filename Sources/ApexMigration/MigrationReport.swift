@@ -17,6 +17,39 @@ public struct MigrationReport: Sendable, Codable, Equatable {
     public var items: [Item]
     /// Counts.
     public var summary: Summary
+    /// The version of the tool that made the report (JSON `toolVersion`; nil when a library call made it).
+    public var toolVersion: String?
+    /// When the report was made, ISO 8601 in UTC (JSON `timestamp`; nil when not stamped).
+    public var timestamp: String?
+    /// The target store's path (JSON `store`; nil for a plan made without a store, or a library call's).
+    public var store: String?
+
+    enum CodingKeys: String, CodingKey {
+        case formatVersion, dryRun, device, sources, items, summary, toolVersion, timestamp, store
+    }
+
+    /// Every key, `null` for what is absent: the JSON contract has no optional keys at this level.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(formatVersion, forKey: .formatVersion)
+        try c.encode(dryRun, forKey: .dryRun)
+        try c.encode(device, forKey: .device)
+        try c.encode(sources, forKey: .sources)
+        try c.encode(items, forKey: .items)
+        try c.encode(summary, forKey: .summary)
+        try c.encode(toolVersion, forKey: .toolVersion)
+        try c.encode(timestamp, forKey: .timestamp)
+        try c.encode(store, forKey: .store)
+    }
+
+    /// Stamps the report as the tool makes it: its version, the time now, and the store it ran against.
+    public mutating func stamp(toolVersion: String, store: String?, now: Date = Date()) {
+        self.toolVersion = toolVersion
+        self.store = store
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        timestamp = formatter.string(from: now)
+    }
 
     /// A dump that was read.
     public struct Source: Sendable, Codable, Equatable {

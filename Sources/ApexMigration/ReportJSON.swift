@@ -186,8 +186,14 @@ extension MigrationReport {
                     }
                 }
             }
+            json.key("store")
+            json.optional(store)
             json.key("summary")
             summary.write(&json)
+            json.key("timestamp")
+            json.optional(timestamp)
+            json.key("toolVersion")
+            json.optional(toolVersion)
         }
         return json
     }

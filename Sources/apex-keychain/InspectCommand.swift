@@ -56,7 +56,8 @@ struct InspectCommand: RunnableCommand {
     }
 
     func run() async throws(CLIError) {
-        let report = try inventory()
+        var report = try inventory()
+        report.stamp(toolVersion: RootCommand.version, store: nil)
         if json {
             try Console.write(report.json())
         } else {

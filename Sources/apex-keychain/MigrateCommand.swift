@@ -42,7 +42,7 @@ struct MigrateCommand: RunnableCommand {
             arguments: [dumpPathArgument],
             options: [
                 Self.store, Self.dryRun, Self.from, Self.device, Self.serviceMap, Self.bundleID, Self.onConflict,
-                Self.failOn, Self.androidBiometryAcceptsPasscode, Self.format, Self.report, Self.includeLabels,
+                Self.failOn, Self.androidBiometryAcceptsPasscode, Self.format, Self.report, Self.reportFormat, Self.includeLabels,
                 Self.quiet, strictOption,
                 StoreOptions.keyFile, StoreOptions.passphraseFile,
             ])
@@ -115,7 +115,14 @@ struct MigrateCommand: RunnableCommand {
     static let format = OptionDefinition.choice(
         "format", of: Format.self, help: "The report's format.", defaultValue: Format.text.rawValue)
     /// `--report <file>`.
-    static let report = OptionDefinition.option("report", valueName: "file", help: "Also write the report to this file.")
+    static let report = OptionDefinition.option(
+        "report", valueName: "file",
+        help: "Also write the report to this file, in the format its extension names (.json, .md; otherwise "
+            + "text) or --report-format gives.")
+    /// `--report-format <format>`.
+    static let reportFormat = OptionDefinition.choice(
+        "report-format", of: Format.self, valueName: "format",
+        help: "The --report file's format. (default: from its extension: .json, .md or .markdown, else text)")
     /// `--include-labels`.
     static let includeLabels = OptionDefinition.flag(
         "include-labels", help: "Show usernames and labels in the report (never secrets).")
@@ -125,6 +132,15 @@ struct MigrateCommand: RunnableCommand {
     /// The report's formats.
     enum Format: String, CaseIterable, Sendable {
         case text, json, markdown
+
+        /// The format a report file's extension names: `.json`, `.md` or `.markdown`, else text.
+        init(extensionOf path: String) {
+            switch (path as NSString).pathExtension.lowercased() {
+            case "json": self = .json
+            case "md", "markdown": self = .markdown
+            default: self = .text
+            }
+        }
     }
 
     /// The dumps to read.
@@ -145,6 +161,8 @@ struct MigrateCommand: RunnableCommand {
     let format: Format
     /// The file the report is also written to.
     let reportFile: ReportFile?
+    /// That file's format.
+    let reportFormat: Format
     /// Whether usernames and labels are shown.
     let includeLabels: Bool
     /// Whether stderr gets only errors.
@@ -187,6 +205,9 @@ struct MigrateCommand: RunnableCommand {
         let report = values.value(Self.report)
         if report == "" { throw .usage("'--report' must not be empty") }
         reportFile = report.map(ReportFile.init(path:))
+        let reportFormat = try values.enumeration(Self.reportFormat, Format.self)
+        if reportFormat != nil, report == nil { throw .usage("'--report-format' is the format of '--report <file>': it needs '--report'") }
+        self.reportFormat = reportFormat ?? report.map(Format.init(extensionOf:)) ?? .text
         includeLabels = values.flag(Self.includeLabels)
         quiet = values.flag(Self.quiet)
         strict = values.flag(strictOption)
@@ -208,7 +229,8 @@ struct MigrateCommand: RunnableCommand {
         try reportFile?.checkFolder()
         // The dumps, their items and the plan hold the secrets; they are released when `migrate()` returns,
         // before the report is written (and the memory they free is wiped: see main.swift).
-        let (report, subject) = try await migrate()
+        var (report, subject, storePath) = try await migrate()
+        report.stamp(toolVersion: RootCommand.version, store: storePath)
         try output(report)
         KeptUntilExit.keep(report)
         try gate(report, subject: subject)
@@ -222,7 +244,7 @@ struct MigrateCommand: RunnableCommand {
     }
 
     /// Reads the dumps and plans, or runs the migration: the report, and what the gate's messages name.
-    private func migrate() async throws(CLIError) -> (MigrationReport, subject: String) {
+    private func migrate() async throws(CLIError) -> (MigrationReport, subject: String, store: String?) {
         let input = try DumpInput(paths: paths, strict: strict, quiet: quiet)
         try reportFile?.checkNotAnInput(paths + input.dumps.map(\.path) + (store?.files ?? []))
         let policy = MigrationPolicy(onConflict: onConflict, importOptions: importOptions)
@@ -232,7 +254,7 @@ struct MigrateCommand: RunnableCommand {
             if let device { profile = device } else { profile = try input.defaultProfile() }
             let target = MigrationTarget(database: InMemoryKeychainDatabase(), device: profile.simulatedDevice)
             let migration = Migration(importers: importers, source: .dumps(input.dumps), target: target, policy: policy)
-            return (try await plan(migration, profile: profile, store: nil), "the plan")
+            return (try await plan(migration, profile: profile, store: nil), "the plan", nil)
         }
         let opened = try store.open()
         let profile = opened.database.deviceProfile
@@ -244,7 +266,7 @@ struct MigrateCommand: RunnableCommand {
         let target = MigrationTarget(database: opened.database, device: opened.device)
         let migration = Migration(importers: importers, source: .dumps(input.dumps), target: target, policy: policy)
         if dryRun {
-            return (try await plan(migration, profile: profile, store: opened.path), "\(opened.path): the plan")
+            return (try await plan(migration, profile: profile, store: opened.path), "\(opened.path): the plan", opened.path)
         }
         // Usernames for --include-labels, taken before the run: nothing but the report outlives it.
         var accounts: [String: String?] = [:]
@@ -272,7 +294,9 @@ struct MigrateCommand: RunnableCommand {
         } catch {
             if case .conflicts = error {
                 // Show which items conflict: the plan, of a run that wrote nothing.
-                try output(try await plan(migration, profile: profile, store: opened.path))
+                var shown = try await plan(migration, profile: profile, store: opened.path)
+                shown.stamp(toolVersion: RootCommand.version, store: opened.path)
+                try output(shown)
             }
             throw ErrorMapping.migration(error, store: opened.path)
         }
@@ -283,7 +307,7 @@ struct MigrateCommand: RunnableCommand {
                 report.items[index].source.account = account
             }
         }
-        return (report, opened.path)
+        return (report, opened.path, opened.path)
     }
 
     /// Exit 1 (after the report was written) when an item ends as `--fail-on` names, or, for a dry run with
@@ -318,19 +342,22 @@ struct MigrateCommand: RunnableCommand {
     /// Writes the report to stdout, then to the report file when one was named: a report file that can't be
     /// written still leaves the report on stdout, and the error says what ran.
     private func output(_ report: MigrationReport) throws(CLIError) {
-        let data: Data =
-            switch format {
-            case .json: report.json()
-            case .text: report.textData(width: TerminalWidth.current())
-            case .markdown: report.markdownData()
-            }
-        try Console.write(data)
+        try Console.write(render(report, as: format, width: TerminalWidth.current()))
         guard let reportFile else { return }
         do throws(CLIError) {
-            try reportFile.write(data)
+            try reportFile.write(render(report, as: reportFormat, width: nil))
         } catch {
             let what = report.dryRun ? "the dry run ran" : "the migration ran"
             throw CLIError(error.exitCode, "\(error.message); \(what), and its report is on stdout")
+        }
+    }
+
+    /// The report in `format`; text fitted to `width` (a file's text is not fitted).
+    private func render(_ report: MigrationReport, as format: Format, width: Int?) -> Data {
+        switch format {
+        case .json: report.json()
+        case .text: report.textData(width: width)
+        case .markdown: report.markdownData()
         }
     }
 

@@ -28,7 +28,11 @@ struct ReportTests {
     func jsonShape() throws {
         let report = MigrationReport(plan: Self.plan(), device: "ios", includeLabels: false)
         let object = try #require(JSONSerialization.jsonObject(with: report.json()) as? [String: Any])
-        #expect(Set(object.keys) == ["formatVersion", "dryRun", "device", "sources", "items", "summary"])
+        #expect(Set(object.keys) == [
+            "formatVersion", "dryRun", "device", "sources", "items", "summary", "toolVersion", "timestamp", "store",
+        ])
+        // A library call's report is not stamped: the three are null, never left out.
+        #expect(object["toolVersion"] is NSNull && object["timestamp"] is NSNull && object["store"] is NSNull)
         #expect(object["formatVersion"] as? Int == 1)
         #expect(object["dryRun"] as? Bool == true)
         let item = try #require((object["items"] as? [[String: Any]])?.first)
