@@ -197,18 +197,23 @@ struct ExpoAndroidImport {
         let (targetService, mapNote) = ExpoNaming.targetService(names, base: base, options)
         if let mapNote { notes.append(mapNote) }
         // A legacy entry's flag is not read at all: it takes the stronger reading whatever it holds.
-        if let authentication = legacy ? .biometry : entry.authentication {
-            let mapped = ExpoProtectionMapping.android(authentication, legacy: legacy, flagAsFound: entry.authenticationAsFound)
-            notes += mapped.notes
-            if let problem = ExpoNaming.nameProblem(key, "key") ?? ExpoNaming.nameProblem(targetService, "target service") {
-                if verdict == .migrate { verdict = .blocked(problem) }
-            } else {
-                target = TargetItem(
-                    service: targetService, key: key, kind: .string,
-                    options: SetOptions(
-                        accessible: mapped.accessible, accessControl: mapped.accessControl,
-                        authValidity: mapped.accessControl == .none ? nil : 0, synchronizable: false))
-            }
+        let authentication = legacy ? .biometry : entry.authentication
+        let mapped = authentication.map {
+            ExpoProtectionMapping.android($0, legacy: legacy, flagAsFound: entry.authenticationAsFound)
+        }
+        if let mapped { notes += mapped.notes }
+        if let problem = ExpoNaming.nameProblem(key, "key") ?? ExpoNaming.nameProblem(targetService, "target service") {
+            // A name the package can't hold leaves no target.
+            if verdict == .migrate { verdict = .blocked(problem) }
+        } else if let mapped {
+            target = TargetItem(
+                service: targetService, key: key, kind: .string,
+                options: SetOptions(
+                    accessible: mapped.accessible, accessControl: mapped.accessControl,
+                    authValidity: mapped.accessControl == .none ? nil : 0, synchronizable: false))
+        } else {
+            // A requireAuthentication that can't be told (blocked): where the item was meant to go, no protection.
+            target = .unknownProtection(service: targetService, key: key, kind: .string)
         }
         if let filtered = ExpoNaming.filterVerdict(names, options) { verdict = filtered }
 

@@ -180,7 +180,7 @@ struct ExpoIOSImport {
 
         if !ExpoNaming.isJavaScriptKey(claim.key) { notes.append(ExpoNaming.unusualKeyNote) }
 
-        // Protection.
+        // Protection; nil when it has no equivalent (the item is blocked, its target without protection).
         var mapped: (Accessible, AccessControl)?
         switch mapProtection(record, variant: variant, service: claim.service) {
         case .success(let result):
@@ -208,20 +208,23 @@ struct ExpoIOSImport {
         // Target names.
         let (service, mapNote) = ExpoNaming.targetService(names, base: base, options)
         if let mapNote { notes.append(mapNote) }
-        if verdict == .migrate, let problem = ExpoNaming.nameProblem(claim.key, "key") ?? ExpoNaming.nameProblem(service, "target service") {
-            verdict = .blocked(problem)
-            mapped = nil
-        }
+        // A name the package can't hold leaves no target.
+        let nameProblem = ExpoNaming.nameProblem(claim.key, "key") ?? ExpoNaming.nameProblem(service, "target service")
+        if verdict == .migrate, let nameProblem { verdict = .blocked(nameProblem) }
         if let filtered = ExpoNaming.filterVerdict(names, options) { verdict = filtered }
 
-        let target = mapped.map { pair in
-            let (accessible, control) = pair
-            return TargetItem(
-                service: service, key: claim.key, kind: kind,
-                options: SetOptions(
-                    accessible: accessible, accessControl: control, authValidity: control == .none ? nil : 0,
-                    synchronizable: synchronizable),
-                accessGroup: targetGroup)
+        var target: TargetItem?
+        if nameProblem == nil {
+            if let (accessible, control) = mapped {
+                target = TargetItem(
+                    service: service, key: claim.key, kind: kind,
+                    options: SetOptions(
+                        accessible: accessible, accessControl: control, authValidity: control == .none ? nil : 0,
+                        synchronizable: synchronizable),
+                    accessGroup: targetGroup)
+            } else {
+                target = .unknownProtection(service: service, key: claim.key, kind: kind, accessGroup: targetGroup)
+            }
         }
         let item = SourceItem(
             library: .expoSecureStore, platform: .ios,

@@ -56,16 +56,30 @@ struct AndroidImport {
             valueProblem = opened.problem
         }
         let filter = rules.filterReason(entry.service)
+        // A cipher with no known protection still leaves a target (service and key) with no protection; a service
+        // that can't be named leaves none.
+        var protection: Result<MappedProtection, Blocked>
+        do throws(Blocked) {
+            let mapped = try AndroidProtection.map(cipher: cipher, options: options)
+            item.notes += mapped.notes
+            protection = .success(mapped)
+        } catch {
+            protection = .failure(error)
+        }
         var target: TargetItem?
         var blocked: String?
         do throws(Blocked) {
-            let protection = try AndroidProtection.map(cipher: cipher, options: options)
-            item.notes += protection.notes
             let service = try targetService(entry.service, notes: &item.notes)
-            target = TargetItem(service: service, key: "credentials", kind: .credentials, options: protection.options)
+            switch protection {
+            case .success(let mapped):
+                target = TargetItem(service: service, key: "credentials", kind: .credentials, options: mapped.options)
+            case .failure:
+                target = .unknownProtection(service: service, key: "credentials", kind: .credentials)
+            }
         } catch {
             blocked = error.reason
         }
+        if case .failure(let unmapped) = protection { blocked = unmapped.reason }
         if let shadowedBy = entry.shadowedBy, filter == nil {
             item.verdict = .shadowed("the DataStore \(shadowedBy) holds this service's entries, and they win: androidx's SharedPreferences migration keeps the keys the DataStore already has")
             item.target = target
@@ -74,6 +88,7 @@ struct AndroidImport {
             item.target = valueProblem == nil ? target : nil
         } else if let reason = blocked ?? valueProblem {
             item.verdict = .blocked(reason)
+            item.target = target
         } else {
             item.target = target
         }

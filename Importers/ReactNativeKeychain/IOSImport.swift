@@ -83,14 +83,14 @@ struct IOSImport {
         }
         var notes: [String] = []
         var filter: String?
-        var target: TargetItem?
+        var mapped: Mapped?
         var blocked: String?
         do throws(Blocked) {
             if isInternet {
                 if Self.serverUnknown(record) { throw Self.unknownServer(dump) }
                 let server = record.server ?? ""
                 filter = rules.filterReason(server, what: "server")
-                target = try internetTarget(server: server, record, notes: &notes)
+                mapped = try internetTarget(server: server, record, notes: &notes)
             } else {
                 let service: String
                 switch record.service {
@@ -102,29 +102,39 @@ struct IOSImport {
                     service = text
                 }
                 filter = rules.filterReason(service)
-                target = try genericTarget(service: service, record, notes: &notes)
+                mapped = try genericTarget(service: service, record, notes: &notes)
             }
         } catch {
             blocked = error.reason
         }
         item.notes = notes
+        let target = mapped?.target
         if let filter {
             item.verdict = .skipped(filter)
             item.target = valueProblem == nil ? target : nil
-        } else if let reason = blocked ?? valueProblem {
+        } else if let reason = blocked ?? mapped?.blocked ?? valueProblem {
+            // Blocked, with the target it was meant for when its names are known (see `Mapped`).
             item.verdict = .blocked(reason)
+            item.target = target
         } else {
             item.target = target
         }
         return item
     }
 
-    private func genericTarget(service: String, _ record: KeychainRecord, notes: inout [String]) throws(Blocked) -> TargetItem {
+    /// A target, and why the item is blocked when its protection has no equivalent (the target then has no
+    /// protection). A name that can't be mapped throws instead: there is no target.
+    private struct Mapped {
+        var target: TargetItem
+        var blocked: String?
+    }
+
+    private func genericTarget(service: String, _ record: KeychainRecord, notes: inout [String]) throws(Blocked) -> Mapped {
         let targetService = rules.mapped(service)
         try ServiceRules.checkName(targetService, "service")
         if service == app.defaultService { notes.append(app.note) }
         if let note = rules.mapNote(service) { notes.append(note) }
-        return try target(service: targetService, key: "credentials", record, notes: &notes)
+        return target(service: targetService, key: "credentials", record, notes: &notes)
     }
 
     /// Whether the dump does not record the internet password's server at all (objection's JSON): its target key,
@@ -141,7 +151,7 @@ struct IOSImport {
         return Blocked("the server, which names the target key (credentials:<server>), is unknown: \(how)")
     }
 
-    private func internetTarget(server: String, _ record: KeychainRecord, notes: inout [String]) throws(Blocked) -> TargetItem {
+    private func internetTarget(server: String, _ record: KeychainRecord, notes: inout [String]) throws(Blocked) -> Mapped {
         guard let defaultService = app.defaultService else {
             throw Blocked("internet credentials go to the app's default service, and its name (the bundle id) is unknown: pass --bundle-id")
         }
@@ -151,15 +161,30 @@ struct IOSImport {
         try ServiceRules.checkName(key, "key")
         notes.append(app.note)
         if let note = rules.mapNote(defaultService) { notes.append(note) }
-        return try target(service: targetService, key: key, record, notes: &notes)
+        return target(service: targetService, key: key, record, notes: &notes)
     }
 
-    private func target(service: String, key: String, _ record: KeychainRecord, notes: inout [String]) throws(Blocked) -> TargetItem {
+    private func target(service: String, key: String, _ record: KeychainRecord, notes: inout [String]) -> Mapped {
         let undecoded = record.extra["accc"].map { !$0.isEmpty } ?? false
-        let mapped = try IOSProtectionMapping.map(
-            pdmn: record.protection, accessControl: record.accessControl, undecodedAccessControl: undecoded,
-            synchronizable: record.synchronizable)
+        let mapped: MappedProtection
+        do throws(Blocked) {
+            mapped = try IOSProtectionMapping.map(
+                pdmn: record.protection, accessControl: record.accessControl, undecodedAccessControl: undecoded,
+                synchronizable: record.synchronizable)
+        } catch {
+            let target = TargetItem.unknownProtection(
+                service: service, key: key, kind: .credentials, accessGroup: accessGroup(record, notes: &notes))
+            return Mapped(target: target, blocked: error.reason)
+        }
         notes += mapped.notes
+        let target = TargetItem(
+            service: service, key: key, kind: .credentials, options: mapped.options,
+            accessGroup: accessGroup(record, notes: &notes))
+        return Mapped(target: target)
+    }
+
+    /// The target's access group: the item's, when it is not the app's default group (with a note).
+    private func accessGroup(_ record: KeychainRecord, notes: inout [String]) -> String? {
         var accessGroup: String?
         if let group = record.accessGroup, !app.isDefaultGroup(group) {
             accessGroup = group
@@ -167,7 +192,7 @@ struct IOSImport {
                 ? "kept in access group \(quoted(group)): without the bundle id it can't be told from the app's default group"
                 : "kept in access group \(quoted(group)), which is not the app's default group")
         }
-        return TargetItem(service: service, key: key, kind: .credentials, options: mapped.options, accessGroup: accessGroup)
+        return accessGroup
     }
 
     // MARK: - Value and attributes

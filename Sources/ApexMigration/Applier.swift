@@ -95,6 +95,11 @@ struct Applier {
                     applied.outcomes[index] = ItemOutcome(.failed, cause: .noTarget, reason: "the item has no place in the package")
                     continue
                 }
+                guard target.protectionKnown else {
+                    applied.outcomes[index] = ItemOutcome(
+                        .failed, cause: .noEquivalent, reason: "the item's protection has no equivalent in the package")
+                    continue
+                }
                 guard let fingerprint = try await ledger.fingerprint(of: item.value, kind: target.kind, create: true) else {
                     applied.outcomes[index] = ItemOutcome(.failed, cause: .sealed, reason: "the value is sealed")
                     continue

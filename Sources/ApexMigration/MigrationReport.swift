@@ -137,14 +137,16 @@ public struct MigrationReport: Sendable, Codable, Equatable {
         }
     }
 
-    /// The target side of an item.
+    /// The target side of an item. `accessible`, `accessControl` and `synchronizable` are nil (JSON `null`) for a
+    /// `blocked` item whose protection has no equivalent in the package: its target says where it was meant to
+    /// go, and no protection.
     public struct ItemTarget: Sendable, Codable, Equatable {
         public var service: String
         public var key: String
         public var kind: String
-        public var accessible: String
-        public var accessControl: String
-        public var synchronizable: Bool
+        public var accessible: String?
+        public var accessControl: String?
+        public var synchronizable: Bool?
         public var accessGroup: String?
 
         public func encode(to encoder: any Encoder) throws {
@@ -268,9 +270,17 @@ extension MigrationReport.ItemTarget {
         service = target.service
         key = target.key
         kind = target.kind.rawValue
+        accessGroup = target.accessGroup
+        guard target.protectionKnown else { return }
         accessible = (target.options.accessible ?? Keychain.defaultAccessible).rawValue
         accessControl = (target.options.accessControl ?? .none).rawValue
         synchronizable = target.options.synchronizable ?? false
-        accessGroup = target.accessGroup
+    }
+
+    /// `service/key [kind, accessible, accessControl]` for the text and Markdown tables; `[kind, no equivalent
+    /// protection]` when the protection has none.
+    var text: String {
+        let protection = accessible.map { "\($0), \(accessControl ?? "none")" } ?? "no equivalent protection"
+        return "\(service)/\(key) [\(kind), \(protection)]"
     }
 }

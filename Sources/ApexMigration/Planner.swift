@@ -55,14 +55,16 @@ struct Planner {
     }
 
     /// The items (by index) whose target place (service, access group, key) more than one migratable item maps
-    /// to, each with the origins of its whole group (one array per group, shared by its members).
+    /// to, each with the origins of its whole group (one array per group, shared by its members). A `blocked`
+    /// item keeps its intended target but is never written, so it shares a key with no one: two blocked items,
+    /// or a blocked item and one to create, under one key are no conflict.
     static func sharedTargets(_ items: [SourceItem]) -> [Int: [SourceOrigin]] {
         var first: [ExactName: Int] = [:]
         first.reserveCapacity(items.count)
         var shared: [Int: [Int]] = [:]
         for index in items.indices where items[index].verdict == .migrate {
             if case .sealed = items[index].value { continue }
-            guard let target = items[index].target else { continue }
+            guard let target = items[index].target, target.protectionKnown else { continue }
             let place = place(target)
             if let head = first[place] {
                 shared[head, default: [head]].append(index)
@@ -112,6 +114,10 @@ struct Planner {
         if case .sealed(let why) = item.value { return PlannedAction(item: item, action: .sealed, cause: .sealed, reason: why) }
         guard let target = item.target else {
             return PlannedAction(item: item, action: .blocked, cause: .noTarget, reason: "the item has no place in the package")
+        }
+        guard target.protectionKnown else {
+            return PlannedAction(
+                item: item, action: .blocked, cause: .noEquivalent, reason: "the item's protection has no equivalent in the package")
         }
         if let group = context.duplicates[index] {
             return PlannedAction(

@@ -270,11 +270,11 @@ extension MigrationReport.ItemTarget {
     fileprivate func write(_ json: inout ReportJSON) {
         json.object { json in
             json.key("accessControl")
-            json.string(accessControl)
+            json.optional(accessControl)
             json.key("accessGroup")
             json.optional(accessGroup)
             json.key("accessible")
-            json.string(accessible)
+            json.optional(accessible)
             json.key("key")
             json.string(key)
             json.key("kind")
@@ -282,7 +282,7 @@ extension MigrationReport.ItemTarget {
             json.key("service")
             json.string(service)
             json.key("synchronizable")
-            json.bool(synchronizable)
+            if let synchronizable { json.bool(synchronizable) } else { json.optional(nil) }
         }
     }
 }

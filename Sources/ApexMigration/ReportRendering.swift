@@ -12,7 +12,7 @@ extension MigrationReport {
             let source = [items[index].source.service, items[index].source.server, items[index].source.account]
                 .compactMap { $0 }.joined(separator: " / ")
             let found = "\(items[index].source.library) \(items[index].source.platform) \(source.isEmpty ? items[index].source.location : source)"
-            let target = items[index].target.map { "\($0.service)/\($0.key) [\($0.kind), \($0.accessible), \($0.accessControl)]" } ?? "-"
+            let target = items[index].target?.text ?? "-"
             let action = actionText(index)
             let reason: String
             switch (items[index].reason, items[index].resultReason) {

@@ -42,9 +42,7 @@ extension MigrationReport {
                     cells: [found, DisplayText.escaped(source.class ?? "-")],
                     reason: DisplayText.escaped(Self.protectionText(source.protection)))
             }
-            let target = items[index].target.map {
-                "\($0.service)/\($0.key) [\($0.kind), \($0.accessible), \($0.accessControl)]"
-            }
+            let target = items[index].target?.text
             let action = actionText(index)
             let reason = [items[index].reason, items[index].resultReason].compactMap { $0 }.joined(separator: "; ")
             return ReportRow(cells: [found, DisplayText.escaped(target ?? "-"), action], reason: DisplayText.escaped(reason))

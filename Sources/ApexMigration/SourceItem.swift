@@ -116,6 +116,11 @@ public enum TargetKind: String, Sendable, Codable, CaseIterable {
 }
 
 /// Where and how a source item is to be written through the core.
+///
+/// A `blocked` item keeps the target it was meant for, so a report can say which key the app will miss. When
+/// its protection has no equivalent in the package (or can't be told), ``protectionKnown`` is false: the target
+/// still names the service, key and kind, and ``options`` is empty and means nothing. Such a target is never
+/// written.
 public struct TargetItem: Sendable, Equatable, Codable {
     /// The target keychain's service.
     public var service: String
@@ -124,10 +129,13 @@ public struct TargetItem: Sendable, Equatable, Codable {
     /// How the value is stored.
     public var kind: TargetKind
     /// The protection to write with (never weaker than the source's); `label` stays nil (credentials keep the
-    /// username as their label).
+    /// username as their label). Empty, and meaningless, when ``protectionKnown`` is false.
     public var options: SetOptions
     /// The access group, when the source item was in a group other than the app's default.
     public var accessGroup: String?
+    /// Whether ``options`` is the protection the item would have: false when the source's protection has no
+    /// equivalent in the package, or can't be told (the item is then `blocked`, never written).
+    public var protectionKnown: Bool
 
     /// Creates a target.
     public init(service: String, key: String, kind: TargetKind, options: SetOptions, accessGroup: String? = nil) {
@@ -136,6 +144,30 @@ public struct TargetItem: Sendable, Equatable, Codable {
         self.kind = kind
         self.options = options
         self.accessGroup = accessGroup
+        self.protectionKnown = true
+    }
+
+    /// The target of an item whose protection has no equivalent in the package: where it was meant to go, with no
+    /// protection (``protectionKnown`` false).
+    public static func unknownProtection(service: String, key: String, kind: TargetKind, accessGroup: String? = nil) -> TargetItem {
+        var target = TargetItem(service: service, key: key, kind: kind, options: SetOptions(), accessGroup: accessGroup)
+        target.protectionKnown = false
+        return target
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case service, key, kind, options, accessGroup, protectionKnown
+    }
+
+    /// Decodes a target; one encoded before ``protectionKnown`` existed has a known protection.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        service = try c.decode(String.self, forKey: .service)
+        key = try c.decode(String.self, forKey: .key)
+        kind = try c.decode(TargetKind.self, forKey: .kind)
+        options = try c.decode(SetOptions.self, forKey: .options)
+        accessGroup = try c.decodeIfPresent(String.self, forKey: .accessGroup)
+        protectionKnown = try c.decodeIfPresent(Bool.self, forKey: .protectionKnown) ?? true
     }
 }
 

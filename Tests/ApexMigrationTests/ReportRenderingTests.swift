@@ -17,7 +17,10 @@ struct ReportRenderingTests {
         "", "\u{301}starts with a mark", "zero-width space\u{200B}", "a|\u{301}b",
     ]
 
-    static func item(_ index: Int, _ name: String, kind: TargetKind = .string, target: Bool = true) -> SourceItem {
+    /// An item; `target` false: none; `protectionKnown` false: a target with no protection (a blocked item's).
+    static func item(
+        _ index: Int, _ name: String, kind: TargetKind = .string, target: Bool = true, protectionKnown: Bool = true
+    ) -> SourceItem {
         SourceItem(
             library: index % 2 == 0 ? .expoSecureStore : .reactNativeKeychain, platform: index % 3 == 0 ? .android : .ios,
             origin: SourceOrigin(path: "dumps/\(name).plist", format: .iosPlist, location: "item \(index) \(name)"),
@@ -26,14 +29,17 @@ struct ReportRenderingTests {
                 server: index % 3 == 1 ? "https://\(name)" : nil, accessGroup: index % 2 == 1 ? "group.\(name)" : nil,
                 protection: index % 6 == 0 ? [:] : ["pdmn": "ak", "sync": "0", name: name, "Z": "z", "é": "e", "a10": "", "a9": ""]),
             value: .value(Data("secret-\(index)".utf8)),
-            target: target
-                ? TargetItem(
+            target: !target
+                ? nil
+                : !protectionKnown
+                ? .unknownProtection(
+                    service: "svc \(name)", key: "key \(name)", kind: kind, accessGroup: index % 4 == 0 ? "team.\(name)" : nil)
+                : TargetItem(
                     service: "svc \(name)", key: "key \(name)", kind: kind,
                     options: SetOptions(
                         accessible: .whenUnlockedThisDeviceOnly, accessControl: index % 2 == 0 ? .biometryAny : nil,
                         synchronizable: index % 7 == 0 ? true : nil),
-                    accessGroup: index % 2 == 0 ? "team.\(name)" : nil)
-                : nil,
+                    accessGroup: index % 2 == 0 ? "team.\(name)" : nil),
             notes: index % 3 == 0 ? [] : ["note for \(name)", "second | note \(name)"])
     }
 
@@ -41,7 +47,9 @@ struct ReportRenderingTests {
         let actions = awkward.enumerated().map { index, name in
             let action = MigrationAction.allCases[index % MigrationAction.allCases.count]
             return PlannedAction(
-                item: item(index, name, target: action != .blocked), action: action,
+                // Blocked items: some with their intended target and no protection, some with no target.
+                item: item(index, name, target: action != .blocked || index % 2 == 0, protectionKnown: action != .blocked),
+                action: action,
                 reason: action == .create ? nil : "reason: \(name)")
         }
         return MigrationPlan(
@@ -100,6 +108,15 @@ struct ReportRenderingTests {
             || [0x061C, 0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069].contains(scalar.value)
     }
 
+    /// A target as the text and Markdown tables show it, before names are made safe.
+    static func targetCell(_ target: MigrationReport.ItemTarget?) -> String {
+        guard let target else { return "-" }
+        guard let accessible = target.accessible, let control = target.accessControl else {
+            return "\(target.service)/\(target.key) [\(target.kind), no equivalent protection]"
+        }
+        return "\(target.service)/\(target.key) [\(target.kind), \(accessible), \(control)]"
+    }
+
     /// A name as the reports show it: unsafe scalars written as `\u{HEX}`.
     static func shown(_ text: String) -> String {
         text.unicodeScalars.map { isUnsafe($0) ? "\\u{\(String($0.value, radix: 16, uppercase: true))}" : String($0) }.joined()
@@ -118,7 +135,7 @@ struct ReportRenderingTests {
             if item.state == .givenUp { action += ", given up" }
             return [
                 shown(names.isEmpty ? item.source.location : names.joined(separator: " / ")),
-                shown(item.target.map { "\($0.service)/\($0.key) [\($0.kind), \($0.accessible), \($0.accessControl)]" } ?? "-"),
+                shown(targetCell(item.target)),
                 action, shown([item.reason, item.resultReason].compactMap { $0 }.joined(separator: "; ")),
             ]
         }

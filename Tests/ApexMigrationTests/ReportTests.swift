@@ -77,4 +77,25 @@ struct ReportTests {
         }
         #expect(report.markdown().contains("| Item | Target | Action | Reason | Notes |"))
     }
+
+    @Test("a blocked item's target with no protection: JSON null for its protection, text and Markdown say so")
+    func targetWithoutProtection() throws {
+        var plan = Self.plan()
+        plan.actions[0].item.target = .unknownProtection(service: "app", key: "token", kind: .string)
+        plan.actions[0].action = .blocked
+        plan.actions[0].cause = .noEquivalent
+        plan.actions[0].reason = "an and-combination"
+        let report = MigrationReport(plan: plan, device: "ios", includeLabels: false)
+        let object = try #require(JSONSerialization.jsonObject(with: report.json()) as? [String: Any])
+        let item = try #require((object["items"] as? [[String: Any]])?.first)
+        let target = try #require(item["target"] as? [String: Any])
+        #expect(Set(target.keys) == ["service", "key", "kind", "accessible", "accessControl", "synchronizable", "accessGroup"])
+        #expect(target["service"] as? String == "app" && target["key"] as? String == "token" && target["kind"] as? String == "string")
+        #expect(target["accessible"] is NSNull && target["accessControl"] is NSNull && target["synchronizable"] is NSNull)
+        for text in [report.text(), report.markdown()] {
+            #expect(text.contains("app/token [string, no equivalent protection]"))
+        }
+        let decoded = try JSONDecoder().decode(MigrationReport.self, from: report.json())
+        #expect(decoded == report)
+    }
 }

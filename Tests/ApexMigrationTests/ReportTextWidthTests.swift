@@ -108,7 +108,7 @@ struct ReportTextWidthTests {
                 var names = [item.source.service, item.source.server, item.source.account].compactMap { $0 }
                 if names.first == "", item.source.platform == "android" { names[0] = "(default)" }
                 let found = names.isEmpty ? item.source.location : names.joined(separator: " / ")
-                let target = item.target.map { "\($0.service)/\($0.key) [\($0.kind), \($0.accessible), \($0.accessControl)]" } ?? "-"
+                let target = ReportRenderingTests.targetCell(item.target)
                 #expect(squeezed(cell.item) == squeezed(ReportRenderingTests.shown(found)), "\(name): \(found.debugDescription)")
                 #expect(squeezed(cell.target) == squeezed(ReportRenderingTests.shown(target)), "\(name): \(target.debugDescription)")
             }

@@ -70,7 +70,8 @@ struct ExpoSecureStoreMappingTests {
                     continue
                 }
                 #expect(!why.isEmpty, context)
-                #expect(item.target == nil, context)
+                // The intended target, with no protection (issue 14, item 2).
+                #expect(item.target == .unknownProtection(service: "app", key: item.source.account ?? "", kind: .string), context)
             }
         }
     }
@@ -113,6 +114,8 @@ struct ExpoSecureStoreMappingTests {
                 #expect(!item.notes.isEmpty, context)
             } else {
                 guard case .blocked = item.verdict else { Issue.record("not blocked: \(context.rawValue)"); continue }
+                // The intended target, with no protection (issue 14, item 2).
+                #expect(item.target == .unknownProtection(service: "app", key: "k\(index)", kind: .string), context)
             }
             guard case .sealed = item.value else { Issue.record("not sealed: \(context.rawValue)"); continue }
         }

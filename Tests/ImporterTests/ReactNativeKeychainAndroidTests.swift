@@ -163,7 +163,8 @@ import Testing
 
         let future = try Self.item(items, "future")
         #expect(future.verdict == .blocked("unknown cipher 'KeystoreFuture': its protection can't be mapped"))
-        #expect(future.target == nil)
+        // Its intended target, with no protection (issue 14, item 2).
+        #expect(future.target == .unknownProtection(service: "future", key: "credentials", kind: .credentials))
         expectNoSecrets(items, Self.generatedSecrets)
     }
 

@@ -182,7 +182,12 @@ func rnkRecord(
             .migrate,
         ])
         #expect(items[0].value == .value(Data([0xFF, 0xFE, 0x00])))
-        #expect(items[0].target == nil)
+        // Issue 14, item 2: a blocked item keeps its intended target, with the protection it would have had.
+        #expect(items[0].target == TargetItem(
+            service: "binary", key: "credentials", kind: .credentials,
+            options: SetOptions(accessible: .afterFirstUnlock, accessControl: AccessControl.none, synchronizable: false)))
+        #expect(items.dropLast().map { $0.target?.service } == ["binary", "nul", "empty", "noaccount", "dataaccount"])
+        #expect(items.allSatisfy { $0.target?.protectionKnown == true })
         #expect(items[5].value == .sealed("the dump holds no value for this item"))
     }
 

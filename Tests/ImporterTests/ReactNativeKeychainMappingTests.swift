@@ -95,7 +95,8 @@ struct RNKReason: Error, Sendable, Equatable {
                     continue
                 }
                 #expect(reason.contains(expectedReason), "sync \(sync): \(reason)")
-                #expect(item.target == nil)
+                // The intended target, with no protection (issue 14, item 2).
+                #expect(item.target == .unknownProtection(service: "com.example.app", key: "credentials", kind: .credentials))
             } else {
                 #expect(item.verdict == .migrate, "sync \(sync)")
                 #expect(item.target?.options == expectedOptions, "sync \(sync)")
@@ -157,9 +158,14 @@ struct RNKReason: Error, Sendable, Equatable {
             from: [dump], options: ImportOptions(androidBiometryAcceptsPasscode: acceptsPasscode))
         let item = try #require(items.first)
         #expect(item.source.protection == ["cipher": cipher])
-        #expect(item.target?.options == expected)
         if expected == nil {
             #expect(item.verdict == .blocked("unknown cipher '\(cipher)': its protection can't be mapped"))
+            // Its intended target, with no protection (issue 14, item 2).
+            #expect(item.target == .unknownProtection(service: "svc", key: "credentials", kind: .credentials))
+        } else {
+            #expect(item.target?.options == expected)
+        }
+        if expected == nil {
         } else {
             #expect(item.verdict == .migrate)
             #expect(item.notes.contains { $0.contains("Android has no lock-state classes") })
