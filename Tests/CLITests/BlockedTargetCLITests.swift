@@ -28,7 +28,7 @@ struct BlockedTargetCLITests {
         let sandbox = try Sandbox()
         let dump = try sandbox.write("keychain.json", Self.objection)
         let result = try await sandbox.run(["migrate", dump, "--bundle-id", "com.example.app", "--format", "json"])
-        #expect(result.status == 1, "\(result.err)")
+        #expect(result.status == 0, "\(result.err)")
         let object = try #require(JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])
         let item = try #require((object["items"] as? [[String: Any]])?.first)
         #expect(item["action"] as? String == "blocked")
@@ -52,7 +52,7 @@ struct BlockedTargetCLITests {
         let sandbox = try Sandbox()
         let dump = try sandbox.write("keychain.json", Self.objection)
         let result = try await sandbox.run(["migrate", dump, "--bundle-id", "com.example.app"], environment: ["COLUMNS": "200"])
-        #expect(result.status == 1, "\(result.err)")
+        #expect(result.status == 0, "\(result.err)")
         #expect(result.out.contains("vault/credentials [credentials, no equivalent protection]"), "\(result.out)")
         #expect(result.out.contains("blocked"))
     }
