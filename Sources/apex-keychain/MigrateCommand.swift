@@ -374,7 +374,11 @@ struct MigrateCommand: RunnableCommand {
     /// Writes the report to stdout, then to the report file when one was named: a report file that can't be
     /// written still leaves the report on stdout, and the error says what ran.
     private func output(_ report: MigrationReport) throws(CLIError) {
-        try Console.write(render(report, as: format, width: TerminalWidth.current()))
+        if format == .json {
+            try Console.write(streaming: { try report.writeJSON(to: $0) })
+        } else {
+            try Console.write(render(report, as: format, width: TerminalWidth.current()))
+        }
         guard let reportFile else { return }
         do throws(CLIError) {
             try reportFile.write(render(report, as: reportFormat, width: nil))
