@@ -101,7 +101,8 @@ extension SQLiteKeychainDatabase {
         do {
             return try SQLiteKeychainDatabase(opening: url, key: source)
         } catch {
-            try? FileManager.default.removeItem(atPath: path)
+            // The store just made, with whatever journal files the failed open left beside it.
+            CreationLeftovers.removeDatabaseFiles(path)
             if let keyURL { try? FileManager.default.removeItem(at: keyURL) }
             throw error
         }

@@ -15,12 +15,15 @@ public struct ImportOptions: Sendable, Equatable {
     /// react-native-keychain on Android: whether its biometric ciphers also accepted the device credential
     /// (version 10 did), mapping them to `biometryAnyOrPasscode` instead of `biometryAny`.
     public var androidBiometryAcceptsPasscode: Bool
+    /// Only the items of these libraries are migrated; the others are found and listed as `skipped`. Nil: all.
+    public var libraries: Set<SourceLibrary>?
 
     /// Creates options.
     public init(
         bundleID: String? = nil, includeServices: ServiceNames? = nil, excludeServices: ServiceNames = [],
-        serviceMap: ServiceMap = [:], androidBiometryAcceptsPasscode: Bool = false
+        serviceMap: ServiceMap = [:], androidBiometryAcceptsPasscode: Bool = false, libraries: Set<SourceLibrary>? = nil
     ) {
+        self.libraries = libraries
         self.bundleID = bundleID
         self.includeServices = includeServices
         self.excludeServices = excludeServices

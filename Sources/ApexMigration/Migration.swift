@@ -245,6 +245,15 @@ public struct Migration: Sendable {
             }
             for (path, count) in importersOfPath where count > 1 { sharedPaths.insert(path) }
         }
+        // Items of a library the user did not ask for are found, and left out as skipped.
+        if let wanted = options.libraries {
+            let names = wanted.map(\.rawValue).sorted().joined(separator: ", ")
+            for list in found.indices {
+                for index in found[list].indices where !wanted.contains(found[list][index].library) {
+                    found[list][index].verdict = .skipped("a \(found[list][index].library.rawValue) item: only \(names) was asked for")
+                }
+            }
+        }
         var items: [SourceItem] = []
         items.reserveCapacity(found.reduce(0) { $0 + $1.count })
         var claimed = Set<SourceOrigin>()

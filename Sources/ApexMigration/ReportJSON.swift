@@ -14,7 +14,22 @@ struct ReportJSON {
     /// Whether the open container has a member yet.
     private var first = true
 
-    init(capacity: Int) { bytes.reserveCapacity(capacity) }
+    /// Where finished bytes go when ``flush()`` is called; nil: they are kept until ``data(appending:)``.
+    private var sink: ReportSink?
+
+    init(capacity: Int, sink: ReportSink? = nil) {
+        bytes.reserveCapacity(capacity)
+        self.sink = sink
+    }
+
+    /// Hands what has been written so far to the sink, and forgets it (no-op without a sink).
+    mutating func flush() {
+        guard let sink else { return }
+        for run in runs { sink.emit(run) }
+        sink.emit(bytes)
+        runs = []
+        bytes = []
+    }
 
     /// A writer for a run of elements inside a container open at `indent` - 2, as if `members` elements came
     /// before them (so that the first one written is preceded by a separator when `members` > 0).
@@ -145,10 +160,36 @@ struct ReportJSON {
     }
 }
 
+/// Where a report written piece by piece goes: the first error stops the writing and is kept for the caller.
+/// Only the thread that writes the report uses it (the writers of chunks on other cores have none), which is
+/// why it may sit in a `Sendable` writer.
+final class ReportSink: @unchecked Sendable {
+    private let write: (Data) throws -> Void
+    private(set) var error: (any Error)?
+
+    init(_ write: @escaping (Data) throws -> Void) { self.write = write }
+
+    func emit(_ bytes: [UInt8]) {
+        guard error == nil, !bytes.isEmpty else { return }
+        do { try write(Data(bytes)) } catch { self.error = error }
+    }
+}
+
 extension MigrationReport {
-    /// The report written as JSON (see ``json()``), in runs of bytes.
-    func jsonWriter() -> ReportJSON {
-        var json = ReportJSON(capacity: 4096)
+    /// The report as JSON (the bytes of ``json()``), handed to `write` piece by piece as it is produced, so a
+    /// 100k-item report is never held whole: `batch` items are rendered (on every core) and handed over at a time.
+    /// Stops at the first error `write` throws, and throws it.
+    public func writeJSON(batch: Int = 8192, to write: @escaping (Data) throws -> Void) throws {
+        let sink = ReportSink(write)
+        var json = jsonWriter(sink: sink, batch: max(1, batch))
+        json.flush()
+        sink.emit([UInt8(ascii: "\n")])
+        if let error = sink.error { throw error }
+    }
+
+    /// The report written as JSON (see ``json()``), in runs of bytes; with a sink, handed to it in batches.
+    func jsonWriter(sink: ReportSink? = nil, batch: Int = .max) -> ReportJSON {
+        var json = ReportJSON(capacity: 4096, sink: sink)
         json.object { json in
             json.key("device")
             json.string(device)
@@ -158,17 +199,23 @@ extension MigrationReport {
             json.int(formatVersion)
             json.key("items")
             json.array { json in
-                // Chunks of items are written on every core, each by its own writer, and joined in order.
+                // Chunks of items are written on every core, each by its own writer, and joined in order; with a
+                // sink, one batch of items at a time, each handed over before the next is written.
                 let (items, indent) = (items, json.indent)
-                let parts = concurrentChunks(count: items.count) { range in
-                    var part = ReportJSON(capacity: range.count * 1000, indent: indent, members: range.lowerBound)
-                    for index in range {
-                        part.element()
-                        items[index].write(&part)
+                let batch = sink == nil ? max(1, items.count) : batch
+                for start in stride(from: 0, to: items.count, by: batch) {
+                    let count = min(batch, items.count - start)
+                    let parts = concurrentChunks(count: count) { range in
+                        var part = ReportJSON(capacity: range.count * 1000, indent: indent, members: start + range.lowerBound)
+                        for index in range {
+                            part.element()
+                            items[start + index].write(&part)
+                        }
+                        return part
                     }
-                    return part
+                    for part in parts { json.append(part, members: items.count) }
+                    json.flush()
                 }
-                for part in parts { json.append(part, members: items.count) }
             }
             json.key("sources")
             json.array { json in

@@ -23,22 +23,34 @@ public struct ServiceNames: Sendable, Equatable, ExpressibleByArrayLiteral {
 
 /// Source service (as found) → target service, looked up byte for byte.
 public struct ServiceMap: Sendable, Equatable, ExpressibleByDictionaryLiteral {
-    private var targets: [ExactName: String] = [:]
+    /// Each source service, as given, and its target.
+    private var targets: [ExactName: (source: String, target: String)] = [:]
 
     /// An empty map.
     public init() {}
 
     /// The pairs of the literal; a later pair for the same source service wins.
     public init(dictionaryLiteral pairs: (String, String)...) {
-        for (source, target) in pairs { targets[ExactName(source)] = target }
+        for (source, target) in pairs { self[source] = target }
     }
 
     /// The target service of a source service, byte for byte; nil when the map doesn't name it.
     public subscript(_ source: String) -> String? {
-        get { targets[ExactName(source)] }
-        set { targets[ExactName(source)] = newValue }
+        get { targets[ExactName(source)]?.target }
+        set { targets[ExactName(source)] = newValue.map { (source, $0) } }
     }
 
     /// Whether the map names no service.
     public var isEmpty: Bool { targets.isEmpty }
+
+    /// The source services it names that none of `found` is, byte for byte (almost always a typo), sorted.
+    public func unmatched(by found: some Sequence<String>) -> [String] {
+        let present = Set(found.map(ExactName.init(_:)))
+        return targets.filter { !present.contains($0.key) }.map(\.value.source).sorted()
+    }
+
+    public static func == (a: ServiceMap, b: ServiceMap) -> Bool {
+        a.targets.count == b.targets.count
+            && a.targets.allSatisfy { key, value in b.targets[key].map { ExactName($0.target) == ExactName(value.target) } ?? false }
+    }
 }

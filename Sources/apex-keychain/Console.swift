@@ -21,6 +21,19 @@ enum Console {
         }
     }
 
+    /// Writes bytes to stdout as `produce` hands them over, piece by piece (a 100k-item JSON report is never held
+    /// whole).
+    /// - Throws: an I/O error (exit 74) when stdout can't be written.
+    static func write(streaming produce: (@escaping (Data) throws -> Void) throws -> Void) throws(CLIError) {
+        do {
+            try produce { data throws(CLIError) in try write(data) }
+        } catch let error as CLIError {
+            throw error
+        } catch {
+            throw CLIError(.ioError, "can't write to stdout: \(error.localizedDescription)")
+        }
+    }
+
     /// Writes text to stderr; a failure to do so can't be reported anywhere, so it is ignored.
     static func writeError(_ text: String) { try? FileHandle.standardError.write(contentsOf: Data(text.utf8)) }
 

@@ -59,7 +59,7 @@ struct InspectCommand: RunnableCommand {
         var report = try inventory()
         report.stamp(toolVersion: RootCommand.version, store: nil)
         if json {
-            try Console.write(report.json())
+            try Console.write(streaming: { try report.writeJSON(to: $0) })
         } else {
             try Console.write(report.textData(width: TerminalWidth.current()))
         }

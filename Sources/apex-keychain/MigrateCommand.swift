@@ -199,7 +199,8 @@ struct MigrateCommand: RunnableCommand {
         if bundleID == "" { throw .usage("'--bundle-id' must not be empty") }
         importOptions = ImportOptions(
             bundleID: bundleID, serviceMap: serviceMap,
-            androidBiometryAcceptsPasscode: values.flag(Self.androidBiometryAcceptsPasscode))
+            androidBiometryAcceptsPasscode: values.flag(Self.androidBiometryAcceptsPasscode),
+            libraries: library.map { [$0] })
         onConflict = try values.enumeration(Self.onConflict, MigrationPolicy.OnConflict.self) ?? .skip
         format = try values.enumeration(Self.format, Format.self) ?? .text
         let report = values.value(Self.report)
@@ -229,8 +230,11 @@ struct MigrateCommand: RunnableCommand {
         try reportFile?.checkFolder()
         // The dumps, their items and the plan hold the secrets; they are released when `migrate()` returns,
         // before the report is written (and the memory they free is wiped: see main.swift).
-        var (report, subject, storePath) = try await migrate()
+        var (report, subject, storePath, recognised) = try await migrate()
         report.stamp(toolVersion: RootCommand.version, store: storePath)
+        if !quiet {
+            for warning in warnings(report, recognised: recognised) { Console.writeError("warning: \(warning)\n") }
+        }
         try output(report)
         KeptUntilExit.keep(report)
         try gate(report, subject: subject)
@@ -244,17 +248,22 @@ struct MigrateCommand: RunnableCommand {
     }
 
     /// Reads the dumps and plans, or runs the migration: the report, and what the gate's messages name.
-    private func migrate() async throws(CLIError) -> (MigrationReport, subject: String, store: String?) {
+    /// - Returns: also the paths of the dumps an importer recognised (a key file holds no items of its own).
+    private func migrate() async throws(CLIError)
+        -> (MigrationReport, subject: String, store: String?, recognised: Set<String>)
+    {
         let input = try DumpInput(paths: paths, strict: strict, quiet: quiet)
+        let recognised = Set(input.dumps.lazy.filter(DumpInput.recognises).map(\.path))
         try reportFile?.checkNotAnInput(paths + input.dumps.map(\.path) + (store?.files ?? []))
         let policy = MigrationPolicy(onConflict: onConflict, importOptions: importOptions)
-        let importers = DumpInput.importers(from: library)
+        // Every importer runs: items of a library --from leaves out are listed as skipped, not lost from view.
+        let importers = DumpInput.importers(from: nil)
         guard let store else {
             let profile: DeviceProfile
             if let device { profile = device } else { profile = try input.defaultProfile() }
             let target = MigrationTarget(database: InMemoryKeychainDatabase(), device: profile.simulatedDevice)
             let migration = Migration(importers: importers, source: .dumps(input.dumps), target: target, policy: policy)
-            return (try await plan(migration, profile: profile, store: nil), "the plan", nil)
+            return (try await plan(migration, profile: profile, store: nil), "the plan", nil, recognised)
         }
         let opened = try store.open()
         let profile = opened.database.deviceProfile
@@ -266,7 +275,7 @@ struct MigrateCommand: RunnableCommand {
         let target = MigrationTarget(database: opened.database, device: opened.device)
         let migration = Migration(importers: importers, source: .dumps(input.dumps), target: target, policy: policy)
         if dryRun {
-            return (try await plan(migration, profile: profile, store: opened.path), "\(opened.path): the plan", opened.path)
+            return (try await plan(migration, profile: profile, store: opened.path), "\(opened.path): the plan", opened.path, recognised)
         }
         // Usernames for --include-labels, taken before the run: nothing but the report outlives it.
         var accounts: [String: String?] = [:]
@@ -307,7 +316,30 @@ struct MigrateCommand: RunnableCommand {
                 report.items[index].source.account = account
             }
         }
-        return (report, opened.path, opened.path)
+        return (report, opened.path, opened.path, recognised)
+    }
+
+    /// What the report leaves out that the user may not expect: items of libraries `--from` left out, dumps in
+    /// which no library's items were found, and `--service-map` sources no item has (almost always a typo).
+    func warnings(_ report: MigrationReport, recognised: Set<String>) -> [String] {
+        var warnings: [String] = []
+        if let library {
+            var others: [String: Int] = [:]
+            for item in report.items where item.source.library != library.rawValue { others[item.source.library, default: 0] += 1 }
+            for (other, count) in others.sorted(by: { $0.key < $1.key }) {
+                warnings.append("--from \(library.rawValue): \(count) \(other) item(s) found and skipped")
+            }
+        }
+        for source in report.sources where source.library == nil && !recognised.contains(source.path) {
+            warnings.append("\(DisplayText.escaped(source.path)): no library's items were found in it (\(source.format))")
+        }
+        let services = report.items.compactMap(\.source.service)
+        for unmatched in importOptions.serviceMap.unmatched(by: services) {
+            warnings.append(
+                "--service-map '\(DisplayText.escaped(unmatched))=…' matches no service of the dumps (services are compared "
+                    + "byte for byte, as found)")
+        }
+        return warnings
     }
 
     /// Exit 1 (after the report was written) when an item ends as `--fail-on` names, or, for a dry run with
@@ -342,7 +374,11 @@ struct MigrateCommand: RunnableCommand {
     /// Writes the report to stdout, then to the report file when one was named: a report file that can't be
     /// written still leaves the report on stdout, and the error says what ran.
     private func output(_ report: MigrationReport) throws(CLIError) {
-        try Console.write(render(report, as: format, width: TerminalWidth.current()))
+        if format == .json {
+            try Console.write(streaming: { try report.writeJSON(to: $0) })
+        } else {
+            try Console.write(render(report, as: format, width: TerminalWidth.current()))
+        }
         guard let reportFile else { return }
         do throws(CLIError) {
             try reportFile.write(render(report, as: reportFormat, width: nil))

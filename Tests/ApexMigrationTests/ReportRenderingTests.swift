@@ -273,3 +273,33 @@ struct ReportRenderingTests {
         #expect(markdown.contains("a\\|b"))
     }
 }
+
+/// Review (scale, item 3): a 100k-item JSON report was joined in memory (99 MB at once). Written to a sink, it
+/// comes out in pieces, batch by batch, and the pieces are exactly the bytes of `json()`.
+@Suite("JSON report written piece by piece")
+struct StreamedJSONTests {
+    @Test("the pieces, whatever the batch, are json() byte for byte", arguments: [1, 7, 8192])
+    func piecesMatch(batch: Int) throws {
+        for (name, report) in ReportRenderingTests.reports {
+            var pieces: [Data] = []
+            try report.writeJSON(batch: batch) { pieces.append($0) }
+            #expect(pieces.reduce(Data(), +) == report.json(), "\(name)")
+            // One piece per batch of items at least: never the whole report at once when there are several.
+            if report.items.count > batch { #expect(pieces.count > report.items.count / batch, "\(name)") }
+        }
+    }
+
+    @Test("the first error of the sink stops the writing and is thrown")
+    func errorStops() throws {
+        struct Full: Error {}
+        let report = try #require(ReportRenderingTests.reports.first { $0.0 == "many" }?.1)
+        var calls = 0
+        #expect(throws: Full.self) {
+            try report.writeJSON(batch: 10) { _ in
+                calls += 1
+                throw Full()
+            }
+        }
+        #expect(calls == 1)
+    }
+}
