@@ -151,3 +151,34 @@ struct TerminalWidthTests {
         #expect(result.out.contains("  https://api.example.com:8443  com.example.sampleapp/credentials:https://api.example.com:8443 [credentials, whenUnlocked, biometryAnyOrPasscode]  create"))
     }
 }
+
+/// Review (command line, item 9): `inspect` repeated library and platform on every row, showed the raw DER
+/// before the flags decoded from it, counted "items share this service" across files, and showed Android's
+/// default service as nothing.
+@Suite("inspect shows each file's items legibly")
+struct InspectLegibilityTests {
+    let sandbox: Sandbox
+
+    init() throws { sandbox = try Sandbox() }
+
+    @Test("four exports of one keychain: a group per file, and no 'share this service' note counted across them")
+    func groupsPerFile() async throws {
+        let result = try await sandbox.run(["inspect", sample("react-native-keychain/ios")])
+        #expect(result.status == 0)
+        let headings = result.out.split(separator: "\n").filter { $0.hasPrefix("react-native-keychain ios: ") }
+        #expect(headings.count == 4, "\(headings)")
+        #expect(!result.out.contains("share this service"))
+        #expect(!result.out.contains("\nreact-native-keychain  ios"))
+    }
+
+    @Test("decoded access-control flags come before the raw DER, and Android's default service is (default)")
+    func protectionAndDefault() async throws {
+        let ios = try await sandbox.run(["inspect", sample("react-native-keychain/ios/keychain.plist")])
+        let vault = try #require(ios.out.split(separator: "\n").first { $0.hasPrefix("  vault ") })
+        let flags = try #require(vault.firstRange(of: "accessControlFlags=biometryCurrentSet"))
+        let der = try #require(vault.firstRange(of: "accessControl=der:"))
+        #expect(flags.lowerBound < der.lowerBound)
+        let android = try await sandbox.run(["inspect", sample("react-native-keychain/android")])
+        #expect(android.out.contains("\n  (default) "))
+    }
+}
