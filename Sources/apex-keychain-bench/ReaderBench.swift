@@ -50,6 +50,33 @@ enum ReaderBench {
                 + (foundation.map { format($0 * 1000, decimals: 1) } ?? "-"))
     }
 
+    /// `apex-keychain-bench readers --bplist-only [--runs N]`: the binary plist parser alone, `runs` times per size,
+    /// timed by the wall clock and by the thread's CPU clock (the parse runs on one thread, and on a loaded machine
+    /// the CPU clock is the steadier one).
+    static func runBinaryParse(sizes: [Int], runs: Int) throws {
+        print("bplist parse     items   fastest wall ms   fastest CPU ms   median CPU ms   runs")
+        for size in sizes {
+            let binary = try PropertyListSerialization.data(
+                fromPropertyList: try PropertyListSerialization.propertyList(from: try makePlist(size), format: nil),
+                format: .binary, options: 0)
+            try PlistParser.parseDiscardingTree(binary)
+            var wall: [Double] = []
+            var cpu: [Double] = []
+            for _ in 0..<runs {
+                let start = Clock.nanoseconds()
+                let startCPU = Clock.threadCPUNanoseconds()
+                try PlistParser.parseDiscardingTree(binary)
+                cpu.append(Double(Clock.threadCPUNanoseconds() - startCPU) / 1e6)
+                wall.append(Clock.seconds(since: start) * 1000)
+            }
+            print(
+                pad("bplist parse", 16) + " " + pad(String(size), 7, right: false) + "  "
+                    + pad(format(wall.min() ?? 0, decimals: 2), 16, right: false) + " "
+                    + pad(format(cpu.min() ?? 0, decimals: 2), 16, right: false) + " "
+                    + pad(format(median(cpu), decimals: 2), 15, right: false) + "   " + String(runs))
+        }
+    }
+
     /// The fastest of `runs` runs, in seconds.
     private static func fastest(of runs: Int, _ body: () throws -> Void) throws -> Double {
         var best = Double.infinity
