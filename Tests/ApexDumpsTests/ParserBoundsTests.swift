@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+
+@testable import ApexDumps
+
+/// The parsers that read bytes by offset read them through ByteReader: input that ends early, or an offset or
+/// length that points past its bytes, is the parser's own error at the exact boundary, never a crash or a byte
+/// read from beyond. (Each parser's suite has more malformed cases; these are the edges.)
+@Suite("parsers on ByteReader: a read past the input is the parser's error")
+struct ParserBoundsTests {
+    // MARK: Binary plist
+
+    /// The parse error of `data`, or nil when it parses.
+    static func plistError(_ data: Data) -> PlistParseError? {
+        do {
+            _ = try PlistParser.parse(data)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test(
+        "binary plist: an object that ends at the offset table parses; one that needs one byte more is binaryMalformed",
+        arguments: [
+            ([0x43, 1, 2, 3], [0x44, 1, 2, 3], "an object's length runs past the end of the objects"),
+            ([0x12, 0, 0, 0, 1], [0x13, 0, 0, 0, 0, 0, 0, 1], "an integer past the end of the objects"),
+            ([0x23, 0, 0, 0, 0, 0, 0, 0, 0], [0x33, 0, 0, 0, 0, 0, 0, 0], "a real past the end of the objects"),
+            ([0x61, 0, 0x61], [0x62, 0, 0x61, 0], "an object's length runs past the end of the objects"),
+            ([0x80, 7], [0x81, 7], "a UID object larger than 8 bytes or past the end of the objects"),
+            ([0x4F, 0x10, 1, 9], [0x4F], "an object's length is past the end of the objects"),
+            ([0x4F, 0x10, 0], [0x4F, 0x10], "an object's length is not a valid integer"),
+            ([0x4F, 0x11, 0, 0], [0x4F, 0x11, 0], "an object's length is not a valid integer"),
+        ] as [([UInt8], [UInt8], String)])
+    func binaryPlistObjectAtTheTable(fits: [UInt8], over: [UInt8], detail: String) throws {
+        #expect(Self.plistError(TinyBinaryPlist.build([fits])) == nil)
+        let error = try #require(Self.plistError(TinyBinaryPlist.build([over])))
+        #expect(error.kind == .binaryMalformed && error.detail == detail, "\(error.message)")
+    }
+
+    @Test("binary plist: an array or dictionary whose references end past the objects is binaryMalformed")
+    func binaryPlistReferencesAtTheTable() throws {
+        // [0xA2, 1, 1] holds two references to object 1; cut to one, the second would be the offset table's byte.
+        #expect(Self.plistError(TinyBinaryPlist.build([[0xA2, 1, 1], [0x09]])) == nil)
+        for object in [[0xA2, 1], [0xD1, 1], [0xA2, 0x00, 0x01]] as [[UInt8]] {
+            let error = try #require(Self.plistError(TinyBinaryPlist.build([object], refSize: object.count == 3 ? 2 : 1)))
+            #expect(error.kind == .binaryMalformed, "\(error.message)")
+            #expect(error.detail == "an object's length runs past the end of the objects", "\(error.message)")
+        }
+    }
+
+    @Test("binary plist: an offset table entry pointing at the table itself or past the file is binaryMalformed")
+    func binaryPlistOffsetsPastTheObjects() throws {
+        let valid = TinyBinaryPlist.build([[0xA2, 1, 2], [0x09], [0x51, 0x61]])
+        #expect(Self.plistError(valid) == nil)
+        let table = valid.count - 32 - 3 * 4
+        for entry in 0..<3 {
+            for target in [table, table + 1, valid.count, Int(UInt32.max)] {
+                var bytes = [UInt8](valid)
+                bytes.replaceSubrange((table + 4 * entry)..<(table + 4 * entry + 4), with: TinyBinaryPlist.bigEndian(target, 4))
+                let error = try #require(Self.plistError(Data(bytes)))
+                #expect(error.kind == .binaryMalformed && error.detail == "its offset table points outside its objects")
+            }
+        }
+    }
+
+    @Test("binary plist: every prefix of a real file is a parse error, and binaryMalformed once it could hold a trailer")
+    func binaryPlistPrefixes() throws {
+        let file = try PropertyListSerialization.data(
+            fromPropertyList: [["class": "genp", "svce": "s", "v_Data": Data("made-up".utf8), "tags": ["é", 1.5, -7]]],
+            format: .binary, options: 0)
+        #expect(Self.plistError(file) == nil)
+        for length in 0..<file.count {
+            let error = try #require(Self.plistError(file.prefix(length)), "prefix of \(length) bytes")
+            if length >= BinaryPlistCheck.minimumSize {
+                #expect(error.kind == .binaryMalformed, "prefix of \(length) bytes: \(error.message)")
+            }
+        }
+    }
+}
