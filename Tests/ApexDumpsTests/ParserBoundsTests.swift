@@ -77,4 +77,46 @@ struct ParserBoundsTests {
             }
         }
     }
+
+    // MARK: Protobuf (DataStore)
+
+    /// The protobuf error of `bytes`, or nil when they parse.
+    static func protobufError(_ bytes: [UInt8]) -> String? {
+        do {
+            _ = try DataStoreReader.parse(Data(bytes), strict: false)
+            return nil
+        } catch {
+            return error.message
+        }
+    }
+
+    @Test(
+        "protobuf: a field that ends at its message's end parses; one byte more is refused, though the file goes on",
+        arguments: [
+            // An entry (offset 0) holding key "k" (offset 2) and a Value (offset 5) whose field starts at offset 7.
+            ([0x15, 1, 0, 0, 0], [0x15, 1, 0, 0], "fixed32 at offset 8 runs past the end of its message"),
+            ([0x39, 1, 0, 0, 0, 0, 0, 0, 0], [0x39, 1, 0, 0, 0, 0, 0, 0], "fixed64 at offset 8 runs past the end of its message"),
+            ([0x2A, 2, 0x61, 0x62], [0x2A, 3, 0x61, 0x62], "length 3 at offset 8 runs past the end of its message (2 bytes left)"),
+            ([0x08, 0x81, 0x01], [0x08, 0x81], "truncated varint at offset 8"),
+        ] as [([UInt8], [UInt8], String)])
+    func protobufFieldAtTheMessageEnd(fits: [UInt8], over: [UInt8], message: String) {
+        let following = DataStoreProto.entry("next", .boolean(true))
+        func file(_ value: [UInt8]) -> [UInt8] {
+            DataStoreProto.field(1, bytes: DataStoreProto.field(1, string: "k") + DataStoreProto.field(2, bytes: value)) + following
+        }
+        #expect(Self.protobufError(file(fits)) == nil)
+        #expect(Self.protobufError(file(over)) == message)
+    }
+
+    @Test("protobuf: a length that runs past its message or the file is refused with the bytes left")
+    func protobufLengthPastTheEnd() {
+        // The entry is 2 bytes (offsets 2 and 3): a key tag and a length of 2, with nothing left in the entry and more
+        // in the file.
+        let entry: [UInt8] = [0x0A, 0x02, 0x0A, 0x02] + DataStoreProto.entry("next", .boolean(true))
+        #expect(Self.protobufError(entry) == "length 2 at offset 3 runs past the end of its message (0 bytes left)")
+        #expect(Self.protobufError([0x0A, 0x03, 0x0A]) == "length 3 at offset 1 runs past the end of its message (1 bytes left)")
+        #expect(
+            Self.protobufError([0x0A] + DataStoreProto.varint(UInt64(Int.max) + 1))
+                == "length \(UInt64(Int.max) + 1) at offset 1 runs past the end of its message (0 bytes left)")
+    }
 }
