@@ -119,4 +119,36 @@ struct ParserBoundsTests {
             Self.protobufError([0x0A] + DataStoreProto.varint(UInt64(Int.max) + 1))
                 == "length \(UInt64(Int.max) + 1) at offset 1 runs past the end of its message (0 bytes left)")
     }
+
+    // MARK: SQLite WAL
+
+    @Test("SQLite WAL: cut anywhere near a header or frame boundary, the reader applies what SQLite's recovery applies")
+    func walCutAtEveryBoundary() throws {
+        let folder = try DumpScratch()
+        let path = folder.path + "/export.db"
+        try WALFixture.make(path)
+        let wal = try Data(contentsOf: URL(fileURLWithPath: path + "-wal"))
+        let frameSize = 24 + 4096
+        #expect((wal.count - 32) % frameSize == 0 && wal.count > 32 + 2 * frameSize)
+        var cuts: Set<Int> = [0, 1, 4, 11, 12, 23, 24, 27, 28, 31]
+        for boundary in stride(from: 32, through: wal.count, by: frameSize) {
+            for delta in [-1, 0, 1, 8, 23, 24, 25] where boundary + delta >= 0 && boundary + delta <= wal.count {
+                cuts.insert(boundary + delta)
+            }
+        }
+        var seen: Set<[String]> = []
+        for cut in cuts.sorted() {
+            try wal.prefix(cut).write(to: URL(fileURLWithPath: path + "-wal"))
+            let accounts = try KeychainSQLiteReader.read(path: path).map { $0.account?.text ?? "?" }
+            // SQLite itself, on a copy it may recover into.
+            let oracle = folder.path + "/oracle-\(cut).db"
+            try FileManager.default.copyItem(atPath: path, toPath: oracle)
+            try wal.prefix(cut).write(to: URL(fileURLWithPath: oracle + "-wal"))
+            #expect(accounts == WALFixture.accounts(oracle), "WAL cut to \(cut) bytes")
+            if cut < 32 { #expect(accounts == KeychainSQLiteReaderTests.base, "WAL cut to \(cut) bytes") }
+            seen.insert(accounts)
+        }
+        // The cuts reach each state: no transaction, the first, and both.
+        #expect(seen.count == 3)
+    }
 }
