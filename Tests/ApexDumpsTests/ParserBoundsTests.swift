@@ -151,4 +151,38 @@ struct ParserBoundsTests {
         // The cuts reach each state: no transaction, the first, and both.
         #expect(seen.count == 3)
     }
+
+    // MARK: DER (access control)
+
+    /// The DER error of `bytes`, or nil when they decode.
+    static func derError(_ bytes: [UInt8]) -> String? {
+        do {
+            _ = try AccessControlDecoder.DERParser.parse(Data(bytes))
+            return nil
+        } catch {
+            return error.message
+        }
+    }
+
+    @Test("DER: a value that ends at its container's end decodes; past it, it is refused though the data goes on")
+    func derValueAtTheContainerEnd() {
+        // SET { SEQUENCE { "a", "b" } }: the pair's value ends where the pair and the set end.
+        #expect(Self.derError([0x31, 0x08, 0x30, 0x06, 0x0C, 0x01, 0x61, 0x0C, 0x01, 0x62]) == nil)
+        // The value one byte longer than the pair: the set's next byte is there, but outside the pair.
+        #expect(
+            Self.derError([0x31, 0x09, 0x30, 0x06, 0x0C, 0x01, 0x61, 0x0C, 0x02, 0x62, 0x63])
+                == "DER length 2 at byte 9 runs past the end of its container")
+        // The pair holds the key only; the value that follows the set is not read as the pair's.
+        #expect(
+            Self.derError([0x31, 0x05, 0x30, 0x03, 0x0C, 0x01, 0x61, 0x0C, 0x01, 0x62])
+                == "DER truncated: a value is missing at byte 7")
+        #expect(Self.derError([0x31, 0x03, 0x30, 0x05, 0x0C, 0x01, 0x61]) == "DER length 5 at byte 4 runs past the end of its container")
+        #expect(Self.derError([0x31]) == "DER truncated: a length is missing at byte 1")
+        #expect(Self.derError([0x04, 0x82, 0x01]) == "DER truncated inside a length at byte 1")
+        #expect(
+            Self.derError([0x31, 0x84, 0xFF, 0xFF, 0xFF, 0xFF, 0x30, 0x00])
+                == "DER length 4294967295 at byte 6 runs past the end of its container")
+        #expect(Self.derError([0x04, 0x01, 0x61, 0x00]) == "trailing bytes after the DER value at byte 3")
+        #expect(Self.derError([]) == "the access control data is empty")
+    }
 }
