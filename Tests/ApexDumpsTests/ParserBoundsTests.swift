@@ -185,4 +185,23 @@ struct ParserBoundsTests {
         #expect(Self.derError([0x04, 0x01, 0x61, 0x00]) == "trailing bytes after the DER value at byte 3")
         #expect(Self.derError([]) == "the access control data is empty")
     }
+
+    // MARK: Sealed keychain blob header
+
+    @Test("sealed blob header: a blob that holds its wrapped key and tag exactly is sealed; a byte less, or a header alone, is data")
+    func sealedBlobAtItsLength() throws {
+        func value(_ blob: Data) throws -> DumpValue? {
+            let pair: [String: Any] = ["v_Data": blob, "v_PersistentRef": Data("genp".utf8) + Data(repeating: 0, count: 8)]
+            let plist = try PropertyListSerialization.data(
+                fromPropertyList: ["genp": [IOSPlistReaderTests.genericItem, pair]], format: .binary, options: 0)
+            return try IOSPlistReader.read(plist, path: "m").last?.value
+        }
+        // Version 2, key class 7, a wrapped key of 40 bytes: 12 + 40 + 16 bytes in all.
+        let header = Data([2, 0, 0, 0, 7, 0, 0, 0, 40, 0, 0, 0])
+        let exact = header + Data(repeating: 0xA5, count: 40 + 16)
+        #expect(try value(exact) == .damaged("v_Data is a sealed keychain blob (version 2, key class 7), not the secret"))
+        #expect(try value(exact.dropLast()) == .data(exact.dropLast()))
+        #expect(try value(header) == .data(header))
+        #expect(try value(header.prefix(5)) == .data(header.prefix(5)))
+    }
 }
