@@ -204,4 +204,25 @@ struct ParserBoundsTests {
         #expect(try value(header) == .data(header))
         #expect(try value(header.prefix(5)) == .data(header.prefix(5)))
     }
+
+    // MARK: XML split
+
+    @Test("XML split: every prefix of a document it cuts is scanned to its last byte, and any cut lies inside it")
+    func xmlSplitPrefixes() {
+        let whole = Array(PlistXMLSplitTests.awkward.utf8)
+        func plan(_ bytes: ArraySlice<UInt8>) -> PlistXMLSplit? {
+            bytes.withUnsafeBytes { PlistXMLSplit.plan($0, pieces: 4, granularity: 1) }
+        }
+        #expect(plan(whole[...]) != nil)
+        var uncut = 0
+        for length in 0..<whole.count {
+            guard let cut = plan(whole.prefix(length)) else {
+                uncut += 1
+                continue
+            }
+            #expect(cut.pieces.allSatisfy { $0.upperBound <= length }, "prefix of \(length) bytes")
+        }
+        // A prefix that ends before the root's end tag is never cut.
+        #expect(uncut > whole.count - 40)
+    }
 }
