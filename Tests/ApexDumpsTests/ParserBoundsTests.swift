@@ -225,4 +225,14 @@ struct ParserBoundsTests {
         // A prefix that ends before the root's end tag is never cut.
         #expect(uncut > whole.count - 40)
     }
+
+    // MARK: SharedPreferences attribute values
+
+    @Test("SharedPreferences: an ampersand reference at the very start or end of a name decodes, nothing read past it")
+    func attributeReferenceAtTheEnd() throws {
+        let names = ["&amp;", "a&amp;", "&amp;b", "&amp;&amp;", "a&amp;#38", "a&#38;#38"]
+        let xml = "<map>" + names.enumerated().map { "<string name=\"\($0.element)\">v\($0.offset)</string>" }.joined() + "</map>"
+        let entries = try SharedPreferencesReader.read(Data(xml.utf8), path: "p.xml")
+        #expect(entries.map(\.name) == ["&", "a&", "&b", "&&", "a&#38", "a&#38"])
+    }
 }
