@@ -126,7 +126,7 @@ enum Conceal {
         guard blob.count >= header.count + ivLength + tagLength else {
             return "the FacebookConceal \(what()) is too short to be a Conceal ciphertext"
         }
-        guard blob[0] == header[0], blob[1] == header[1] else {
+        guard blob.starts(with: header) else {
             return "the FacebookConceal \(what()) does not start with Conceal's KEY_256 header (01 02)"
         }
         return nil
@@ -145,25 +145,32 @@ enum Conceal {
     }
 
     /// AES-256-GCM decryption of `IV ‖ ciphertext ‖ tag` (after the header), or nil when the tag does not verify.
+    /// The parts are read through a ``ByteReader``: the header, the IV, and the rest (ciphertext and tag).
     private static func open(_ blob: [UInt8], key: [UInt8], aad: [UInt8]) -> SecretBytes? {
         precondition(isAvailable && key.count == keyLength && formatProblem(blob) == nil)
-        let start = header.count + ivLength
-        let plainLength = blob.count - start - tagLength
-        let plain = SecretBytes([UInt8](repeating: 0, count: max(plainLength, 1)))
-        let written = blob.withUnsafeBufferPointer { blob in
-            aad.withUnsafeBufferPointer { aad in
+        return ByteReader.reading(blob) { blob -> SecretBytes? in
+            var parts = blob
+            guard (try? parts.skip(header.count)) != nil, let nonce = try? parts.read(count: ivLength),
+                let sealed = try? parts.read(count: parts.remaining), sealed.count >= tagLength,
+                let noncePointer = nonce.unsafeBytes.baseAddress, let sealedPointer = sealed.unsafeBytes.baseAddress
+            else { return nil }
+            let plainLength = sealed.count - tagLength
+            let plain = SecretBytes([UInt8](repeating: 0, count: max(plainLength, 1)))
+            // The blob's bytes are `UInt8`s: its memory is bound to the type the C call takes.
+            let written = aad.withUnsafeBufferPointer { aad in
                 key.withUnsafeBufferPointer { key in
                     plain.withMutableBytes { out in
                         Sodium.aes256gcmDecrypt(
-                            into: out, sealed: blob.baseAddress! + start, count: blob.count - start,
-                            associatedData: aad, nonce: blob.baseAddress! + header.count, key: key.baseAddress!)
+                            into: out, sealed: sealedPointer.assumingMemoryBound(to: UInt8.self), count: sealed.count,
+                            associatedData: aad, nonce: noncePointer.assumingMemoryBound(to: UInt8.self),
+                            key: key.baseAddress!)
                     }
                 }
             }
+            guard let written, written == plainLength else { return nil }
+            plain.truncate(to: plainLength)
+            return plain
         }
-        guard let written, written == plainLength else { return nil }
-        plain.truncate(to: plainLength)
-        return plain
     }
 }
 

@@ -24,6 +24,10 @@ enum ReaderBench {
             let binaryFloor = try time { try ReadFloors.walkBinaryPlist(binary) }
             let binaryFoundation = try time { _ = try PropertyListSerialization.propertyList(from: binary, format: nil) }
             line("ios-plist (bin)", size, binaryReader, binaryFloor, binaryFoundation)
+            // The binary parser alone (no item conversion), the fastest of nine runs: its cost is a small part of
+            // the reader's, and the machine's noise would hide it in a median of three.
+            let binaryParse = try fastest(of: 9) { try PlistParser.parseDiscardingTree(binary) }
+            line("bplist parse", size, binaryParse, binaryFloor, nil)
             let database = folder.appendingPathComponent("export-\(size).sqlite").path
             try makeSQLite(database, size)
             let sqliteReader = try time { _ = try KeychainSQLiteReader.read(path: database).count }
@@ -32,6 +36,7 @@ enum ReaderBench {
         }
         print("floors: libxml2's SAX parse counting every name, attribute and text byte (XML); a walk of the offset table")
         print("touching every object's bytes once (binary); a bare SELECT of every column of genp (no copy).")
+        print("bplist parse: the binary plist parser alone (PlistParser, no items built), the fastest of nine runs.")
         print("Foundation: PropertyListSerialization's decode of the same bytes, for comparison.")
         print("peak RSS (VmHWM): \(peakRSS())")
     }
@@ -43,6 +48,44 @@ enum ReaderBench {
                 + pad(format(reader / floor, decimals: 2), 6, right: false) + "   "
                 + pad(format(Double(size) / reader, decimals: 0), 18) + "   "
                 + (foundation.map { format($0 * 1000, decimals: 1) } ?? "-"))
+    }
+
+    /// `apex-keychain-bench readers --bplist-only [--runs N]`: the binary plist parser alone, `runs` times per size,
+    /// timed by the wall clock and by the thread's CPU clock (the parse runs on one thread, and on a loaded machine
+    /// the CPU clock is the steadier one).
+    static func runBinaryParse(sizes: [Int], runs: Int) throws {
+        print("bplist parse     items   fastest wall ms   fastest CPU ms   median CPU ms   runs")
+        for size in sizes {
+            let binary = try PropertyListSerialization.data(
+                fromPropertyList: try PropertyListSerialization.propertyList(from: try makePlist(size), format: nil),
+                format: .binary, options: 0)
+            try PlistParser.parseDiscardingTree(binary)
+            var wall: [Double] = []
+            var cpu: [Double] = []
+            for _ in 0..<runs {
+                let start = Clock.nanoseconds()
+                let startCPU = Clock.threadCPUNanoseconds()
+                try PlistParser.parseDiscardingTree(binary)
+                cpu.append(Double(Clock.threadCPUNanoseconds() - startCPU) / 1e6)
+                wall.append(Clock.seconds(since: start) * 1000)
+            }
+            print(
+                pad("bplist parse", 16) + " " + pad(String(size), 7, right: false) + "  "
+                    + pad(format(wall.min() ?? 0, decimals: 2), 16, right: false) + " "
+                    + pad(format(cpu.min() ?? 0, decimals: 2), 16, right: false) + " "
+                    + pad(format(median(cpu), decimals: 2), 15, right: false) + "   " + String(runs))
+        }
+    }
+
+    /// The fastest of `runs` runs, in seconds.
+    private static func fastest(of runs: Int, _ body: () throws -> Void) throws -> Double {
+        var best = Double.infinity
+        for _ in 0..<runs {
+            let start = Clock.nanoseconds()
+            try body()
+            best = min(best, Clock.seconds(since: start))
+        }
+        return best
     }
 
     /// The median of three runs, in seconds.

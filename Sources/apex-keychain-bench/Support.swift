@@ -18,6 +18,13 @@ enum Clock {
         return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 
+    /// The calling thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), in nanoseconds.
+    static func threadCPUNanoseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+
     /// Seconds elapsed since `start` (a value of ``nanoseconds()``).
     static func seconds(since start: UInt64) -> Double {
         Double(nanoseconds() - start) / 1e9

@@ -56,8 +56,16 @@ enum Bench {
 
 if CommandLine.arguments.dropFirst().first == "readers" {
     let quick = CommandLine.arguments.contains("--quick")
+    let sizes = quick ? [1000, 10000] : [1000, 10000, 100_000]
     do {
-        try ReaderBench.run(sizes: quick ? [1000, 10000] : [1000, 10000, 100_000])
+        if CommandLine.arguments.contains("--bplist-only") {
+            let runs = CommandLine.arguments.firstIndex(of: "--runs").flatMap {
+                $0 + 1 < CommandLine.arguments.count ? Int(CommandLine.arguments[$0 + 1]) : nil
+            }
+            try ReaderBench.runBinaryParse(sizes: sizes, runs: max(runs ?? 31, 1))
+        } else {
+            try ReaderBench.run(sizes: sizes)
+        }
     } catch {
         FileHandle.standardError.write(Data("apex-keychain-bench: \(error)\n".utf8))
         exit(1)

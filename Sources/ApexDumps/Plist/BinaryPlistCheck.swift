@@ -27,15 +27,14 @@ enum BinaryPlistCheck {
     /// The magic's 8 bytes and the trailer's 32: the smallest file that can hold a binary plist.
     static let minimumSize = 8 + 32
 
-    /// The layout of `bytes`, a whole file that starts with ``magic`` and is at least ``minimumSize`` long.
-    static func layout(_ bytes: UnsafeRawBufferPointer) throws(PlistParseError) -> BinaryPlistLayout {
-        let trailer = bytes.count - 32
-        let offsetSize = Int(bytes[trailer + 6])
-        let referenceSize = Int(bytes[trailer + 7])
-        guard (1...8).contains(offsetSize), (1...8).contains(referenceSize),
-            let count = bigEndianInt(bytes, at: trailer + 8, width: 8),
-            let top = bigEndianInt(bytes, at: trailer + 16, width: 8),
-            let table = bigEndianInt(bytes, at: trailer + 24, width: 8),
+    /// The layout of `file`, a whole file that starts with ``magic`` and is at least ``minimumSize`` long.
+    static func layout(_ file: ByteReader) throws(PlistParseError) -> BinaryPlistLayout {
+        let trailer = file.count - 32
+        guard let offsetSize = try? Int(file.u8(at: trailer + 6)), let referenceSize = try? Int(file.u8(at: trailer + 7)),
+            (1...8).contains(offsetSize), (1...8).contains(referenceSize),
+            let count = int(file, at: trailer + 8, width: 8),
+            let top = int(file, at: trailer + 16, width: 8),
+            let table = int(file, at: trailer + 24, width: 8),
             table >= 8, table <= trailer, count >= 1, count <= (trailer - table) / offsetSize, top < count
         else { throw PlistParseError(.binaryMalformed, detail: "its trailer does not fit the file") }
         // Every object takes at least its marker byte: more objects than bytes means offsets that alias, which no
@@ -47,10 +46,12 @@ enum BinaryPlistCheck {
         offsets.reserveCapacity(count)
         var position = table
         for _ in 0..<count {
-            guard let offset = bigEndianInt(bytes, at: position, width: offsetSize), offset >= 8, offset < table else {
+            guard let offset = int(file, at: position, width: offsetSize), offset >= 8, offset < table,
+                let marker = try? file.u8(at: offset)
+            else {
                 throw PlistParseError(.binaryMalformed, detail: "its offset table points outside its objects")
             }
-            if BinaryPlistMarker(byte: bytes[offset]) == .set {
+            if BinaryPlistMarker(byte: marker) == .set {
                 throw PlistParseError(.binaryHoldsSet)
             }
             offsets.append(offset)
@@ -59,19 +60,11 @@ enum BinaryPlistCheck {
         return BinaryPlistLayout(referenceSize: referenceSize, topObject: top, tableOffset: table, offsets: offsets)
     }
 
-    /// The unsigned big-endian integer of `width` bytes (1 to 8) at `start`, when it lies inside `bytes` and fits
+    /// The unsigned big-endian integer of `width` bytes (1 to 8) at `start`, when it lies inside `file` and fits
     /// in `Int`.
-    static func bigEndianInt(_ bytes: UnsafeRawBufferPointer, at start: Int, width: Int) -> Int? {
-        guard let value = bigEndianUInt(bytes, at: start, width: width) else { return nil }
+    private static func int(_ file: ByteReader, at start: Int, width: Int) -> Int? {
+        guard let value = try? file.uint(at: start, width: width) else { return nil }
         return Int(exactly: value)
-    }
-
-    /// The unsigned big-endian integer of `width` bytes (1 to 8) at `start`, when it lies inside `bytes`.
-    static func bigEndianUInt(_ bytes: UnsafeRawBufferPointer, at start: Int, width: Int) -> UInt64? {
-        guard width >= 1, width <= 8, start >= 0, start <= bytes.count, width <= bytes.count - start else { return nil }
-        var value: UInt64 = 0
-        for index in start..<(start + width) { value = value << 8 | UInt64(bytes[index]) }
-        return value
     }
 }
 

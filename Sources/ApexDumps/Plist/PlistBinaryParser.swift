@@ -10,13 +10,15 @@ import Foundation
 /// n + 1 bytes), arrays (`0xAn`: n object references) and dictionaries (`0xDn`: n key references, then n value
 /// references). Sets (`0xCn`), fill bytes, unknown markers and UTF-16 strings with a lone surrogate are refused.
 ///
-/// Every length, count and reference is checked against the file with checked arithmetic; an object must end
-/// before the offset table. An object that refers to itself through its children (a cycle) is refused, and so
-/// is nesting deeper than ``PlistNode/maxNesting``. Each object is decoded once: an object referred to many times
+/// Every length, count and reference is checked against the file with checked arithmetic, and every byte is read
+/// through a ``ByteReader`` whose window is the object area, so an object must end before the offset table. An
+/// object that refers to itself through its children (a cycle) is refused, and so is nesting deeper than
+/// ``PlistNode/maxNesting``. Each object is decoded once: an object referred to many times
 /// (Apple's writer shares equal keys and values) is decoded on first use and shared afterwards, which also keeps a
 /// file whose references fan out exponentially from taking exponential time.
 struct PlistBinaryParser {
-    private let bytes: UnsafeRawBufferPointer
+    /// The object area: from the magic's end to the offset table.
+    private let objects: ByteReader
     private let layout: BinaryPlistLayout
     /// Objects already decoded, by number.
     private var decoded: [PlistNode?]
@@ -27,16 +29,20 @@ struct PlistBinaryParser {
     private var heights: [Int]
 
     /// Parses a whole file that starts with `bplist00`.
-    static func parse(_ bytes: UnsafeRawBufferPointer) throws(PlistParseError) -> PlistNode {
-        guard bytes.count >= BinaryPlistCheck.minimumSize, bytes.starts(with: BinaryPlistCheck.magic) else {
+    static func parse(_ file: ByteReader) throws(PlistParseError) -> PlistNode {
+        guard file.count >= BinaryPlistCheck.minimumSize, file.unsafeBytes.starts(with: BinaryPlistCheck.magic) else {
             throw PlistParseError(.binaryMalformed, detail: "shorter than its header and trailer")
         }
-        var parser = PlistBinaryParser(bytes: bytes, layout: try BinaryPlistCheck.layout(bytes))
+        let layout = try BinaryPlistCheck.layout(file)
+        guard let objects = try? file.window(BinaryPlistCheck.magic.count..<layout.tableOffset) else {
+            throw PlistParseError(.binaryMalformed, detail: "its trailer does not fit the file")
+        }
+        var parser = PlistBinaryParser(objects: objects, layout: layout)
         return try parser.object(parser.layout.topObject, depth: 0)
     }
 
-    private init(bytes: UnsafeRawBufferPointer, layout: BinaryPlistLayout) {
-        self.bytes = bytes
+    private init(objects: ByteReader, layout: BinaryPlistLayout) {
+        self.objects = objects
         self.layout = layout
         decoded = Array(repeating: nil, count: layout.offsets.count)
         open = Array(repeating: false, count: layout.offsets.count)
@@ -59,7 +65,7 @@ struct PlistBinaryParser {
         }
         guard !open[number] else { throw failure("object \(number) contains itself") }
         let offset = layout.offsets[number]
-        let marker = bytes[offset]
+        guard let marker = try? objects.u8(at: offset) else { throw failure("an object past the end of the objects") }
         let node: PlistNode
         guard let type = BinaryPlistMarker(byte: marker) else {
             throw failure("an object of unknown type 0x\(String(marker >> 4, radix: 16, uppercase: true))")
@@ -71,9 +77,7 @@ struct PlistBinaryParser {
         case .date:
             guard marker == 0x33 else { throw failure("a date object that is not 8 bytes") }
             node = .date(Date(timeIntervalSinceReferenceDate: try real(at: offset + 1, widthExponent: 3)))
-        case .data:
-            let range = try payload(at: offset, unitSize: 1)
-            node = .data(Data(UnsafeRawBufferPointer(rebasing: bytes[range])))
+        case .data: node = .data(try payload(at: offset, unitSize: 1).data)
         case .asciiString: node = .string(try asciiString(try payload(at: offset, unitSize: 1)))
         case .utf16String: node = .string(try utf16String(try payload(at: offset, unitSize: 2)))
         case .uid:
@@ -148,21 +152,23 @@ struct PlistBinaryParser {
     }
 
     /// Text of 7-bit ASCII bytes.
-    private func asciiString(_ range: Range<Int>) throws(PlistParseError) -> String {
-        let slice = UnsafeRawBufferPointer(rebasing: bytes[range])
+    private func asciiString(_ payload: ByteReader) throws(PlistParseError) -> String {
+        let slice = payload.unsafeBytes
         guard slice.allSatisfy({ $0 < 0x80 }) else { throw failure("an ASCII string with a byte above 0x7F") }
         return String(decoding: slice, as: UTF8.self)
     }
 
     /// Text of big-endian UTF-16 code units. A lone surrogate is refused, as libxml2 refuses bad UTF-8 in an XML
     /// plist: replaced by U+FFFD, it would make two different names one.
-    private func utf16String(_ range: Range<Int>) throws(PlistParseError) -> String {
+    private func utf16String(_ payload: ByteReader) throws(PlistParseError) -> String {
+        var payload = payload
         var units: [UInt16] = []
-        units.reserveCapacity(range.count / 2)
-        var index = range.lowerBound
-        while index < range.upperBound {
-            units.append(UInt16(bytes[index]) << 8 | UInt16(bytes[index + 1]))
-            index += 2
+        units.reserveCapacity(payload.count / 2)
+        while !payload.isAtEnd {
+            guard let unit = try? payload.readU16(.bigEndian) else {
+                throw failure("a UTF-16 string of an odd number of bytes")
+            }
+            units.append(unit)
         }
         guard let text = String(validating: units, as: UTF16.self) else {
             throw failure("a UTF-16 string with a lone surrogate, which is not text")
@@ -173,12 +179,13 @@ struct PlistBinaryParser {
     /// The elements of the array at `offset`, and how many containers deep it reaches; `depth` is the array's own
     /// depth.
     private mutating func array(at offset: Int, depth: Int) throws(PlistParseError) -> (PlistNode, height: Int) {
-        let range = try payload(at: offset, unitSize: layout.referenceSize)
+        let references = try payload(at: offset, unitSize: layout.referenceSize)
         var elements: [PlistNode] = []
-        elements.reserveCapacity(range.count / layout.referenceSize)
+        elements.reserveCapacity(references.count / layout.referenceSize)
         var height = 1
-        for position in stride(from: range.lowerBound, to: range.upperBound, by: layout.referenceSize) {
-            let number = try reference(at: position)
+        let positions = references.bounds
+        for position in stride(from: positions.lowerBound, to: positions.upperBound, by: layout.referenceSize) {
+            let number = try reference(at: position, in: references)
             elements.append(try object(number, depth: depth))
             height = max(height, heights[number] + 1)
         }
@@ -188,16 +195,17 @@ struct PlistBinaryParser {
     /// The entries of the dictionary at `offset` (all key references, then all value references), and how many
     /// containers deep it reaches.
     private mutating func dictionary(at offset: Int, depth: Int) throws(PlistParseError) -> (PlistNode, height: Int) {
-        let range = try payload(at: offset, unitSize: 2 * layout.referenceSize)
-        let count = range.count / (2 * layout.referenceSize)
-        let valuesStart = range.lowerBound + count * layout.referenceSize
+        let references = try payload(at: offset, unitSize: 2 * layout.referenceSize)
+        let count = references.count / (2 * layout.referenceSize)
+        let keysStart = references.bounds.lowerBound
+        let valuesStart = keysStart + count * layout.referenceSize
         var entries: [(key: PlistNode, value: PlistNode)] = []
         entries.reserveCapacity(count)
         var height = 1
         for index in 0..<count {
-            let keyNumber = try reference(at: range.lowerBound + index * layout.referenceSize)
+            let keyNumber = try reference(at: keysStart + index * layout.referenceSize, in: references)
             let key = try object(keyNumber, depth: depth)
-            let valueNumber = try reference(at: valuesStart + index * layout.referenceSize)
+            let valueNumber = try reference(at: valuesStart + index * layout.referenceSize, in: references)
             let value = try object(valueNumber, depth: depth)
             entries.append((key, value))
             height = max(height, heights[keyNumber] + 1, heights[valueNumber] + 1)
@@ -209,13 +217,15 @@ struct PlistBinaryParser {
 
     /// The bytes of a sized object (data, string, array, dictionary) whose marker is at `offset`: its count comes
     /// from the marker's low nibble, or from the integer object that follows when the nibble is `0xF`; each unit
-    /// is `unitSize` bytes. The range is checked to end before the offset table.
-    private func payload(at offset: Int, unitSize: Int) throws(PlistParseError) -> Range<Int> {
-        var count = Int(bytes[offset] & 0x0F)
+    /// is `unitSize` bytes. The window is checked to end before the offset table.
+    private func payload(at offset: Int, unitSize: Int) throws(PlistParseError) -> ByteReader {
+        guard let marker = try? objects.u8(at: offset) else { throw failure("an object past the end of the objects") }
+        var count = Int(marker & 0x0F)
         var start = offset + 1
         if count == 0x0F {
-            guard start < layout.tableOffset else { throw failure("an object's length is past the end of the objects") }
-            let lengthMarker = bytes[start]
+            guard let lengthMarker = try? objects.u8(at: start) else {
+                throw failure("an object's length is past the end of the objects")
+            }
             let width = 1 << Int(lengthMarker & 0x0F)
             guard BinaryPlistMarker(byte: lengthMarker) == .integer, width <= 8, let length = uint(at: start + 1, width: width),
                 let fitting = Int(exactly: length)
@@ -224,15 +234,18 @@ struct PlistBinaryParser {
             start += 1 + width
         }
         let (size, overflow) = count.multipliedReportingOverflow(by: unitSize)
-        guard !overflow, start <= layout.tableOffset, size <= layout.tableOffset - start else {
+        guard !overflow, let payload = try? objects.window(at: start, count: size) else {
             throw failure("an object's length runs past the end of the objects")
         }
-        return start..<(start + size)
+        return payload
     }
 
-    /// The object number in the reference at `position`, checked against the object count.
-    private func reference(at position: Int) throws(PlistParseError) -> Int {
-        guard let value = uint(at: position, width: layout.referenceSize), value < UInt64(layout.offsets.count) else {
+    /// The object number in the reference at `position` of the container's `references`, checked against the
+    /// object count.
+    private func reference(at position: Int, in references: ByteReader) throws(PlistParseError) -> Int {
+        guard let value = try? references.uint(at: position, width: layout.referenceSize),
+            value < UInt64(layout.offsets.count)
+        else {
             throw failure("an object reference to an object that does not exist")
         }
         return Int(value)
@@ -240,7 +253,6 @@ struct PlistBinaryParser {
 
     /// The unsigned big-endian integer of `width` bytes (1 to 8) at `start`, when it ends before the offset table.
     private func uint(at start: Int, width: Int) -> UInt64? {
-        guard width >= 1, width <= 8, start <= layout.tableOffset, width <= layout.tableOffset - start else { return nil }
-        return BinaryPlistCheck.bigEndianUInt(bytes, at: start, width: width)
+        try? objects.uint(at: start, width: width)
     }
 }

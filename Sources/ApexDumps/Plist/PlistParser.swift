@@ -11,30 +11,30 @@ import Foundation
 ///
 /// Other input is refused with a message that tells text (such as an OpenStep plist, which is not read) from
 /// other bytes. No message holds a value from the file.
-enum PlistParser {
+package enum PlistParser {
     /// The tree of `data`.
     ///
     /// - Throws: ``PlistParseError`` saying what kind of file this is and what is wrong with it.
     static func parse(_ data: Data) throws(PlistParseError) -> PlistNode {
-        let result: Result<PlistNode, PlistParseError> = data.withUnsafeBytes { bytes in
-            do throws(PlistParseError) {
-                return .success(try parse(bytes, data))
-            } catch {
-                return .failure(error)
-            }
-        }
-        return try result.get()
+        try ByteReader.reading(data) { file throws(PlistParseError) in try parse(file, data) }
     }
 
-    private static func parse(_ bytes: UnsafeRawBufferPointer, _ data: Data) throws(PlistParseError) -> PlistNode {
+    /// Parses `data` and drops the tree: the benchmark's way to time the parsers apart from the readers'
+    /// item conversion (`apex-keychain-bench readers`, line `bplist parse`).
+    package static func parseDiscardingTree(_ data: Data) throws {
+        _ = try parse(data)
+    }
+
+    private static func parse(_ file: ByteReader, _ data: Data) throws(PlistParseError) -> PlistNode {
+        let bytes = file.unsafeBytes
         if bytes.starts(with: Array("bplist".utf8)) {
             guard bytes.count >= BinaryPlistCheck.minimumSize || !isText(bytes) else { throw notAPlist(bytes) }
             guard bytes.starts(with: BinaryPlistCheck.magic) else {
                 throw PlistParseError(.binaryMalformed, detail: "a format version other than 00")
             }
-            return try PlistBinaryParser.parse(bytes)
+            return try PlistBinaryParser.parse(file)
         }
-        guard startsLikeXML(bytes) else { throw notAPlist(bytes) }
+        guard startsLikeXML(file) else { throw notAPlist(bytes) }
         do {
             return try PlistXMLParser.parse(data)
         } catch {
@@ -45,11 +45,12 @@ enum PlistParser {
 
     /// Whether the bytes start, after an optional byte order mark and white space, with `<`; or with a UTF-16
     /// byte order mark (libxml2 reads the encoding).
-    private static func startsLikeXML(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    private static func startsLikeXML(_ file: ByteReader) -> Bool {
+        let bytes = file.unsafeBytes
         if bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0xFF, 0xFE]) { return true }
         var index = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
-        while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
-        return index < bytes.count && bytes[index] == UInt8(ascii: "<")
+        while let byte = try? file.u8(at: index), [0x20, 0x09, 0x0A, 0x0D].contains(byte) { index += 1 }
+        return (try? file.u8(at: index)) == UInt8(ascii: "<")
     }
 
     /// The error for a file that is neither form: text (which Foundation would have read as an OpenStep plist,

@@ -184,7 +184,7 @@ extension PlistXMLSplit {
         var best: Candidate?
 
         init(bytes: UnsafeRawBufferPointer, granularity: Int) {
-            self.bytes = Bytes(bytes: bytes)
+            self.bytes = Bytes(reader: ByteReader(bytes))
             self.granularity = granularity
         }
 
@@ -194,13 +194,13 @@ extension PlistXMLSplit {
             // UTF-16 is never cut (a piece would be read as UTF-8).
             guard !bytes.starts(with: [0xFE, 0xFF]), !bytes.starts(with: [0xFF, 0xFE]) else { return nil }
             var index = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
-            if bytes.starts(with: "<?xml", at: index), index + 5 < bytes.count, bytes.isSpace(bytes[index + 5]) {
+            if bytes.starts(with: "<?xml", at: index), let after = bytes[index + 5], bytes.isSpace(after) {
                 guard let end = bytes.find("?>", from: index + 5), declarationIsPlain(index + 5..<end) else { return nil }
                 index = end + 2
             }
             while let less = bytes.find(UInt8(ascii: "<"), from: index) {
-                guard less + 1 < bytes.count else { return nil }
-                switch bytes[less + 1] {
+                guard let next = bytes[less + 1] else { return nil }
+                switch next {
                 case UInt8(ascii: "/"):
                     guard let greater = bytes.find(UInt8(ascii: ">"), from: less + 2) else { return nil }
                     index = greater + 1
@@ -237,12 +237,12 @@ extension PlistXMLSplit {
             guard bytes.starts(with: "<!DOCTYPE", at: less), !rootSeen else { return nil }
             // A bare DOCTYPE: quoted identifiers, and no internal subset.
             var index = less + 9
-            while index < bytes.count {
-                switch bytes[index] {
+            while let byte = bytes[index] {
+                switch byte {
                 case UInt8(ascii: ">"): return index + 1
                 case UInt8(ascii: "["): return nil
                 case UInt8(ascii: "\""), UInt8(ascii: "'"):
-                    guard let close = bytes.find(bytes[index], from: index + 1) else { return nil }
+                    guard let close = bytes.find(byte, from: index + 1) else { return nil }
                     index = close + 1
                 default: index += 1
                 }
@@ -254,19 +254,17 @@ extension PlistXMLSplit {
         /// after the tag, or nil when the element is not one the plan allows.
         private mutating func startTag(at less: Int) -> Int? {
             var index = less + 1
-            while index < bytes.count, !bytes.isSpace(bytes[index]), bytes[index] != UInt8(ascii: "/"),
-                bytes[index] != UInt8(ascii: ">")
-            {
+            while let byte = bytes[index], !bytes.isSpace(byte), byte != UInt8(ascii: "/"), byte != UInt8(ascii: ">") {
                 index += 1
             }
             guard let kind = kind(less + 1..<index) else { return nil }
             let isRoot = !rootSeen
             // Only the root may have attributes, and the scan steps over their quoted values.
-            while index < bytes.count, bytes[index] != UInt8(ascii: ">") {
-                if bytes[index] == UInt8(ascii: "\"") || bytes[index] == UInt8(ascii: "'") {
-                    guard isRoot, let close = bytes.find(bytes[index], from: index + 1) else { return nil }
+            while let byte = bytes[index], byte != UInt8(ascii: ">") {
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
+                    guard isRoot, let close = bytes.find(byte, from: index + 1) else { return nil }
                     index = close
-                } else if !isRoot, !bytes.isSpace(bytes[index]), bytes[index] != UInt8(ascii: "/") {
+                } else if !isRoot, !bytes.isSpace(byte), byte != UInt8(ascii: "/") {
                     return nil
                 }
                 index += 1
@@ -342,7 +340,8 @@ extension PlistXMLSplit {
         /// Whether the XML declaration's pseudo-attributes (the bytes in `range`) are a version of 1.0 and, if
         /// any, an encoding of UTF-8 and a standalone flag.
         private func declarationIsPlain(_ range: Range<Int>) -> Bool {
-            let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes.bytes[range]), as: UTF8.self)
+            guard let declaration = try? bytes.reader.window(range) else { return false }
+            let text = String(decoding: declaration.unsafeBytes, as: UTF8.self)
             var rest = Substring(text)
             var found: [String: String] = [:]
             while true {
@@ -368,45 +367,47 @@ extension PlistXMLSplit {
     }
 }
 
-/// The document's bytes, with the few searches the scan makes (a trivial value, cheap to pass around).
+/// The document's bytes, read through a ``ByteReader``, with the few searches the scan makes (a trivial value,
+/// cheap to pass around).
 private struct Bytes {
-    let bytes: UnsafeRawBufferPointer
+    let reader: ByteReader
 
-    var count: Int { bytes.count }
+    var count: Int { reader.count }
 
-    subscript(index: Int) -> UInt8 { bytes[index] }
+    /// The byte at `index`, or nil outside the document.
+    subscript(index: Int) -> UInt8? { try? reader.u8(at: index) }
 
-    func starts(with prefix: [UInt8]) -> Bool { bytes.starts(with: prefix) }
+    func starts(with prefix: [UInt8]) -> Bool { reader.unsafeBytes.starts(with: prefix) }
 
     func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
 
     func starts(with text: StaticString, at index: Int) -> Bool {
         let count = text.utf8CodeUnitCount
-        guard index + count <= bytes.count else { return false }
-        return memcmp(bytes.baseAddress! + index, text.utf8Start, count) == 0
+        guard let window = try? reader.window(at: index, count: count), let base = window.unsafeBytes.baseAddress else {
+            return false
+        }
+        return memcmp(base, text.utf8Start, count) == 0
     }
 
     /// The bytes in `range`, one to eight of them, as a word with the first in its lowest byte; nil for other
     /// lengths.
     func packed(_ range: Range<Int>) -> UInt64? {
-        guard !range.isEmpty, range.count <= 8 else { return nil }
-        var word: UInt64 = 0
-        for index in range.reversed() { word = word << 8 | UInt64(bytes[index]) }
-        return word
+        try? reader.uint(at: range.lowerBound, width: range.count, .littleEndian)
     }
 
     /// The offset of the first `byte` at or after `index`.
     func find(_ byte: UInt8, from index: Int) -> Int? {
         // Most runs between tags are a few bytes: a loop finds those faster than a call.
         var index = index
-        let near = min(bytes.count, index + 16)
+        let near = min(count, index + 16)
         while index < near {
-            if bytes[index] == byte { return index }
+            if self[index] == byte { return index }
             index += 1
         }
-        guard index < bytes.count else { return nil }
-        guard let found = memchr(bytes.baseAddress! + index, Int32(byte), bytes.count - index) else { return nil }
-        return UnsafeRawPointer(found) - bytes.baseAddress!
+        guard let rest = try? reader.window(at: index, count: count - index), let base = rest.unsafeBytes.baseAddress,
+            let found = memchr(base, Int32(byte), rest.count)
+        else { return nil }
+        return index + (UnsafeRawPointer(found) - base)
     }
 
     /// The offset of the first occurrence of `text` at or after `index`.

@@ -46,31 +46,27 @@ struct ProtobufField {
     }
 }
 
-/// Reads the fields of one message: a window `start..<end` of the file's bytes, with bounds checked on every read.
+/// Reads the fields of one message: a ``ByteReader`` window of the file's bytes (offsets stay the file's), with
+/// bounds checked on every read.
 struct ProtobufScanner {
-    private let bytes: [UInt8]
-    private var position: Int
-    private let end: Int
+    /// The message's bytes; its cursor is the next field's.
+    private var reader: ByteReader
     /// How deep this message is nested (the top-level message is 1).
     private let depth: Int
 
-    init(bytes: [UInt8], start: Int, end: Int, depth: Int) {
-        self.bytes = bytes
-        self.position = start
-        self.end = end
+    init(_ reader: ByteReader, depth: Int) {
+        self.reader = reader
         self.depth = depth
     }
 
-    var isAtEnd: Bool { position >= end }
+    var isAtEnd: Bool { reader.isAtEnd }
 
     /// A base-128 varint of at most 10 bytes whose value fits in 64 bits.
     mutating func varint() throws(ProtobufError) -> UInt64 {
-        let start = position
+        let start = reader.position
         var result: UInt64 = 0
         for index in 0..<10 {
-            guard position < end else { throw ProtobufError("truncated varint at offset \(start)") }
-            let byte = bytes[position]
-            position += 1
+            guard let byte = try? reader.readU8() else { throw ProtobufError("truncated varint at offset \(start)") }
             if index == 9 {
                 guard byte & 0x80 == 0 else { throw ProtobufError("varint longer than 10 bytes at offset \(start)") }
                 guard byte <= 1 else { throw ProtobufError("varint larger than 64 bits at offset \(start)") }
@@ -83,7 +79,7 @@ struct ProtobufScanner {
 
     /// A field tag; field number 0 and wire types 6 and 7 don't exist.
     mutating func fieldTag() throws(ProtobufError) -> ProtobufField {
-        let offset = position
+        let offset = reader.position
         let key = try varint()
         let number = key >> 3
         guard number >= 1, number <= 0x1FFF_FFFF else {
@@ -95,38 +91,37 @@ struct ProtobufScanner {
         return ProtobufField(number: number, wireType: wireType, offset: offset)
     }
 
-    /// `count` raw bytes.
-    private mutating func take(_ count: Int, _ what: String) throws(ProtobufError) -> ArraySlice<UInt8> {
-        guard count <= end - position else {
-            throw ProtobufError("\(what) at offset \(position) runs past the end of its message")
-        }
-        defer { position += count }
-        return bytes[position..<position + count]
-    }
-
+    /// A little-endian `fixed32`.
     mutating func fixed32() throws(ProtobufError) -> UInt32 {
-        try take(4, "fixed32").reversed().reduce(0) { $0 << 8 | UInt32($1) }
+        guard let value = try? reader.readU32(.littleEndian) else { throw pastTheEnd("fixed32") }
+        return value
     }
 
+    /// A little-endian `fixed64`.
     mutating func fixed64() throws(ProtobufError) -> UInt64 {
-        try take(8, "fixed64").reversed().reduce(0) { $0 << 8 | UInt64($1) }
+        guard let value = try? reader.readU64(.littleEndian) else { throw pastTheEnd("fixed64") }
+        return value
+    }
+
+    private func pastTheEnd(_ what: String) -> ProtobufError {
+        ProtobufError("\(what) at offset \(reader.position) runs past the end of its message")
     }
 
     /// The payload of a length-delimited field, its length checked against what is left of the message.
-    mutating func lengthDelimited() throws(ProtobufError) -> ArraySlice<UInt8> {
-        let offset = position
+    mutating func lengthDelimited() throws(ProtobufError) -> ByteReader {
+        let offset = reader.position
         let length = try varint()
-        guard length <= UInt64(end - position) else {
+        guard length <= UInt64(reader.remaining), let payload = try? reader.read(count: Int(length)) else {
             throw ProtobufError(
-                "length \(length) at offset \(offset) runs past the end of its message (\(end - position) bytes left)")
+                "length \(length) at offset \(offset) runs past the end of its message (\(reader.remaining) bytes left)")
         }
-        return try take(Int(length), "length-delimited field")
+        return payload
     }
 
     /// A length-delimited field holding UTF-8 text.
     mutating func string(_ what: String) throws(ProtobufError) -> String {
-        let offset = position
-        guard let text = String(validating: try lengthDelimited(), as: UTF8.self) else {
+        let offset = reader.position
+        guard let text = String(validating: try lengthDelimited().unsafeBytes, as: UTF8.self) else {
             throw ProtobufError("\(what) at offset \(offset) is not valid UTF-8")
         }
         return text
@@ -138,7 +133,7 @@ struct ProtobufScanner {
         guard depth < DumpLimits.maxDepth else {
             throw ProtobufError("messages nested deeper than \(DumpLimits.maxDepth) levels")
         }
-        return ProtobufScanner(bytes: bytes, start: payload.startIndex, end: payload.endIndex, depth: depth + 1)
+        return ProtobufScanner(payload, depth: depth + 1)
     }
 
     /// Skips an unknown field by its wire type; a group is skipped to its matching end, nested groups counted
@@ -146,8 +141,8 @@ struct ProtobufScanner {
     mutating func skip(_ field: ProtobufField) throws(ProtobufError) {
         switch field.wireType {
         case .varint: _ = try varint()
-        case .fixed64: _ = try take(8, "fixed64")
-        case .fixed32: _ = try take(4, "fixed32")
+        case .fixed64: _ = try fixed64()
+        case .fixed32: _ = try fixed32()
         case .lengthDelimited: _ = try lengthDelimited()
         case .endGroup: throw ProtobufError("end-group without a start at offset \(field.offset)")
         case .startGroup:

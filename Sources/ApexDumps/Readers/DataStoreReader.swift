@@ -62,8 +62,11 @@ public enum DataStoreReader {
 
     /// Parses a `PreferenceMap`; `strict` also refuses unknown fields.
     static func parse(_ data: Data, strict: Bool) throws(ProtobufError) -> [PreferenceEntry] {
-        let bytes = [UInt8](data)
-        var scanner = ProtobufScanner(bytes: bytes, start: 0, end: bytes.count, depth: 1)
+        try ByteReader.reading(data) { bytes throws(ProtobufError) in try parse(bytes, strict: strict) }
+    }
+
+    private static func parse(_ bytes: ByteReader, strict: Bool) throws(ProtobufError) -> [PreferenceEntry] {
+        var scanner = ProtobufScanner(bytes, depth: 1)
         var entries: [PreferenceEntry] = []
         var indexByName: [String: Int] = [:]
         while !scanner.isAtEnd {
@@ -146,7 +149,7 @@ public enum DataStoreReader {
                 value = .double(Double(bitPattern: try scanner.fixed64()))
             case 8:
                 try field.expect(.lengthDelimited, what)
-                value = .bytes(Data(try scanner.lengthDelimited()))
+                value = .bytes(try scanner.lengthDelimited().data)
             default:
                 if strict { throw ProtobufError("unknown field \(field.number) in \(what)") }
                 try scanner.skip(field)

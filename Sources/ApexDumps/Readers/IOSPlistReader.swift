@@ -291,16 +291,17 @@ public enum IOSPlistReader {
     /// keychain blob of versions 0–3 (`uint32 version | uint32 keyclass | uint32 wrapped length`, little-endian).
     static func sealedBlob(_ item: FoundItem) -> (version: UInt32, keyClass: UInt32)? {
         guard isBackupPair(item), case .data(let data) = item["v_Data"], data.count >= 12 + 16 else { return nil }
-        let bytes = [UInt8](data.prefix(12))
-        func word(_ offset: Int) -> UInt32 {
-            (0..<4).reduce(0) { $0 | UInt32(bytes[offset + $1]) << (8 * UInt32($1)) }
+        return ByteReader.reading(data) { blob -> (version: UInt32, keyClass: UInt32)? in
+            guard let first = try? blob.u32(at: 0, .littleEndian), let second = try? blob.u32(at: 4, .littleEndian),
+                let third = try? blob.u32(at: 8, .littleEndian)
+            else { return nil }
+            let version = first & 0x7FFF_FFFF
+            let keyClass = second & 0x1F
+            guard version <= 3, (6...12).contains(keyClass) else { return nil }
+            // Version 0 has a fixed 40-byte wrapped key and no length word; the check below is then a little strict.
+            let wrappedLength = version == 0 ? 40 : Int(third)
+            guard wrappedLength > 0, wrappedLength <= 1024, 12 + wrappedLength + 16 <= blob.count else { return nil }
+            return (version, keyClass)
         }
-        let version = word(0) & 0x7FFF_FFFF
-        let keyClass = word(4) & 0x1F
-        guard version <= 3, (6...12).contains(keyClass) else { return nil }
-        // Version 0 has a fixed 40-byte wrapped key and no length word; the check below is then a little strict.
-        let wrappedLength = version == 0 ? 40 : Int(word(8))
-        guard wrappedLength > 0, wrappedLength <= 1024, 12 + wrappedLength + 16 <= data.count else { return nil }
-        return (version, keyClass)
     }
 }

@@ -89,9 +89,7 @@ public enum KeychainSQLiteReader {
         guard let walFile else { return image }
         var wal = Data()
         try walFile.read(upTo: walFile.size, appendingTo: &wal)
-        try wal.withUnsafeBytes { bytes in
-            Result { () throws(DumpError) in try WriteAheadLog.apply(bytes, to: image, path: path) }
-        }.get()
+        try ByteReader.reading(wal) { bytes throws(DumpError) in try WriteAheadLog.apply(bytes, to: image, path: path) }
         return image
     }
 

@@ -16,6 +16,23 @@ final class DatabaseImage {
 
     deinit { bytes.deallocate() }
 
+    /// The database's bytes (the first ``count``), to read; nil only if ``count`` outgrew the allocation, which
+    /// ``resize(to:)`` prevents.
+    var reader: ByteReader? { try? ByteReader(UnsafeRawBufferPointer(bytes)).window(at: 0, count: count) }
+
+    /// Writes `source` over the database's bytes at `offset`; it must lie inside the database.
+    func write(_ source: UnsafeRawBufferPointer, at offset: Int) {
+        precondition(offset >= 0 && offset <= count && source.count <= count - offset, "a write outside the image")
+        guard let base = source.baseAddress else { return }
+        (bytes.baseAddress! + offset).copyMemory(from: base, byteCount: source.count)
+    }
+
+    /// Sets the byte at `offset`, which must lie inside the database.
+    func set(_ byte: UInt8, at offset: Int) {
+        precondition(offset >= 0 && offset < count, "a write outside the image")
+        bytes.storeBytes(of: byte, toByteOffset: offset, as: UInt8.self)
+    }
+
     /// Makes the image `count` bytes long: kept bytes are kept, new bytes are zero.
     func resize(to count: Int) {
         guard count > bytes.count else {
@@ -63,22 +80,22 @@ enum WriteAheadLog {
     /// - Throws: ``DumpError/Kind/malformed`` naming `path` when the log's header is valid but of another format
     ///   version or another page size than the database's, or when its transactions make a database larger than
     ///   ``DumpLimits/maxFileBytes``.
-    static func apply(_ wal: UnsafeRawBufferPointer, to image: DatabaseImage, path: String) throws(DumpError) {
+    static func apply(_ wal: ByteReader, to image: DatabaseImage, path: String) throws(DumpError) {
         defer { markRollbackJournal(image) }
-        guard wal.count >= headerSize else { return }
-        let magic = word(wal, 0)
-        let pageSize = Int(word(wal, 8))
-        guard magic & 0xFFFF_FFFE == 0x377F_0682, pageSize >= 512, pageSize <= 65536, pageSize & (pageSize - 1) == 0
+        guard let magic = word(wal, 0), let pageSize = word(wal, 8).map(Int.init),
+            magic & 0xFFFF_FFFE == 0x377F_0682, pageSize >= 512, pageSize <= 65536, pageSize & (pageSize - 1) == 0
         else { return }
-        let bigEndian = magic & 1 == 1
-        var checksum = Self.checksum(wal, 0, 24, bigEndian: bigEndian, from: (0, 0))
-        guard checksum == (word(wal, 24), word(wal, 28)) else { return }
+        let order: ByteOrder = magic & 1 == 1 ? .bigEndian : .littleEndian
+        guard let header = try? wal.window(at: 0, count: 24), let sums = checksum(header, order, from: (0, 0)),
+            let stored = word(wal, 24), let storedSecond = word(wal, 28), sums == (stored, storedSecond),
+            let salts = word(wal, 16).flatMap({ first in word(wal, 20).map { (first, $0) } })
+        else { return }
+        var running = sums
         guard word(wal, 4) == version else {
             throw DumpError(.malformed, path: path, "its -wal file is of a format version SQLite does not know")
         }
-        if image.count >= 18 {
-            let stored = Int(image.bytes[16]) << 8 | Int(image.bytes[17])
-            let databasePageSize = stored == 1 ? 65536 : stored
+        if let stored = try? image.reader?.u16(at: 16, .bigEndian) {
+            let databasePageSize = stored == 1 ? 65536 : Int(stored)
             guard databasePageSize == pageSize else {
                 throw DumpError(
                     .malformed, path: path,
@@ -87,19 +104,25 @@ enum WriteAheadLog {
         }
 
         // The frames up to the last commit frame, and the database's size in pages after it.
-        var committed: [(page: Int, offset: Int)] = []
-        var pending: [(page: Int, offset: Int)] = []
+        var committed: [(page: Int, bytes: ByteReader)] = []
+        var pending: [(page: Int, bytes: ByteReader)] = []
         var pageCount: Int?
         let frameSize = frameHeaderSize + pageSize
         var offset = headerSize
-        while offset + frameSize <= wal.count {
-            let page = Int(word(wal, offset))
-            guard page != 0, word(wal, offset + 8) == word(wal, 16), word(wal, offset + 12) == word(wal, 20) else { break }
-            checksum = Self.checksum(wal, offset, 8, bigEndian: bigEndian, from: checksum)
-            checksum = Self.checksum(wal, offset + frameHeaderSize, pageSize, bigEndian: bigEndian, from: checksum)
-            guard checksum == (word(wal, offset + 16), word(wal, offset + 20)) else { break }
-            pending.append((page, offset + frameHeaderSize))
-            let size = Int(word(wal, offset + 4))
+        while let frame = try? wal.window(at: offset, count: frameSize),
+            let frameHeader = try? frame.window(at: offset, count: frameHeaderSize),
+            let content = try? frame.window(at: offset + frameHeaderSize, count: pageSize)
+        {
+            guard let number = word(frameHeader, offset).map(Int.init), number != 0,
+                word(frameHeader, offset + 8) == salts.0, word(frameHeader, offset + 12) == salts.1,
+                let headerSums = checksum(try? frameHeader.window(at: offset, count: 8), order, from: running),
+                let frameSums = checksum(content, order, from: headerSums),
+                let stored = word(frameHeader, offset + 16), let storedSecond = word(frameHeader, offset + 20),
+                frameSums == (stored, storedSecond),
+                let size = word(frameHeader, offset + 4).map(Int.init)
+            else { break }
+            running = frameSums
+            pending.append((number, content))
             if size != 0 {
                 committed += pending
                 pending.removeAll(keepingCapacity: true)
@@ -118,44 +141,32 @@ enum WriteAheadLog {
         image.resize(to: bytes)
         // In log order, so that the last committed copy of a page wins; pages past the end are cut off.
         for frame in committed where frame.page <= pageCount {
-            let target = image.bytes.baseAddress! + (frame.page - 1) * pageSize
-            target.copyMemory(from: wal.baseAddress! + frame.offset, byteCount: pageSize)
+            image.write(frame.bytes.unsafeBytes, at: (frame.page - 1) * pageSize)
         }
     }
 
     /// The database header's write and read versions (bytes 18 and 19) say 2 in a WAL database; an image opened
     /// in memory must say 1, or SQLite refuses to open it (it would look for the log on disk).
     private static func markRollbackJournal(_ image: DatabaseImage) {
-        guard image.count >= 20 else { return }
-        if image.bytes[18] == 2 { image.bytes[18] = 1 }
-        if image.bytes[19] == 2 { image.bytes[19] = 1 }
+        for offset in [18, 19] where (try? image.reader?.u8(at: offset)) == 2 {
+            image.set(1, at: offset)
+        }
     }
 
-    /// The big-endian 32-bit integer at `offset`.
-    private static func word(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> UInt32 {
-        UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+    /// The big-endian 32-bit integer at `offset`, or nil when it is not inside `bytes`.
+    private static func word(_ bytes: ByteReader, _ offset: Int) -> UInt32? {
+        try? bytes.u32(at: offset, .bigEndian)
     }
 
-    /// SQLite's WAL checksum of `count` bytes (a multiple of 8) at `offset`, continuing `sums`.
-    private static func checksum(
-        _ bytes: UnsafeRawBufferPointer, _ offset: Int, _ count: Int, bigEndian: Bool, from sums: (UInt32, UInt32)
-    ) -> (UInt32, UInt32) {
+    /// SQLite's WAL checksum of `bytes` (a multiple of 8 long) read as 32-bit words in `order`, continuing `sums`;
+    /// nil when there are no bytes or they are not a multiple of 8 long.
+    private static func checksum(_ bytes: ByteReader?, _ order: ByteOrder, from sums: (UInt32, UInt32)) -> (UInt32, UInt32)? {
+        guard var words = bytes, words.count % 8 == 0 else { return nil }
         var (first, second) = sums
-        var position = offset
-        let end = offset + count
-        while position < end {
-            var a = bytes.loadUnaligned(fromByteOffset: position, as: UInt32.self)
-            var b = bytes.loadUnaligned(fromByteOffset: position + 4, as: UInt32.self)
-            if bigEndian {
-                a = UInt32(bigEndian: a)
-                b = UInt32(bigEndian: b)
-            } else {
-                a = UInt32(littleEndian: a)
-                b = UInt32(littleEndian: b)
-            }
+        while !words.isAtEnd {
+            guard let a = try? words.readU32(order), let b = try? words.readU32(order) else { return nil }
             first = first &+ a &+ second
             second = second &+ b &+ first
-            position += 8
         }
         return (first, second)
     }

@@ -40,14 +40,15 @@ extension SharedPreferencesReader {
         let ampersand = Array("&#38;".utf8)
         var decoded: [UInt8] = []
         decoded.reserveCapacity(bytes.count)
-        var index = 0
-        while index < bytes.count {
-            if bytes[index...].starts(with: ampersand) {
+        var reader = ByteReader(UnsafeRawBufferPointer(bytes))
+        while let byte = try? reader.readU8() {
+            if byte == UInt8(ascii: "&"), let rest = try? reader.window(at: reader.position, count: ampersand.count - 1),
+                rest.unsafeBytes.elementsEqual(ampersand.dropFirst())
+            {
                 decoded.append(UInt8(ascii: "&"))
-                index += ampersand.count
+                try? reader.skip(ampersand.count - 1)
             } else {
-                decoded.append(bytes[index])
-                index += 1
+                decoded.append(byte)
             }
         }
         return String(decoding: decoded, as: UTF8.self)
