@@ -77,9 +77,9 @@ struct PlistBinaryParser {
         case .date:
             guard marker == 0x33 else { throw failure("a date object that is not 8 bytes") }
             node = .date(Date(timeIntervalSinceReferenceDate: try real(at: offset + 1, widthExponent: 3)))
-        case .data: node = .data(try payload(at: offset, unitSize: 1).data)
-        case .asciiString: node = .string(try asciiString(try payload(at: offset, unitSize: 1)))
-        case .utf16String: node = .string(try utf16String(try payload(at: offset, unitSize: 2)))
+        case .data: node = .data(try payload(at: offset, marker, unitSize: 1).data)
+        case .asciiString: node = .string(try asciiString(try payload(at: offset, marker, unitSize: 1)))
+        case .utf16String: node = .string(try utf16String(try payload(at: offset, marker, unitSize: 2)))
         case .uid:
             guard let value = uint(at: offset + 1, width: Int(marker & 0x0F) + 1) else {
                 throw failure("a UID object larger than 8 bytes or past the end of the objects")
@@ -91,7 +91,8 @@ struct PlistBinaryParser {
             }
             open[number] = true
             let (container, height) =
-                type == .array ? try array(at: offset, depth: depth + 1) : try dictionary(at: offset, depth: depth + 1)
+                type == .array
+                ? try array(at: offset, marker, depth: depth + 1) : try dictionary(at: offset, marker, depth: depth + 1)
             node = container
             heights[number] = height
             open[number] = false
@@ -178,8 +179,8 @@ struct PlistBinaryParser {
 
     /// The elements of the array at `offset`, and how many containers deep it reaches; `depth` is the array's own
     /// depth.
-    private mutating func array(at offset: Int, depth: Int) throws(PlistParseError) -> (PlistNode, height: Int) {
-        let references = try payload(at: offset, unitSize: layout.referenceSize)
+    private mutating func array(at offset: Int, _ marker: UInt8, depth: Int) throws(PlistParseError) -> (PlistNode, height: Int) {
+        let references = try payload(at: offset, marker, unitSize: layout.referenceSize)
         var elements: [PlistNode] = []
         elements.reserveCapacity(references.count / layout.referenceSize)
         var height = 1
@@ -194,8 +195,8 @@ struct PlistBinaryParser {
 
     /// The entries of the dictionary at `offset` (all key references, then all value references), and how many
     /// containers deep it reaches.
-    private mutating func dictionary(at offset: Int, depth: Int) throws(PlistParseError) -> (PlistNode, height: Int) {
-        let references = try payload(at: offset, unitSize: 2 * layout.referenceSize)
+    private mutating func dictionary(at offset: Int, _ marker: UInt8, depth: Int) throws(PlistParseError) -> (PlistNode, height: Int) {
+        let references = try payload(at: offset, marker, unitSize: 2 * layout.referenceSize)
         let count = references.count / (2 * layout.referenceSize)
         let keysStart = references.bounds.lowerBound
         let valuesStart = keysStart + count * layout.referenceSize
@@ -215,11 +216,10 @@ struct PlistBinaryParser {
 
     // MARK: Bytes
 
-    /// The bytes of a sized object (data, string, array, dictionary) whose marker is at `offset`: its count comes
-    /// from the marker's low nibble, or from the integer object that follows when the nibble is `0xF`; each unit
+    /// The bytes of a sized object (data, string, array, dictionary) whose marker `marker` is at `offset`: its count
+    /// comes from the marker's low nibble, or from the integer object that follows when the nibble is `0xF`; each unit
     /// is `unitSize` bytes. The window is checked to end before the offset table.
-    private func payload(at offset: Int, unitSize: Int) throws(PlistParseError) -> ByteReader {
-        guard let marker = try? objects.u8(at: offset) else { throw failure("an object past the end of the objects") }
+    private func payload(at offset: Int, _ marker: UInt8, unitSize: Int) throws(PlistParseError) -> ByteReader {
         var count = Int(marker & 0x0F)
         var start = offset + 1
         if count == 0x0F {
