@@ -83,7 +83,7 @@ public final class Keychain: Sendable {
 
     /// Stores bytes under a key; they round-trip exactly. Same rules as ``setItem(_:_:_:)``.
     public func setBytes(_ key: String, _ value: Data, _ options: SetOptions = SetOptions()) async throws(KeychainError) {
-        try write(key, value, encoding: .bytes, label: options.label, options)
+        try setBytesSynchronously(key, value, options)
     }
 
     /// Reads the bytes stored under a key (a string item gives its UTF-8). Same rules as ``getItem(_:_:)``.
@@ -131,14 +131,7 @@ public final class Keychain: Sendable {
 
     /// Removes the item under a key; a missing key is not an error. Never prompts.
     public func removeItem(_ key: String) async throws(KeychainError) {
-        try Validation.name(key, "key")
-        try prepare()
-        try run {
-            try database.exclusively {
-                try database.delete(matching: ownQuery(account: key))
-                try database.delete(matching: ownQuery(account: Self.stagingAccount(key)))
-            }
-        }
+        try removeItemSynchronously(key)
     }
 
     /// Removes every item of this service (the package's own; never another library's). Never prompts.

@@ -11,6 +11,10 @@ extension SQLiteKeychainDatabase {
     /// the busy timeout), commits, or rolls back and rethrows. Inside the transaction already open on this
     /// thread, `body` runs in a savepoint: when it throws, only its own writes are undone. SQLite errors become
     /// ``DatabaseError``s; other errors pass through unchanged.
+    ///
+    /// When SQLite has ended the outer transaction itself (it rolls the whole transaction back after some I/O
+    /// errors, `SQLITE_FULL` or `SQLITE_NOMEM`), a write inside it fails with `io` instead of committing on its
+    /// own: the rest of a batch never outlives the part that was undone.
     func transaction<T>(_ body: () throws -> T) throws -> T {
         if isReadOnly {
             throw DatabaseError(
@@ -20,6 +24,12 @@ extension SQLiteKeychainDatabase {
         }
         lock.lock()
         defer { lock.unlock() }
+        if transactionDepth > 0, !connection.isInTransaction {
+            throw DatabaseError(
+                .io, "\(url.path): SQLite rolled back the transaction this write belongs to after an error; nothing more is written in it")
+        }
+        transactionDepth += 1
+        defer { transactionDepth -= 1 }
         do {
             return try connection.transaction(.immediate, busyRetries: 20, body)
         } catch let sqliteError as SQLiteError {

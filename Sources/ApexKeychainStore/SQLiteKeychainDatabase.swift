@@ -19,7 +19,8 @@ import Foundation
 ///   and every write fails with `io`, naming the cause, before anything is written.
 /// - The master key is random, and stored wrapped by a key from the key file or from a passphrase (Argon2id).
 /// - WAL journal, `synchronous=FULL`; every write is a transaction begun `IMMEDIATE` (one writer at a time, a
-///   busy timeout for the others), so a process killed mid-write leaves the old item or the new one.
+///   busy timeout for the others), so a process killed mid-write leaves the old item or the new one. Writes
+///   inside ``atomically(_:)`` share one transaction and one commit.
 ///
 /// Thread-safe: one connection, used under a lock.
 public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable {
@@ -40,6 +41,8 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
 
     let connection: Connection
     let lock = NSRecursiveLock()
+    /// How many ``transaction(_:)`` scopes are open on the connection (used under `lock`).
+    var transactionDepth = 0
     let keys: [ProtectionDomain: SecretKey]
     /// What a SELECT reads for a row's ``SealBinding`` (the schema version of a read-only store may be older).
     let sealColumn: String
@@ -177,6 +180,14 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
     /// Runs `body` in one transaction: on this store a whole sequence of calls is atomic, and no other writer,
     /// in this process or another, comes in between. Errors thrown by `body` pass through unchanged.
     public func exclusively<T>(_ body: () throws -> T) throws -> T {
+        try transaction(body)
+    }
+
+    /// Runs `body` in one transaction, as ``exclusively(_:)`` does: one `BEGIN IMMEDIATE`, one durable commit
+    /// (one fsync of the WAL) for all its writes, or none of them when it throws or the process dies first.
+    /// Inside another transaction it is a savepoint. Each write inside is a savepoint of its own, so a write that
+    /// fails undoes only itself.
+    public func atomically<T>(_ body: () throws -> T) throws -> T {
         try transaction(body)
     }
 
