@@ -76,4 +76,25 @@ extension Keychain {
             }
         }
     }
+
+    /// What ``readBack(_:)`` found.
+    package enum ReadBack: Sendable, Equatable {
+        /// No item under the key.
+        case absent
+        /// The item has access control: its value is read only through a prompt (``getBytes(_:_:)``).
+        case needsPrompt(ItemInfo)
+        /// The item's description, its value and its label (the username of credentials).
+        case read(ItemInfo, value: Data, label: String?)
+    }
+
+    /// The item under `key` read back after a write, with one look-up and never a prompt: what a migration
+    /// compares with what it wrote, inside a batch. The checks of a read hold (the device unlocked as the item's
+    /// class needs, an invalidated item removed).
+    package func readBack(_ key: String) throws(KeychainError) -> ReadBack {
+        guard let found = try findForRead(key) else { return .absent }
+        let info = info(key, found.item, found.metadata)
+        guard found.metadata.accessControl == .none else { return .needsPrompt(info) }
+        guard let value = try value(of: found, key: key) else { return .absent }
+        return .read(info, value: value, label: found.label)
+    }
 }

@@ -108,8 +108,12 @@ public final class Keychain: Sendable {
 
     /// The description of the package's item `item`, stored under `key`.
     func info(_ key: String, _ item: ItemAttributes) throws(KeychainError) -> ItemInfo {
-        let metadata = try metadata(of: item)
-        return ItemInfo(
+        info(key, item, try metadata(of: item))
+    }
+
+    /// The description of `item`, whose metadata is `metadata`.
+    func info(_ key: String, _ item: ItemAttributes, _ metadata: ItemMetadata) -> ItemInfo {
+        ItemInfo(
             key: key, label: label(of: item, metadata), accessible: item.protectionDomain.accessible ?? Self.defaultAccessible,
             accessControl: metadata.accessControl, synchronizable: item.synchronizable,
             createdAt: Self.milliseconds(item.createdAt), modifiedAt: Self.milliseconds(item.modifiedAt),

@@ -46,6 +46,8 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
     let keys: [ProtectionDomain: SecretKey]
     /// What a SELECT reads for a row's ``SealBinding`` (the schema version of a read-only store may be older).
     let sealColumn: String
+    /// The SELECTs of a row by primary key, with that column (``rowSQL(sealColumn:withID:)``).
+    let rowSQL: String, rowWithIDSQL: String
 
     init(
         url: URL, connection: Connection, schemaVersion: Int, isReadOnly: Bool, deviceProfile: DeviceProfile,
@@ -54,6 +56,8 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
         self.url = url
         self.connection = connection
         self.sealColumn = StoreSchema.sealColumn(version: schemaVersion)
+        rowSQL = Self.rowSQL(sealColumn: sealColumn, withID: false)
+        rowWithIDSQL = Self.rowSQL(sealColumn: sealColumn, withID: true)
         self.isReadOnly = isReadOnly
         self.deviceProfile = deviceProfile
         self.usesPassphrase = usesPassphrase
@@ -82,7 +86,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
         try write {
             guard let id = try rowID(key) else { throw DatabaseError(.itemNotFound, "no such item") }
             let a = item.attributes
-            let update = try connection.statement("UPDATE items SET (\(Self.rowColumns)) = (\(Self.rowParameters)) WHERE id = ?")
+            let update = try connection.statement(Self.updateSQL)
             try bindRow(update, a, sealed: seal(item.value, a))
             try update.bind(ItemColumn.nextParameter, id)
             try runMapped(update)
@@ -92,8 +96,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
     /// Moves the item under `key` to another account. The whole row is written again, its value sealed anew.
     public func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(DatabaseError) {
         try write {
-            let select = try connection.statement(
-                "SELECT id, \(StoreSchema.attributeColumns), data, \(sealColumn) FROM items WHERE \(StoreSchema.primaryKeyClause)")
+            let select = try connection.statement(rowWithIDSQL)
             try bindPrimaryKey(select, key, from: 1)
             let found = try select.firstRow { row throws(SQLiteError) in
                 (row.int64(0), Result { () throws(DatabaseError) in try openRow(row, from: 1) })
@@ -102,7 +105,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
             var (moved, value) = try opened.get()
             defer { Sodium.wipe(&value) }
             moved.account = account
-            let update = try connection.statement("UPDATE items SET (\(Self.rowColumns)) = (\(Self.rowParameters)) WHERE id = ?")
+            let update = try connection.statement(Self.updateSQL)
             try bindRow(update, moved, sealed: seal(value, moved))
             try update.bind(ItemColumn.nextParameter, id)
             try runMapped(update)
@@ -145,8 +148,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
     public func value(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Data {
         try locked { () throws(DatabaseError) in
             let select = try sql { () throws(SQLiteError) in
-                try connection.statement(
-                    "SELECT \(StoreSchema.attributeColumns), data, \(sealColumn) FROM items WHERE \(StoreSchema.primaryKeyClause)")
+                try connection.statement(rowSQL)
             }
             try sql { () throws(SQLiteError) in try bindPrimaryKey(select, key, from: 1) }
             let found = try sql { () throws(SQLiteError) in
@@ -170,7 +172,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
     /// Deletes the item under `key`; returns whether there was one.
     public func delete(_ key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Bool {
         try write {
-            let statement = try connection.statement("DELETE FROM items WHERE \(StoreSchema.primaryKeyClause)")
+            let statement = try connection.statement(Self.deleteKeySQL)
             try bindPrimaryKey(statement, key, from: 1)
             try statement.run()
             return connection.changes > 0

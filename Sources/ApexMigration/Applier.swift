@@ -166,9 +166,10 @@ struct Applier {
             queue.removeFirst(results.count)
             for left in queue { batch.remove(left.target) }
 
-            // 2. The read-backs, from the committed store.
+            // 2. The read-backs that need a prompt (items with access control), from the committed store and
+            // outside any transaction: a prompt waits for the user.
             started = clock.now
-            var settled: [(ready: Ready, outcome: ItemOutcome, parked: [ParkedItem])] = []
+            var written: [(ready: Ready, outcome: ItemOutcome?, parked: [ParkedItem])] = []
             var recordChanged = !queue.isEmpty
             for (ready, result) in zip(batchItems, results) {
                 switch result {
@@ -180,35 +181,37 @@ struct Applier {
                 case .failed(let outcome):
                     applied.outcomes[ready.index] = outcome
                 case .written(let parked):
-                    let outcome = await verify(ready)
-                    if outcome.result == .verified {
-                        batch.markVerified(ready.target)
-                        recordChanged = true
-                    }
-                    settled.append((ready, outcome, parked))
+                    let prompts = (ready.target.options.accessControl ?? .none) != .none
+                    written.append((ready, prompts ? await verify(ready) : nil, parked))
                 }
-                done += 1
-                progress?(done, creates.count)
             }
             timings.verify += clock.now - started
+            guard recordChanged || !written.isEmpty else { continue }
 
-            // 3. The record of what was verified, then the sources: one transaction.
-            guard recordChanged || settled.contains(where: { !$0.parked.isEmpty }) else {
-                for entry in settled { applied.outcomes[entry.ready.index] = entry.outcome }
-                continue
-            }
+            // 3. The other read-backs (no prompt), the record of what was verified, then the sources: one
+            // transaction.
             started = clock.now
-            var removing = Duration.zero
+            var (reading, removing) = (Duration.zero, Duration.zero)
             try inTransaction(target.database) { () throws(KeychainError) in
+                var opened = clock.now
+                for index in written.indices where written[index].outcome == nil {
+                    written[index].outcome = verifyWithoutPrompt(written[index].ready)
+                }
+                for entry in written where entry.outcome?.result == .verified { batch.markVerified(entry.ready.target) }
+                reading = clock.now - opened
                 try ledger.record(batch)
-                let opened = clock.now
-                for (ready, outcome, parked) in settled {
+                opened = clock.now
+                for (ready, outcome, parked) in written {
+                    let outcome = outcome ?? Self.differs
                     applied.outcomes[ready.index] = settle(ready, outcome, parked: parked, plan.actions[ready.index].replaces)
                 }
                 removing = clock.now - opened
             }
+            timings.verify += reading
             timings.apply += removing
-            timings.ledger += clock.now - started - removing
+            timings.ledger += clock.now - started - reading - removing
+            done += batchItems.count
+            progress?(done, creates.count)
         }
         let started = clock.now
         try await confirmExisting(plan)
@@ -321,11 +324,36 @@ struct Applier {
         }
     }
 
+    /// A written item that did not read back as it was written.
+    private static let differs = ItemOutcome(
+        .unverified, cause: .readBackDiffers, reason: "the item read back differs from what was written")
+
+    /// Reads a written item without access control back, inside the batch's second transaction: verified,
+    /// unverified, or failed when the read failed.
+    private func verifyWithoutPrompt(_ ready: Ready) -> ItemOutcome {
+        let differs = Self.differs
+        do throws(KeychainError) {
+            guard case .read(let info, let value, let label) = try ready.keychain.readBack(ready.target.key),
+                Planner.sameProtection(info, ready.target)
+            else { return differs }
+            switch ready.item.value {
+            case .credentials(let username, let password):
+                return Planner.same(label, username) && value == Data(password.utf8) ? ItemOutcome(.verified) : differs
+            case .value(let data):
+                return value == data ? ItemOutcome(.verified) : differs
+            case .sealed:
+                return differs
+            }
+        } catch {
+            return ItemOutcome(refusal: error)
+        }
+    }
+
     /// Reads a written item back: verified, unverified, or failed when the read failed.
     private func verify(_ ready: Ready) async -> ItemOutcome {
         do throws(KeychainError) {
             if try await verify(ready.item.value, ready.target, ready.keychain) { return ItemOutcome(.verified) }
-            return ItemOutcome(.unverified, cause: .readBackDiffers, reason: "the item read back differs from what was written")
+            return Self.differs
         } catch {
             return ItemOutcome(refusal: error)
         }

@@ -141,12 +141,47 @@ final class Ledger {
 
     /// Writes (or rewrites) a batch's record.
     func record(_ batch: Batch) throws(KeychainError) {
-        guard let data = try? JSONEncoder().encode(batch.entries) else {
-            throw KeychainError(.INTERNAL, "the migration's ledger record could not be encoded")
-        }
-        try keychain.setBytesSynchronously(batch.recordKey, data, Self.protection)
+        try keychain.setBytesSynchronously(batch.recordKey, try Self.encode(batch.entries), Self.protection)
         // In place: a copy of `loaded` first would copy every entry on each batch.
         loaded?.entries.merge(batch.entries) { _, new in new }
+    }
+
+    /// A record's JSON, `{"<digest>":{"fingerprint":"…","state":"…"},…}`, written directly: JSONEncoder would cost
+    /// more than the batch's writes. Digests, fingerprints and states are hex, Base64 and words, which JSON
+    /// needs no escape for (a text that would is encoded by JSONEncoder instead); stale copies, rare, are too.
+    static func encode(_ entries: [String: Entry]) throws(KeychainError) -> Data {
+        func plain(_ text: String) -> Bool {
+            text.utf8.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") && $0 < 0x80 }
+        }
+        var out = [UInt8]()
+        out.reserveCapacity(entries.count * 96 + 2)
+        out.append(UInt8(ascii: "{"))
+        for (digest, entry) in entries {
+            guard plain(digest), plain(entry.fingerprint) else {
+                guard let data = try? JSONEncoder().encode(entries) else {
+                    throw KeychainError(.INTERNAL, "the migration's ledger record could not be encoded")
+                }
+                return data
+            }
+            if out.count > 1 { out.append(UInt8(ascii: ",")) }
+            out.append(UInt8(ascii: "\""))
+            out.append(contentsOf: digest.utf8)
+            out.append(contentsOf: #"":{"fingerprint":""#.utf8)
+            out.append(contentsOf: entry.fingerprint.utf8)
+            out.append(contentsOf: #"","state":""#.utf8)
+            out.append(contentsOf: entry.state.rawValue.utf8)
+            out.append(UInt8(ascii: "\""))
+            if let stale = entry.staleCopies {
+                guard let data = try? JSONEncoder().encode(stale) else {
+                    throw KeychainError(.INTERNAL, "the migration's ledger record could not be encoded")
+                }
+                out.append(contentsOf: #","staleCopies":"#.utf8)
+                out.append(contentsOf: data)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+        out.append(UInt8(ascii: "}"))
+        return Data(out)
     }
 
     /// Reads every `entries` record once, in sequence order (a later one overrides an earlier one).

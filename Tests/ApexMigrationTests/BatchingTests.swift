@@ -91,6 +91,21 @@ struct BatchingTests {
         }
     }
 
+    @Test("a ledger record written directly reads back with JSONDecoder as the entries it was made of")
+    func recordEncoding() throws {
+        let stale = Ledger.SourceKey(ItemAttributes(service: "app:auth", account: "token", accessGroup: "G.app").primaryKey)
+        var entries: [String: Ledger.Entry] = [
+            "0a1b": .init(fingerprint: "q83v+/A=", state: .pending),
+            "2c3d": .init(fingerprint: "AAAA", state: .verified, staleCopies: [stale]),
+        ]
+        for plain in [true, false] {
+            if !plain { entries["4e5f"] = .init(fingerprint: "needs \"escaping\"\n", state: .verified) }
+            let data = try Ledger.encode(entries)
+            #expect(try JSONDecoder().decode([String: Ledger.Entry].self, from: data) == entries)
+        }
+        #expect(try Ledger.encode([:]) == Data("{}".utf8))
+    }
+
     @Test("a batch whose commit fails is undone as a whole, the batches before it stay, and the next run completes the rest")
     func failedCommitUndoesTheBatch() async throws {
         let database = CommitFailingDatabase(failing: 3)
