@@ -65,9 +65,11 @@ let package = Package(
                 "ExpoSecureStoreImporter", "SampleDumps", "ApexSQLite", "CSQLite", "CSodium", "CLibXML2",
             ],
             path: "Sources/apex-keychain-bench"),
-        // Test support: a child process that writes to a store until it is killed (crash-consistency tests).
+        // Test support: a child process that writes to a store, or migrates into it, until it is killed
+        // (crash-consistency tests).
         .executableTarget(
-            name: "store-writer", dependencies: ["ApexKeychain", "ApexKeychainStore"],
+            name: "store-writer",
+            dependencies: ["ApexKeychain", "ApexKeychainStore", "ApexMigration", "ApexDumps", "ExpoSecureStoreImporter"],
             path: "Tests/Support/store-writer"),
         // The generated sample dumps of samples/ and the test fixtures (made-up secrets only), and the large
         // dumps of the benchmark; dump-samples writes them.
@@ -107,7 +109,11 @@ let package = Package(
             ],
             path: "Tests/ApexMigrationTests"),
         .testTarget(
-            name: "CLITests", dependencies: ["apex-keychain", "ApexMigration", "ApexSQLite", "CSQLite"],
+            name: "CLITests",
+            dependencies: [
+                "apex-keychain", "ApexMigration", "ApexSQLite", "CSQLite", "store-writer", "ApexKeychain", "ApexKeychainStore",
+                "ApexDumps", "ExpoSecureStoreImporter", "SampleDumps",
+            ],
             path: "Tests/CLITests", exclude: ["Golden"]),
         .testTarget(
             name: "ApexSQLiteTests", dependencies: ["ApexSQLite", "CSQLite"],

@@ -3,6 +3,10 @@ import Foundation
 /// Writes that happen only if the key still holds what the caller saw: a migration plans against the keychain as
 /// it was, and must not replace what another writer put under a key in between. The check and the write are
 /// one database transaction.
+///
+/// These writes, and ``setBytesSynchronously(_:_:_:)`` and ``removeItemSynchronously(_:)``, are synchronous
+/// (a write never prompts, so it never waits), so that a migration can make many of them inside one
+/// ``KeychainDatabase/atomically(_:)`` scope; the rules of the public calls hold unchanged.
 extension Keychain {
     /// What a conditional write expects under its key.
     package enum ExpectedHolder: Sendable, Equatable {
@@ -33,7 +37,7 @@ extension Keychain {
     /// ``setItem(_:_:_:)`` if the key still holds `expecting`; false, with nothing written, when it does not.
     package func setItem(
         _ key: String, _ value: String, _ options: SetOptions, expecting: ExpectedHolder
-    ) async throws(KeychainError) -> Bool {
+    ) throws(KeychainError) -> Bool {
         try Validation.storedString(value, "value")
         return try write(key, Data(value.utf8), encoding: .string, label: options.label, options, expecting: expecting)
     }
@@ -41,18 +45,56 @@ extension Keychain {
     /// ``setBytes(_:_:_:)`` if the key still holds `expecting`; false, with nothing written, when it does not.
     package func setBytes(
         _ key: String, _ value: Data, _ options: SetOptions, expecting: ExpectedHolder
-    ) async throws(KeychainError) -> Bool {
+    ) throws(KeychainError) -> Bool {
         try write(key, value, encoding: .bytes, label: options.label, options, expecting: expecting)
     }
 
     /// ``setCredentials(_:_:)`` if the key still holds `expecting`; false, with nothing written, when it does not.
     package func setCredentials(
         _ credentials: Credentials, _ options: CredentialsOptions, expecting: ExpectedHolder
-    ) async throws(KeychainError) -> Bool {
+    ) throws(KeychainError) -> Bool {
         let key = try Self.credentialsKey(options.server)
         try Self.validate(credentials)
         return try write(
             key, Data(credentials.password.utf8), encoding: .credentials, label: credentials.username,
             options.setOptions, expecting: expecting)
+    }
+
+    /// ``setBytes(_:_:_:)``, whatever the key holds.
+    package func setBytesSynchronously(_ key: String, _ value: Data, _ options: SetOptions) throws(KeychainError) {
+        try write(key, value, encoding: .bytes, label: options.label, options)
+    }
+
+    /// ``removeItem(_:)``.
+    package func removeItemSynchronously(_ key: String) throws(KeychainError) {
+        try Validation.name(key, "key")
+        try prepare()
+        try run {
+            try database.exclusively {
+                try database.delete(matching: ownQuery(account: key))
+                try database.delete(matching: ownQuery(account: Self.stagingAccount(key)))
+            }
+        }
+    }
+
+    /// What ``readBack(_:)`` found.
+    package enum ReadBack: Sendable, Equatable {
+        /// No item under the key.
+        case absent
+        /// The item has access control: its value is read only through a prompt (``getBytes(_:_:)``).
+        case needsPrompt(ItemInfo)
+        /// The item's description, its value and its label (the username of credentials).
+        case read(ItemInfo, value: Data, label: String?)
+    }
+
+    /// The item under `key` read back after a write, with one look-up and never a prompt: what a migration
+    /// compares with what it wrote, inside a batch. The checks of a read hold (the device unlocked as the item's
+    /// class needs, an invalidated item removed).
+    package func readBack(_ key: String) throws(KeychainError) -> ReadBack {
+        guard let found = try findForRead(key) else { return .absent }
+        let info = info(key, found.item, found.metadata)
+        guard found.metadata.accessControl == .none else { return .needsPrompt(info) }
+        guard let value = try value(of: found, key: key) else { return .absent }
+        return .read(info, value: value, label: found.label)
     }
 }

@@ -83,7 +83,7 @@ public final class Keychain: Sendable {
 
     /// Stores bytes under a key; they round-trip exactly. Same rules as ``setItem(_:_:_:)``.
     public func setBytes(_ key: String, _ value: Data, _ options: SetOptions = SetOptions()) async throws(KeychainError) {
-        try write(key, value, encoding: .bytes, label: options.label, options)
+        try setBytesSynchronously(key, value, options)
     }
 
     /// Reads the bytes stored under a key (a string item gives its UTF-8). Same rules as ``getItem(_:_:)``.
@@ -108,8 +108,12 @@ public final class Keychain: Sendable {
 
     /// The description of the package's item `item`, stored under `key`.
     func info(_ key: String, _ item: ItemAttributes) throws(KeychainError) -> ItemInfo {
-        let metadata = try metadata(of: item)
-        return ItemInfo(
+        info(key, item, try metadata(of: item))
+    }
+
+    /// The description of `item`, whose metadata is `metadata`.
+    func info(_ key: String, _ item: ItemAttributes, _ metadata: ItemMetadata) -> ItemInfo {
+        ItemInfo(
             key: key, label: label(of: item, metadata), accessible: item.protectionDomain.accessible ?? Self.defaultAccessible,
             accessControl: metadata.accessControl, synchronizable: item.synchronizable,
             createdAt: Self.milliseconds(item.createdAt), modifiedAt: Self.milliseconds(item.modifiedAt),
@@ -131,14 +135,7 @@ public final class Keychain: Sendable {
 
     /// Removes the item under a key; a missing key is not an error. Never prompts.
     public func removeItem(_ key: String) async throws(KeychainError) {
-        try Validation.name(key, "key")
-        try prepare()
-        try run {
-            try database.exclusively {
-                try database.delete(matching: ownQuery(account: key))
-                try database.delete(matching: ownQuery(account: Self.stagingAccount(key)))
-            }
-        }
+        try removeItemSynchronously(key)
     }
 
     /// Removes every item of this service (the package's own; never another library's). Never prompts.

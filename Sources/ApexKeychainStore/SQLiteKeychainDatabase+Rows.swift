@@ -11,7 +11,15 @@ extension SQLiteKeychainDatabase {
     /// the busy timeout), commits, or rolls back and rethrows. Inside the transaction already open on this
     /// thread, `body` runs in a savepoint: when it throws, only its own writes are undone. SQLite errors become
     /// ``DatabaseError``s; other errors pass through unchanged.
-    func transaction<T>(_ body: () throws -> T) throws -> T {
+    ///
+    /// When SQLite has ended the outer transaction itself (it rolls the whole transaction back after some I/O
+    /// errors, `SQLITE_FULL` or `SQLITE_NOMEM`), a write inside it fails with `io` instead of committing on its
+    /// own: the rest of a batch never outlives the part that was undone.
+    ///
+    /// With `savepoint` false, `body` runs as it is inside a transaction already open: for a body that makes one
+    /// write statement, which SQLite undoes by itself when it fails (and the two statements of a savepoint would
+    /// cost more than the write).
+    func transaction<T>(savepoint: Bool = true, _ body: () throws -> T) throws -> T {
         if isReadOnly {
             throw DatabaseError(
                 .io,
@@ -20,6 +28,13 @@ extension SQLiteKeychainDatabase {
         }
         lock.lock()
         defer { lock.unlock() }
+        if transactionDepth > 0, !connection.isInTransaction {
+            throw DatabaseError(
+                .io, "\(url.path): SQLite rolled back the transaction this write belongs to after an error; nothing more is written in it")
+        }
+        if !savepoint, transactionDepth > 0 { return try body() }
+        transactionDepth += 1
+        defer { transactionDepth -= 1 }
         do {
             return try connection.transaction(.immediate, busyRetries: 20, body)
         } catch let sqliteError as SQLiteError {
@@ -27,10 +42,11 @@ extension SQLiteKeychainDatabase {
         }
     }
 
-    /// A write: a transaction whose errors are all ``DatabaseError``s.
+    /// A write of one statement: a transaction whose errors are all ``DatabaseError``s, or, inside a transaction
+    /// already open, the statement alone.
     func write<T>(_ body: () throws -> T) throws(DatabaseError) -> T {
         do {
-            return try transaction(body)
+            return try transaction(savepoint: false, body)
         } catch let error as DatabaseError {
             throw error
         } catch {
@@ -80,9 +96,20 @@ extension SQLiteKeychainDatabase {
     /// `?` for each of ``rowColumns``.
     static let rowParameters = Array(repeating: "?", count: ItemColumn.allCases.count).joined(separator: ", ")
 
+    // The statements of every call, built once (a statement is found in the connection's cache by its SQL).
+    static let insertSQL = "INSERT INTO items(\(rowColumns)) VALUES (\(rowParameters))"
+    static let updateSQL = "UPDATE items SET (\(rowColumns)) = (\(rowParameters)) WHERE id = ?"
+    static let rowIDSQL = "SELECT id FROM items WHERE \(StoreSchema.primaryKeyClause)"
+    static let deleteKeySQL = "DELETE FROM items WHERE \(StoreSchema.primaryKeyClause)"
+
+    /// The SELECT of a row's attributes, value and binding by primary key; `id` first with `withID`.
+    static func rowSQL(sealColumn: String, withID: Bool) -> String {
+        "SELECT \(withID ? "id, " : "")\(StoreSchema.attributeColumns), data, \(sealColumn) FROM items WHERE \(StoreSchema.primaryKeyClause)"
+    }
+
     func insert(_ item: KeychainItem) throws {
         let a = item.attributes
-        let statement = try connection.statement("INSERT INTO items(\(Self.rowColumns)) VALUES (\(Self.rowParameters))")
+        let statement = try connection.statement(Self.insertSQL)
         try bindRow(statement, a, sealed: seal(item.value, a))
         try runMapped(statement)
     }
@@ -122,7 +149,7 @@ extension SQLiteKeychainDatabase {
     static let deleteSQL = (0..<64).map { "DELETE FROM items" + whereClause(shape: $0) }
 
     func rowID(_ key: ItemAttributes.PrimaryKey) throws -> Int64? {
-        let statement = try connection.statement("SELECT id FROM items WHERE \(StoreSchema.primaryKeyClause)")
+        let statement = try connection.statement(Self.rowIDSQL)
         try bindPrimaryKey(statement, key, from: 1)
         return try statement.firstRow { $0.int64(0) }
     }

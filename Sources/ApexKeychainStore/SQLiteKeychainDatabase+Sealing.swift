@@ -35,53 +35,72 @@ struct SealedRow {
     }
 
     /// The associated data of `binding`: length-prefixed fields, so that no two rows share the same bytes.
+    /// Written byte by byte, without Strings in between: every write and every read of a value builds it.
     func associatedData(_ binding: SealBinding) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(
             160 + key.service.utf8.count + key.account.utf8.count + key.accessGroup.utf8.count
                 + (label?.utf8.count ?? 0) + (generic?.count ?? 0))
         func length(_ count: Int) {
-            let count = UInt32(truncatingIfNeeded: count)
-            out.append(UInt8(count >> 24))
-            out.append(UInt8(count >> 16 & 0xFF))
-            out.append(UInt8(count >> 8 & 0xFF))
-            out.append(UInt8(count & 0xFF))
+            withUnsafeBytes(of: UInt32(truncatingIfNeeded: count).bigEndian) { out.append(contentsOf: $0) }
         }
-        func field<S: Collection>(_ bytes: S) where S.Element == UInt8 {
-            length(bytes.count)
-            out.append(contentsOf: bytes)
+        func field(_ text: String) {
+            var text = text
+            text.withUTF8 { bytes in
+                length(bytes.count)
+                out.append(contentsOf: bytes)
+            }
+        }
+        /// A number as its decimal digits, as `String(n)` writes them.
+        func field(_ number: UInt64) {
+            var count = 1
+            var divisor: UInt64 = 1
+            while number / divisor >= 10 {
+                divisor *= 10
+                count += 1
+            }
+            length(count)
+            while divisor > 0 {
+                out.append(UInt8(ascii: "0") + UInt8(number / divisor % 10))
+                divisor /= 10
+            }
         }
         /// An optional field: a 0 byte for none, else a 1 byte and the field (nil and empty differ).
-        func optional<S: Collection>(_ bytes: S?) where S.Element == UInt8 {
-            guard let bytes else { return out.append(0) }
+        func optional(_ text: String?) {
+            guard let text else { return out.append(0) }
             out.append(1)
-            field(bytes)
+            field(text)
+        }
+        func optional(_ data: Data?) {
+            guard let data else { return out.append(0) }
+            out.append(1)
+            length(data.count)
+            out.append(contentsOf: data)
         }
         /// A date column's number, as its 8 IEEE 754 bytes (big-endian); -0 is written as 0, as SQLite keeps it.
         func number(_ value: Double) {
-            let bits = (value == 0 ? 0 : value).bitPattern
-            for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift))) }
+            withUnsafeBytes(of: (value == 0 ? 0 : value).bitPattern.bigEndian) { out.append(contentsOf: $0) }
         }
         switch binding {
         case .identity: out.append(contentsOf: "apxk-item-v1".utf8)
         case .wholeRow: out.append(contentsOf: "apxk-item-v2".utf8)
         }
-        field(key.itemClass.rawValue.utf8)
-        field(key.service.utf8)
-        field(key.account.utf8)
-        field(key.accessGroup.utf8)
-        field(key.synchronizable ? "1".utf8 : "0".utf8)
-        field(key.server.utf8)
-        field(key.securityDomain.utf8)
-        field(key.protocolCode.utf8)
-        field(key.authenticationType.utf8)
-        field(String(key.port).utf8)
-        field(key.path.utf8)
-        field(protectionDomain.rawValue.utf8)
-        field(String(accessControl.rawValue).utf8)
-        field((creator.map { String($0) } ?? "-").utf8)
+        field(key.itemClass.rawValue)
+        field(key.service)
+        field(key.account)
+        field(key.accessGroup)
+        field(key.synchronizable ? "1" : "0")
+        field(key.server)
+        field(key.securityDomain)
+        field(key.protocolCode)
+        field(key.authenticationType)
+        if key.port >= 0 { field(UInt64(key.port)) } else { field(String(key.port)) }
+        field(key.path)
+        field(protectionDomain.rawValue)
+        field(UInt64(accessControl.rawValue))
+        if let creator { field(UInt64(creator)) } else { field("-") }
         guard binding == .wholeRow else { return out }
-        optional(label?.utf8)
+        optional(label)
         optional(generic)
         number(created)
         number(modified)
@@ -120,5 +139,13 @@ extension SQLiteKeychainDatabase {
 
     private func classKey(_ domain: ProtectionDomain) -> SecretKey {
         keys[domain]!
+    }
+}
+
+extension SQLiteKeychainDatabase {
+    /// The associated data a value written now with attributes `a` is sealed with: for the benchmark's floor,
+    /// which builds the same bytes itself and checks them against these before it measures.
+    package static func associatedData(of a: ItemAttributes) -> [UInt8] {
+        SealedRow(a).associatedData(.wholeRow)
     }
 }

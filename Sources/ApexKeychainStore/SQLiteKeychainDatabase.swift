@@ -19,7 +19,8 @@ import Foundation
 ///   and every write fails with `io`, naming the cause, before anything is written.
 /// - The master key is random, and stored wrapped by a key from the key file or from a passphrase (Argon2id).
 /// - WAL journal, `synchronous=FULL`; every write is a transaction begun `IMMEDIATE` (one writer at a time, a
-///   busy timeout for the others), so a process killed mid-write leaves the old item or the new one.
+///   busy timeout for the others), so a process killed mid-write leaves the old item or the new one. Writes
+///   inside ``atomically(_:)`` share one transaction and one commit.
 ///
 /// Thread-safe: one connection, used under a lock.
 public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable {
@@ -44,9 +45,13 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
 
     let connection: Connection
     let lock = NSRecursiveLock()
+    /// How many ``transaction(_:)`` scopes are open on the connection (used under `lock`).
+    var transactionDepth = 0
     let keys: [ProtectionDomain: SecretKey]
     /// What a SELECT reads for a row's ``SealBinding`` (the schema version of a read-only store may be older).
     let sealColumn: String
+    /// The SELECTs of a row by primary key, with that column (``rowSQL(sealColumn:withID:)``).
+    let rowSQL: String, rowWithIDSQL: String
 
     init(
         url: URL, connection: Connection, schemaVersion: Int, isReadOnly: Bool, deviceProfile: DeviceProfile,
@@ -55,6 +60,8 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
         self.url = url
         self.connection = connection
         self.sealColumn = StoreSchema.sealColumn(version: schemaVersion)
+        rowSQL = Self.rowSQL(sealColumn: sealColumn, withID: false)
+        rowWithIDSQL = Self.rowSQL(sealColumn: sealColumn, withID: true)
         self.isReadOnly = isReadOnly
         self.deviceProfile = deviceProfile
         self.bundleIdentifier = bundleIdentifier
@@ -84,7 +91,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
         try write {
             guard let id = try rowID(key) else { throw DatabaseError(.itemNotFound, "no such item") }
             let a = item.attributes
-            let update = try connection.statement("UPDATE items SET (\(Self.rowColumns)) = (\(Self.rowParameters)) WHERE id = ?")
+            let update = try connection.statement(Self.updateSQL)
             try bindRow(update, a, sealed: seal(item.value, a))
             try update.bind(ItemColumn.nextParameter, id)
             try runMapped(update)
@@ -94,8 +101,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
     /// Moves the item under `key` to another account. The whole row is written again, its value sealed anew.
     public func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(DatabaseError) {
         try write {
-            let select = try connection.statement(
-                "SELECT id, \(StoreSchema.attributeColumns), data, \(sealColumn) FROM items WHERE \(StoreSchema.primaryKeyClause)")
+            let select = try connection.statement(rowWithIDSQL)
             try bindPrimaryKey(select, key, from: 1)
             let found = try select.firstRow { row throws(SQLiteError) in
                 (row.int64(0), Result { () throws(DatabaseError) in try openRow(row, from: 1) })
@@ -104,7 +110,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
             var (moved, value) = try opened.get()
             defer { Sodium.wipe(&value) }
             moved.account = account
-            let update = try connection.statement("UPDATE items SET (\(Self.rowColumns)) = (\(Self.rowParameters)) WHERE id = ?")
+            let update = try connection.statement(Self.updateSQL)
             try bindRow(update, moved, sealed: seal(value, moved))
             try update.bind(ItemColumn.nextParameter, id)
             try runMapped(update)
@@ -147,8 +153,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
     public func value(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Data {
         try locked { () throws(DatabaseError) in
             let select = try sql { () throws(SQLiteError) in
-                try connection.statement(
-                    "SELECT \(StoreSchema.attributeColumns), data, \(sealColumn) FROM items WHERE \(StoreSchema.primaryKeyClause)")
+                try connection.statement(rowSQL)
             }
             try sql { () throws(SQLiteError) in try bindPrimaryKey(select, key, from: 1) }
             let found = try sql { () throws(SQLiteError) in
@@ -172,7 +177,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
     /// Deletes the item under `key`; returns whether there was one.
     public func delete(_ key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Bool {
         try write {
-            let statement = try connection.statement("DELETE FROM items WHERE \(StoreSchema.primaryKeyClause)")
+            let statement = try connection.statement(Self.deleteKeySQL)
             try bindPrimaryKey(statement, key, from: 1)
             try statement.run()
             return connection.changes > 0
@@ -182,6 +187,14 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
     /// Runs `body` in one transaction: on this store a whole sequence of calls is atomic, and no other writer,
     /// in this process or another, comes in between. Errors thrown by `body` pass through unchanged.
     public func exclusively<T>(_ body: () throws -> T) throws -> T {
+        try transaction(body)
+    }
+
+    /// Runs `body` in one transaction, as ``exclusively(_:)`` does: one `BEGIN IMMEDIATE`, one durable commit
+    /// (one fsync of the WAL) for all its writes, or none of them when it throws or the process dies first.
+    /// Inside another transaction it is a savepoint. Each write inside is a savepoint of its own, so a write that
+    /// fails undoes only itself.
+    public func atomically<T>(_ body: () throws -> T) throws -> T {
         try transaction(body)
     }
 

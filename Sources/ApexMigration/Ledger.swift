@@ -9,20 +9,20 @@ import Foundation
 /// - `entries:<id>:<sequence>`: for each target item the migration writes, a keyed fingerprint (HMAC-SHA-256)
 ///   of the value it wrote and whether the write was read back, by target digest; it lets a later run tell "the
 ///   same value is already there" from "another value is there" without reading an item that would prompt.
-///   One record holds a batch of items (``batchSize``), so the ledger costs two writes per batch, not per item;
-///   a later record overrides an earlier one for the same target;
+///   One record holds the items of one batch (the run's transaction, ``MigrationPolicy/Batching``), written
+///   in the same transaction as its items and again with the verified ones, so the ledger costs two writes per
+///   batch, not per item; a later record overrides an earlier one for the same target;
 /// - `journal:<id>:<target digest>`: a source item removed to make room for its target (on-device migration),
 ///   kept until the target item is verified, so that an interrupted run can put it back;
 /// - `pending:<id>`: after a run that left items a later run may still migrate, their target digests and how
 ///   many runs each has stayed pending (the give-up policy counts them); a later start-up retries only these;
 /// - `done:<id>`: the completion marker: a later start-up costs this one lookup.
 ///
-/// The records are items of the package, protected `afterFirstUnlockThisDeviceOnly`.
+/// The records are items of the package, protected `afterFirstUnlockThisDeviceOnly`. The writes a batch makes
+/// (``record(_:)``, ``journal(_:for:)``, ``removeJournal(for:)``) are synchronous, for
+/// ``KeychainDatabase/atomically(_:)``; they need ``prepareForWrites()`` first.
 final class Ledger {
     static let service = "apex-keychain.migration"
-
-    /// How many target items one `entries` record holds.
-    static let batchSize = 256
 
     let keychain: Keychain
     let id: String
@@ -45,6 +45,10 @@ final class Ledger {
     struct Entry: Codable, Equatable {
         var fingerprint: String
         var state: EntryState
+        /// On the device, with `removeSource`: the source items the importer found to be older copies of this
+        /// target's item, which stay where they are. Once the newer copy's source is removed, a later run would
+        /// take such a copy for the item itself; it finds it here and leaves it shadowed.
+        var staleCopies: [SourceKey]?
     }
 
     // MARK: Completion marker
@@ -136,13 +140,48 @@ final class Ledger {
     }
 
     /// Writes (or rewrites) a batch's record.
-    func record(_ batch: Batch) async throws(KeychainError) {
-        guard let data = try? JSONEncoder().encode(batch.entries) else {
-            throw KeychainError(.INTERNAL, "the migration's ledger record could not be encoded")
-        }
-        try await keychain.setBytes(batch.recordKey, data, Self.protection)
+    func record(_ batch: Batch) throws(KeychainError) {
+        try keychain.setBytesSynchronously(batch.recordKey, try Self.encode(batch.entries), Self.protection)
         // In place: a copy of `loaded` first would copy every entry on each batch.
         loaded?.entries.merge(batch.entries) { _, new in new }
+    }
+
+    /// A record's JSON, `{"<digest>":{"fingerprint":"…","state":"…"},…}`, written directly: JSONEncoder would cost
+    /// more than the batch's writes. Digests, fingerprints and states are hex, Base64 and words, which JSON
+    /// needs no escape for (a text that would is encoded by JSONEncoder instead); stale copies, rare, are too.
+    static func encode(_ entries: [String: Entry]) throws(KeychainError) -> Data {
+        func plain(_ text: String) -> Bool {
+            text.utf8.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") && $0 < 0x80 }
+        }
+        var out = [UInt8]()
+        out.reserveCapacity(entries.count * 96 + 2)
+        out.append(UInt8(ascii: "{"))
+        for (digest, entry) in entries {
+            guard plain(digest), plain(entry.fingerprint) else {
+                guard let data = try? JSONEncoder().encode(entries) else {
+                    throw KeychainError(.INTERNAL, "the migration's ledger record could not be encoded")
+                }
+                return data
+            }
+            if out.count > 1 { out.append(UInt8(ascii: ",")) }
+            out.append(UInt8(ascii: "\""))
+            out.append(contentsOf: digest.utf8)
+            out.append(contentsOf: #"":{"fingerprint":""#.utf8)
+            out.append(contentsOf: entry.fingerprint.utf8)
+            out.append(contentsOf: #"","state":""#.utf8)
+            out.append(contentsOf: entry.state.rawValue.utf8)
+            out.append(UInt8(ascii: "\""))
+            if let stale = entry.staleCopies {
+                guard let data = try? JSONEncoder().encode(stale) else {
+                    throw KeychainError(.INTERNAL, "the migration's ledger record could not be encoded")
+                }
+                out.append(contentsOf: #","staleCopies":"#.utf8)
+                out.append(contentsOf: data)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+        out.append(UInt8(ascii: "}"))
+        return Data(out)
     }
 
     /// Reads every `entries` record once, in sequence order (a later one overrides an earlier one).
@@ -172,10 +211,30 @@ final class Ledger {
         return String(repeating: "0", count: max(0, 10 - digits.count)) + digits
     }
 
+    /// Reads the records and makes sure the fingerprint key exists, before the first batch: what the
+    /// synchronous calls of a batch need.
+    func prepareForWrites() async throws(KeychainError) {
+        _ = try await load()
+        _ = try await fingerprintKey(create: true)
+    }
+
     /// The keyed fingerprint of what a target item holds: kind, value, and for credentials the username.
     /// - Parameter create: whether to create the fingerprint key when there is none (a plan never does: without
     ///   a key there is no entry to compare with).
     func fingerprint(of value: SourceValue, kind: TargetKind, create: Bool) async throws(KeychainError) -> String? {
+        guard let key = try await fingerprintKey(create: create) else { return nil }
+        return Self.fingerprint(of: value, kind: kind, key: key)
+    }
+
+    /// The fingerprint under the key ``prepareForWrites()`` made sure of; nil for a sealed value.
+    func preparedFingerprint(of value: SourceValue, kind: TargetKind) throws(KeychainError) -> String? {
+        guard let key else {
+            throw KeychainError(.INTERNAL, "the migration's ledger was not prepared for writes")
+        }
+        return Self.fingerprint(of: value, kind: kind, key: key)
+    }
+
+    private static func fingerprint(of value: SourceValue, kind: TargetKind, key: Data) -> String? {
         var message = Data(kind.rawValue.utf8)
         switch value {
         case .value(let data):
@@ -190,7 +249,6 @@ final class Ledger {
             return nil
         }
         defer { message.resetBytes(in: 0..<message.count) }
-        guard let key = try await fingerprintKey(create: create) else { return nil }
         return Data(Sodium.hmacSHA256(message, key: key)).base64EncodedString()
     }
 
@@ -215,11 +273,11 @@ final class Ledger {
         var parked: [ParkedItem]
     }
 
-    func journal(_ record: JournalRecord, for target: TargetItem) async throws(KeychainError) {
+    func journal(_ record: JournalRecord, for target: TargetItem) throws(KeychainError) {
         guard let data = try? JSONEncoder().encode(record) else {
             throw KeychainError(.INTERNAL, "the migration journal could not be encoded")
         }
-        try await keychain.setBytes(journalKey(target), data, Self.protection)
+        try keychain.setBytesSynchronously(journalKey(target), data, Self.protection)
     }
 
     /// Every journal record of this migration, with its record key and the digest of its target.
@@ -242,10 +300,10 @@ final class Ledger {
         try await load().entries[digest]?.state == .verified
     }
 
-    func removeJournal(key: String) async throws(KeychainError) { try await keychain.removeItem(key) }
+    func removeJournal(key: String) throws(KeychainError) { try keychain.removeItemSynchronously(key) }
 
-    func removeJournal(for target: TargetItem) async throws(KeychainError) {
-        try await keychain.removeItem(journalKey(target))
+    func removeJournal(for target: TargetItem) throws(KeychainError) {
+        try keychain.removeItemSynchronously(journalKey(target))
     }
 
     // MARK: Keys

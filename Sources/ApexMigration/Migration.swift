@@ -283,29 +283,32 @@ public struct Migration: Sendable {
 
     /// Mends what an interrupted run left parked: when the target was written and the ledger has it verified,
     /// the parked source items are deleted; otherwise whatever the package wrote under the target key is removed
-    /// and the parked items are put back. Either way the journal is dropped.
+    /// and the parked items are put back. Either way the journal is dropped, in the same transaction.
     private func restoreInterruptedRemovals(_ ledger: Ledger) async throws(MigrationError) {
         guard case .database(let database, _) = source else { return }
         do {
             for (key, digest, record) in try await ledger.journalRecords() {
-                try await mend(record.parked, digest: digest, in: database, ledger: ledger)
-                try await ledger.removeJournal(key: key)
+                var keychain: Keychain?
+                var verified = false
+                if let place = record.parked.first {
+                    let opened = try target.keychain(service: place.service, accessGroup: place.accessGroup)
+                    keychain = opened
+                    if try await opened.hasItem(place.account) { verified = try await ledger.isVerified(digest: digest) }
+                }
+                try database.atomically {
+                    if let keychain, let place = record.parked.first {
+                        if verified {
+                            for item in record.parked { try item.discard(in: database) }
+                        } else {
+                            try keychain.removeItemSynchronously(place.account)
+                            for item in record.parked { try item.unpark(in: database) }
+                        }
+                    }
+                    try ledger.removeJournal(key: key)
+                }
             }
         } catch {
             throw .source("can't put back the source items an interrupted run moved aside: \(error)")
         }
-    }
-
-    private func mend(_ parked: [ParkedItem], digest: String, in database: any KeychainDatabase, ledger: Ledger)
-        async throws
-    {
-        guard let place = parked.first else { return }
-        let keychain = try target.keychain(service: place.service, accessGroup: place.accessGroup)
-        if try await keychain.hasItem(place.account), try await ledger.isVerified(digest: digest) {
-            for item in parked { try item.discard(in: database) }
-            return
-        }
-        try await keychain.removeItem(place.account)
-        for item in parked { try item.unpark(in: database) }
     }
 }

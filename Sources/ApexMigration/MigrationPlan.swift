@@ -114,6 +114,32 @@ public struct MigrationPolicy: Sendable, Equatable {
     public var importOptions: ImportOptions
     /// When to stop retrying an item that stays pending; never by default.
     public var giveUp: GiveUp
+    /// How many writes a run groups into one transaction of the target; 512 items or 50 ms by default.
+    public var batching: Batching
+
+    /// How a run groups its writes: each batch of items is written in one transaction of the target database
+    /// (``KeychainDatabase/atomically(_:)``), with the batch's ledger entries, and costs one durable commit, plus
+    /// one more for the entries of the items read back. A batch closes at ``items`` items or once its writes
+    /// have taken ``duration``, whichever comes first, so that another writer never waits much longer than that.
+    /// A process that dies during a batch loses that batch's writes and nothing else; the next run makes them.
+    public struct Batching: Sendable, Equatable {
+        /// The most items in one batch (at least 1).
+        public var items: Int
+        /// How long a batch's writes may take before it closes (at least one item is always written).
+        public var duration: Duration
+
+        /// Creates a batching rule.
+        public init(items: Int = 512, duration: Duration = .milliseconds(50)) {
+            self.items = max(1, items)
+            self.duration = duration
+        }
+
+        /// 512 items or 50 ms.
+        public static let standard = Batching()
+
+        /// One item per batch: each item written, read back and recorded before the next (two commits per item).
+        public static let oneByOne = Batching(items: 1)
+    }
 
     /// When a migration stops retrying a pending item (``ItemState/pending``): it is then ``ItemState/givenUp``,
     /// reported as such, and no longer holds the migration open.
@@ -144,12 +170,13 @@ public struct MigrationPolicy: Sendable, Equatable {
     /// Creates a policy.
     public init(
         onConflict: OnConflict = .skip, removeSource: Bool = false, migrationID: String = "default",
-        importOptions: ImportOptions = ImportOptions(), giveUp: GiveUp = .never
+        importOptions: ImportOptions = ImportOptions(), giveUp: GiveUp = .never, batching: Batching = .standard
     ) {
         self.onConflict = onConflict
         self.removeSource = removeSource
         self.migrationID = migrationID
         self.importOptions = importOptions
         self.giveUp = giveUp
+        self.batching = batching
     }
 }

@@ -119,6 +119,13 @@ struct Planner {
             return PlannedAction(
                 item: item, action: .blocked, cause: .noEquivalent, reason: "the item's protection has no equivalent in the package")
         }
+        if let ledger, let source = sourceItems[item.origin.location],
+            let stale = try? await ledger.entry(for: target)?.staleCopies, stale.contains(Ledger.SourceKey(source.primaryKey))
+        {
+            return PlannedAction(
+                item: item, action: .shadowed, cause: .shadowed,
+                reason: "an older copy of an item this migration moved and whose newer copy's source it removed")
+        }
         if let group = context.duplicates[index] {
             return PlannedAction(
                 item: item, action: .conflict, cause: .sharedTargetKey, reason: Self.sharedTargetReason(item.origin, group: group))

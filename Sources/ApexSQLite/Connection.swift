@@ -208,19 +208,33 @@ package final class Connection {
     package func savepoint<T>(_ body: () throws -> T) throws -> T {
         savepointDepth += 1
         defer { savepointDepth -= 1 }
-        let name = "apex_savepoint_\(savepointDepth)"
-        try statement("SAVEPOINT \(name)").run()
+        let sql = Self.savepointSQL(savepointDepth)
+        try statement(sql.begin).run()
         do {
             let result = try body()
-            try statement("RELEASE \(name)").run()
+            try statement(sql.release).run()
             return result
         } catch {
             if isInTransaction {
-                try? statement("ROLLBACK TO \(name)").run()
-                try? statement("RELEASE \(name)").run()
+                try? statement(sql.rollback).run()
+                try? statement(sql.release).run()
             }
             throw error
         }
+    }
+
+    /// The statements of the savepoint at `depth` (`apex_savepoint_<depth>`), built once for the usual depths:
+    /// a batch of writes opens one per write.
+    private static func savepointSQL(_ depth: Int) -> (begin: String, release: String, rollback: String) {
+        if depth < savepointStatements.count { return savepointStatements[depth] }
+        return makeSavepointSQL(depth)
+    }
+
+    private static let savepointStatements = (0..<8).map(makeSavepointSQL)
+
+    private static func makeSavepointSQL(_ depth: Int) -> (begin: String, release: String, rollback: String) {
+        let name = "apex_savepoint_\(depth)"
+        return ("SAVEPOINT \(name)", "RELEASE \(name)", "ROLLBACK TO \(name)")
     }
 }
 

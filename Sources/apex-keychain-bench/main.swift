@@ -75,7 +75,7 @@ if CommandLine.arguments.dropFirst().first == "readers" {
 
 if CommandLine.arguments.dropFirst().first == "migration" {
     var arguments = Array(CommandLine.arguments.dropFirst(2))
-    var sizes = [1000, 10000, 100_000]
+    var sizes = [1000, 20000, 100_000]
     var only: String?
     var dryRunOnly = false
     let usage = "usage: apex-keychain-bench migration [--quick | --sizes N,N,...] [--only SOURCE] [--dry-run]\n"
@@ -83,7 +83,7 @@ if CommandLine.arguments.dropFirst().first == "migration" {
         arguments.removeFirst()
         switch argument {
         case "--quick":
-            sizes = [1000, 10000]
+            sizes = [1000, 20000]
         case "--dry-run":
             dryRunOnly = true
         case "--sizes":

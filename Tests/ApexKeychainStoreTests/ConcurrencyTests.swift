@@ -215,6 +215,26 @@ struct ConcurrencyTests {
             }
         }
     }
+
+    @Test("a batch of writes in atomically is one transaction: another connection sees none of it until it returns, then all of it")
+    func batchIsOneTransaction() async throws {
+        let db = try store.create()
+        let other = try store.open()
+        let kc = try keychain(db)
+        try await kc.setItem("guarded", "old", SetOptions(accessControl: .biometryAny))
+        let seen = try #require(try await kc.getItemInfo("guarded"))
+        try db.atomically {
+            for index in 0..<50 {
+                try kc.setBytesSynchronously("k\(index)", Data("v\(index)".utf8), SetOptions())
+            }
+            // An access-controlled item is replaced (through its staging account) inside the batch too.
+            #expect(try kc.setItem("guarded", "new", SetOptions(accessControl: .biometryAny), expecting: .own(seen)))
+            #expect(try other.accounts(matching: ItemQuery(service: "s")) == ["guarded"], "nothing committed yet")
+        }
+        #expect(try other.accounts(matching: ItemQuery(service: "s")).count == 51)
+        #expect(try await keychain(other).getItem("guarded") == "new")
+        #expect(!(try other.attributes(matching: ItemQuery()).contains { $0.account.contains("\u{0}") }))
+    }
 }
 
 /// Failures reported from writer threads.

@@ -137,6 +137,60 @@ struct InMemoryDatabaseTests {
         #expect(ItemQuery(synchronizable: nil).matches(Self.item("x", synchronizable: false).attributes))
     }
 
+    // MARK: Transactions
+
+    struct Abort: Error {}
+
+    @Test("atomically keeps every write of a scope that returns, and undoes every write of one that throws",
+          arguments: DatabaseKind.allCases)
+    func atomicScope(kind: DatabaseKind) throws {
+        let db = try Fixture(kind).database
+        try db.add(Self.item("kept", value: "old"))
+        try db.atomically {
+            try db.add(Self.item("a"))
+            try db.replace(Self.item("kept").attributes.primaryKey, with: Self.item("kept", value: "new"))
+        }
+        let committed = try Self.snapshot(db)
+        #expect(committed.count == 2)
+        #expect(throws: Abort.self) {
+            try db.atomically {
+                try db.add(Self.item("b"))
+                try db.rename(Self.item("a").attributes.primaryKey, toAccount: "a2")
+                try db.delete(Self.item("kept").attributes.primaryKey)
+                throw Abort()
+            }
+        }
+        #expect(try Self.snapshot(db) == committed, "nothing of the scope that threw is left")
+    }
+
+    @Test("a nested scope that throws undoes only its own writes, and a write that fails inside a scope changes nothing while the scope goes on",
+          arguments: DatabaseKind.allCases)
+    func nestedScopes(kind: DatabaseKind) throws {
+        let db = try Fixture(kind).database
+        try db.atomically {
+            try db.add(Self.item("outer"))
+            #expect(throws: Abort.self) {
+                try db.atomically {
+                    try db.add(Self.item("inner"))
+                    throw Abort()
+                }
+            }
+            #expect(Self.status { try db.add(Self.item("outer", value: "again")) } == .duplicateItem)
+            try db.add(Self.item("after"))
+        }
+        #expect(try db.attributes(matching: ItemQuery()).map(\.account).sorted() == ["after", "outer"])
+        #expect(try db.value(for: Self.item("outer").attributes.primaryKey) == Data("v".utf8))
+    }
+
+    @Test("the in-memory database counts the outermost scopes that returned, as a store counts its commits")
+    func committedScopes() throws {
+        let db = InMemoryKeychainDatabase()
+        try db.atomically { try db.atomically { try db.add(Self.item("a")) } }
+        _ = try? db.atomically { throw Abort() }
+        try db.exclusively { try db.add(Self.item("b")) }
+        #expect(db.committedScopes == 1)
+    }
+
     // MARK: Fault injection and the write counter
 
     @Test("failWrite(number:) fails exactly the Nth write from now with the given status and changes nothing; later writes succeed")

@@ -80,19 +80,19 @@ struct ConcurrentWriterTests {
     func conditionalWrite() async throws {
         let device = SimulatedDevice()
         let keychain = try Keychain(database: InMemoryKeychainDatabase(), device: device)
-        #expect(try await keychain.setItem("k", "first", SetOptions(), expecting: .absent))
-        #expect(try await !keychain.setItem("k", "second", SetOptions(), expecting: .absent))
+        #expect(try keychain.setItem("k", "first", SetOptions(), expecting: .absent))
+        #expect(try !keychain.setItem("k", "second", SetOptions(), expecting: .absent))
         #expect(try await keychain.getItem("k") == "first")
         let seen = try #require(try await keychain.getItemInfo("k"))
         device.advanceClock(by: 1)
-        #expect(try await keychain.setBytes("k", Data("third".utf8), SetOptions(), expecting: .own(seen)))
+        #expect(try keychain.setBytes("k", Data("third".utf8), SetOptions(), expecting: .own(seen)))
         // The item changed since `seen` was taken: its modified date moved.
         device.advanceClock(by: 1)
-        #expect(try await !keychain.setItem("k", "fourth", SetOptions(), expecting: .own(seen)))
+        #expect(try !keychain.setItem("k", "fourth", SetOptions(), expecting: .own(seen)))
         #expect(try await keychain.getBytes("k") == Data("third".utf8))
-        #expect(try await keychain.setCredentials(
+        #expect(try keychain.setCredentials(
             Credentials(username: "u", password: "p"), CredentialsOptions(), expecting: .absent))
-        #expect(try await !keychain.setCredentials(
+        #expect(try !keychain.setCredentials(
             Credentials(username: "u", password: "p2"), CredentialsOptions(), expecting: .absent))
     }
 }

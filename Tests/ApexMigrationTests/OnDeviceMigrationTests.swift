@@ -115,6 +115,28 @@ struct OnDeviceMigrationTests {
         #expect(!ledgerKeys.contains { $0.hasPrefix("journal:") })
     }
 
+    @Test("a run stopped after it removed the sources and before its completion marker is finished by the next, which leaves the stale copy shadowed")
+    func staleCopyStaysShadowedAfterAnInterruptedRun() async throws {
+        let (database, _) = try Self.store([])
+        let device = try Self.loadExpoSample(into: database)
+        let migration = Migration(
+            importers: [ExpoSecureStoreImporter()], source: .database(database, device: device),
+            target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
+        _ = try await migration.run()
+        // As a process killed between its last batch and the completion marker leaves it.
+        let ledger = try Keychain(KeychainOptions(service: "apex-keychain.migration"), database: database, device: device)
+        try await ledger.removeItem("done:default")
+        let left = try Self.foreign(database)
+
+        let next = try await migration.runIfNeeded()
+        guard case .ran(let report) = next else { throw CancellationError() }
+        #expect(report.summary.conflict == 0, "the copy expo never read is not taken for the item once its newer copy is gone")
+        let stale = report.items.first { $0.source.service == "app:auth" && $0.source.account == "authToken" }
+        #expect(stale?.action == .shadowed)
+        #expect(try Self.foreign(database) == left)
+        #expect(try await migration.isComplete())
+    }
+
     @Test("a stale copy moved aside to make room is put back in the same run when the write fails")
     func staleCopyRestored() async throws {
         let database = FaultyDatabase()

@@ -115,18 +115,22 @@ struct PlanApplyTests {
         #expect((target.database as? InMemoryKeychainDatabase)?.writeCount == writes.map { $0 + 1 }, "only the completion marker is rewritten")
     }
 
-    @Test("the ledger costs two writes per batch of 256 items, not two per item")
+    @Test("a batch of 256 items costs two transactions and two ledger writes, not two per item")
     func ledgerWritesPerBatch() async throws {
         let count = 600
         let records = (0..<count).map { (service: "app", account: "key-\($0)", value: "value-\($0)", pdmn: "ck", flags: AccessControlFlags()) }
         let database = InMemoryKeychainDatabase()
         let target = MigrationTarget(database: database, device: SimulatedDevice())
-        let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(records)]), target: target)
+        let migration = Migration(
+            importers: [PlainImporter()], source: .dumps([dump(records)]), target: target,
+            policy: MigrationPolicy(batching: .init(items: 256, duration: .seconds(3600))))
         let report = try await migration.run()
         #expect(report.summary.verified == count)
         let batches = (count + 255) / 256
         // One write per item, the fingerprint key, a pending and a verified record per batch, the marker.
         #expect(database.writeCount == count + 1 + 2 * batches + 1)
+        // Each batch: its record and writes in one transaction, its verified record in another.
+        #expect(database.committedScopes == 2 * batches)
         let ledgerKeys = try await target.keychain(service: "apex-keychain.migration").getAllKeys()
         #expect(ledgerKeys.filter { $0.hasPrefix("entries:default:") }.count == batches)
         let second = try await Migration(

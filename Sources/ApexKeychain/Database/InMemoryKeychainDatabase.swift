@@ -7,12 +7,17 @@ import Synchronization
 /// ``allItems()``, make the Nth write from now fail with ``failWrite(number:status:)`` to prove that a
 /// write interrupted at any step leaves the old item or the new one, never neither, and lock an item away with
 /// ``setLockedAway(_:_:)`` as a locked device locks away the items of a class whose key it has dropped.
+///
+/// ``atomically(_:)`` is a real transaction here too: a scope that throws puts back every item as it was when
+/// the scope began, and ``committedScopes`` counts the outermost scopes that returned (a store's commits).
 public final class InMemoryKeychainDatabase: KeychainDatabase {
     private struct State {
         var items: [ItemAttributes.PrimaryKey: KeychainItem] = [:]
         var writes = 0
         var faults: [Int: DatabaseError.Status] = [:]
         var lockedAway: Set<ItemAttributes.PrimaryKey> = []
+        var depth = 0
+        var committed = 0
     }
 
     private let state = Mutex(State())
@@ -33,6 +38,9 @@ public final class InMemoryKeychainDatabase: KeychainDatabase {
 
     /// How many writes (add, replace, rename, delete) have been attempted so far.
     public var writeCount: Int { state.withLock { $0.writes } }
+
+    /// How many outermost ``atomically(_:)`` scopes have returned: what a store would have committed.
+    public var committedScopes: Int { state.withLock { $0.committed } }
 
     /// Makes the `n`th write from now (1 = the next one) fail with `status` and change nothing.
     public func failWrite(number n: Int, status: DatabaseError.Status = .io) {
@@ -134,6 +142,31 @@ public final class InMemoryKeychainDatabase: KeychainDatabase {
         writer.lock()
         defer { writer.unlock() }
         return try body()
+    }
+
+    /// Runs `body` as one transaction: when it throws, the items (and which are locked away) are put back as
+    /// they were when it began; writes counted and faults planted are not. Nested scopes undo only their own.
+    public func atomically<T>(_ body: () throws -> T) throws -> T {
+        writer.lock()
+        defer { writer.unlock() }
+        let saved = state.withLock { state in
+            state.depth += 1
+            return (state.items, state.lockedAway)
+        }
+        do {
+            let result = try body()
+            state.withLock { state in
+                state.depth -= 1
+                if state.depth == 0 { state.committed += 1 }
+            }
+            return result
+        } catch {
+            state.withLock { state in
+                state.depth -= 1
+                (state.items, state.lockedAway) = saved
+            }
+            throw error
+        }
     }
 
     private static func checkNotLockedAway(_ key: ItemAttributes.PrimaryKey, _ state: State) throws(DatabaseError) {

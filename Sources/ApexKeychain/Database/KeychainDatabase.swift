@@ -36,7 +36,8 @@ public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible
 /// A database holds the package's own items and may hold other libraries' items too (loaded from a dump).
 /// It enforces the primary key and nothing else: who may see or change which item is the ``Keychain``'s
 /// business. Each call is atomic on its own; ``exclusively(_:)`` keeps other writers out of a sequence of
-/// calls but does not make the sequence atomic, as on a device.
+/// calls but does not make the sequence atomic, as on a device. ``atomically(_:)`` makes a sequence one
+/// transaction where the database can: many writes, one durable commit.
 public protocol KeychainDatabase: AnyObject, Sendable {
     /// Adds an item.
     /// - Throws: ``DatabaseError`` `duplicateItem` when an item with the same primary key exists.
@@ -70,9 +71,31 @@ public protocol KeychainDatabase: AnyObject, Sendable {
 
     /// Runs `body` with no other writer of this database in between. Calls inside may still fail one by one.
     func exclusively<T>(_ body: () throws -> T) throws -> T
+
+    /// Runs `body` as one transaction: no other writer in between, and its writes are kept together or undone
+    /// together. When `body` returns, all of them are kept (on a store, with one durable commit: a batch of
+    /// writes costs one commit, not one per write); when it throws, every write it made is undone and the error
+    /// passes through unchanged. A process that dies inside `body` leaves none of its writes.
+    ///
+    /// - A call inside that fails changes nothing, as outside, and the transaction goes on: `body` may catch the
+    ///   error and continue.
+    /// - Inside another `atomically` (or ``exclusively(_:)`` on a database whose sequences are atomic), `body` is
+    ///   a nested scope: when it throws, only its own writes are undone.
+    /// - `body` is synchronous: nothing inside may wait for a user (a write never prompts), so that other
+    ///   writers wait for a batch no longer than its writes take.
+    ///
+    /// The default, for a database that can't group writes, runs `body` under ``exclusively(_:)``: each call is
+    /// atomic and durable on its own, and a failure part-way leaves the calls before it done. Code that uses it
+    /// must then order its writes as it would without a batch.
+    func atomically<T>(_ body: () throws -> T) throws -> T
 }
 
 extension KeychainDatabase {
+    /// ``exclusively(_:)``: each call inside is atomic and durable on its own (see the requirement).
+    public func atomically<T>(_ body: () throws -> T) throws -> T {
+        try exclusively(body)
+    }
+
     /// The accounts of the matching items, from their attributes. Databases that can answer from an index
     /// implement it themselves.
     public func accounts(matching query: ItemQuery) throws(DatabaseError) -> [String] {

@@ -25,12 +25,27 @@ struct ItemMetadata: Equatable, Sendable {
     var osMajor: Int
     var securityLevel: HardwareSecurityLevel?
 
+    /// The metadata as the item keeps it: `apx=1;enc=…;ac=…;av=…;lbl=…;os=…` and, when set, `bio`, `bh` (hex)
+    /// and `sl`. Written as bytes: every write encodes it.
     func encoded() -> Data {
-        var text = "apx=\(Self.formatVersion);enc=\(encoding.rawValue);ac=\(accessControl.rawValue);av=\(authValidity);lbl=\(hasLabel ? 1 : 0);os=\(osMajor)"
-        if let enrolledSet { text += ";bio=" + Self.hex(enrolledSet) }
-        if let stateHash { text += ";bh=" + Self.hex(stateHash) }
-        if let securityLevel { text += ";sl=\(securityLevel.rawValue)" }
-        return Data(text.utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(96)
+        func text(_ name: String, _ value: String) {
+            if !out.isEmpty { out.append(UInt8(ascii: ";")) }
+            out.append(contentsOf: name.utf8)
+            out.append(UInt8(ascii: "="))
+            out.append(contentsOf: value.utf8)
+        }
+        text("apx", String(Self.formatVersion))
+        text("enc", encoding.rawValue)
+        text("ac", accessControl.rawValue)
+        text("av", String(authValidity))
+        text("lbl", hasLabel ? "1" : "0")
+        text("os", String(osMajor))
+        if let enrolledSet { text("bio", Self.hex(enrolledSet)) }
+        if let stateHash { text("bh", Self.hex(stateHash)) }
+        if let securityLevel { text("sl", securityLevel.rawValue) }
+        return Data(out)
     }
 
     /// Parses the metadata of a package item; nil when it is missing or damaged. Reads the bytes in place:
@@ -103,7 +118,14 @@ struct ItemMetadata: Equatable, Sendable {
     }
 
     private static func hex(_ text: String) -> String {
-        Data(text.utf8).map { String(format: "%02x", $0) }.joined()
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count * 2)
+        for byte in text.utf8 {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     private static func bytes(hex: Slice<UnsafeBufferPointer<UInt8>>) -> [UInt8]? {

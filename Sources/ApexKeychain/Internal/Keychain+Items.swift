@@ -164,18 +164,45 @@ extension Keychain {
         return try run { try database.exclusively { try settle(key, foreignIsError: false) } }
     }
 
-    func read(_ key: String, prompt: Prompt?, requireLabel: Bool = false) async throws(KeychainError) -> ReadResult? {
+    /// An item found for a read, checked as every read checks it before a prompt and before its value: the
+    /// device unlocked as its class needs, and the item still valid.
+    struct Found {
+        var item: ItemAttributes
+        var metadata: ItemMetadata
+        var label: String?
+        /// The device's state the checks were made on.
+        var state: DeviceState
+    }
+
+    /// The item under `key`, checked for a read; nil when there is none.
+    func findForRead(_ key: String, requireLabel: Bool = false) throws(KeychainError) -> Found? {
         try Validation.name(key, "key")
-        try prepare()
+        let state = try prepare()
         guard let item = try current(key) else { return nil }
         let metadata = try metadata(of: item)
         let label = label(of: item, metadata)
         if requireLabel, label == nil {
             throw .invalid("item '\(key)' has no label, so it holds no username")
         }
-        let state = device.state()
         try checkUnlocked(item.protectionDomain.accessible ?? Self.defaultAccessible, state, key: key)
         try checkStillValid(item, metadata, state, key: key)
+        return Found(item: item, metadata: metadata, label: label, state: state)
+    }
+
+    /// The value of an item found for a read; nil when it went in between.
+    func value(of found: Found, key: String) throws(KeychainError) -> Data? {
+        do {
+            return try database.value(for: found.item.primaryKey)
+        } catch where error.status == .itemNotFound {
+            return nil
+        } catch {
+            throw map(error, key: key)
+        }
+    }
+
+    func read(_ key: String, prompt: Prompt?, requireLabel: Bool = false) async throws(KeychainError) -> ReadResult? {
+        guard let found = try findForRead(key, requireLabel: requireLabel) else { return nil }
+        let (metadata, label, state) = (found.metadata, found.label, found.state)
 
         if metadata.accessControl != .none {
             if let failure = ProtectionPolicy.usageDescriptionFailure(metadata.accessControl, state) { throw failure }
@@ -188,13 +215,7 @@ extension Keychain {
                 authValidity: metadata.authValidity)
             try Self.check(result, metadata.accessControl, device.state())
         }
-        do {
-            return ReadResult(value: try database.value(for: item.primaryKey), label: label)
-        } catch where error.status == .itemNotFound {
-            return nil
-        } catch {
-            throw map(error, key: key)
-        }
+        return try value(of: found, key: key).map { ReadResult(value: $0, label: label) }
     }
 
     func metadata(of item: ItemAttributes) throws(KeychainError) -> ItemMetadata {

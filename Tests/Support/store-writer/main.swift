@@ -13,6 +13,14 @@
 //
 // Exit status: 0 when all N writes are done, 1 for bad arguments, 2 when the store can't be opened, 3 when a
 // write fails (the error is printed on stderr).
+//
+//   store-writer --store PATH --key-file K --migrate DUMP|store --batch B [--kill-at E]
+//
+// Migrates expo-secure-store items into the store (device profile `ios`) in batches of B items: from the dump
+// file DUMP, or with `store` from other libraries' items already in the store, removing each source once its
+// target is verified (the on-device migration). It counts events, the start of each write call and the commit
+// of each batch's transaction, and with --kill-at sends itself SIGKILL as event E begins (a write) or right
+// after it (a commit). A run that ends prints `events <count>` and `verified <n>`; exit 4 when the run fails.
 
 import ApexKeychain
 import ApexKeychainStore
@@ -33,10 +41,16 @@ while let name = arguments.popFirst() {
     guard name.hasPrefix("--"), let value = arguments.popFirst() else { fail(1, "bad argument '\(name)'") }
     options[String(name.dropFirst(2))] = value
 }
-let known: Set = ["store", "key-file", "seed", "count", "keys", "prefix", "service", "access-control"]
+let known: Set = ["store", "key-file", "seed", "count", "keys", "prefix", "service", "access-control", "migrate", "batch", "kill-at"]
 if let unknown = options.keys.first(where: { !known.contains($0) }) { fail(1, "unknown option --\(unknown)") }
 guard let storePath = options["store"], let keyFilePath = options["key-file"] else {
     fail(1, "usage: store-writer --store PATH --key-file K --seed S --count N [--keys M]")
+}
+if let source = options["migrate"] {
+    guard let batch = Int(options["batch"] ?? ""), batch > 0 else { fail(1, "--migrate needs --batch N") }
+    let killAt = options["kill-at"].flatMap { Int($0) }
+    await migrate(store: storePath, keyFile: keyFilePath, source: source, batch: batch, killAt: killAt)
+    exit(0)
 }
 guard let seed = Int(options["seed"] ?? "0"), let count = Int(options["count"] ?? ""), count >= 0 else {
     fail(1, "--seed and --count must be whole numbers")
