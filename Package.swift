@@ -46,7 +46,8 @@ let package = Package(
             name: "ApexMigration", dependencies: ["ApexKeychain", "ApexDumps", "ApexSodium"],
             path: "Sources/ApexMigration"),
         .target(
-            name: "ReactNativeKeychainImporter", dependencies: ["ApexMigration", "ApexDumps", "ApexKeychain", "ApexSodium"],
+            name: "ReactNativeKeychainImporter",
+            dependencies: ["ApexMigration", "ApexDumps", "ApexKeychain", "ApexSodium"],
             path: "Importers/ReactNativeKeychain"),
         .target(
             name: "ExpoSecureStoreImporter", dependencies: ["ApexMigration", "ApexDumps", "ApexKeychain"],
@@ -69,7 +70,9 @@ let package = Package(
         // (crash-consistency tests).
         .executableTarget(
             name: "store-writer",
-            dependencies: ["ApexKeychain", "ApexKeychainStore", "ApexMigration", "ApexDumps", "ExpoSecureStoreImporter"],
+            dependencies: [
+                "ApexKeychain", "ApexKeychainStore", "ApexMigration", "ApexDumps", "ExpoSecureStoreImporter",
+            ],
             path: "Tests/Support/store-writer"),
         // The generated sample dumps of samples/ and the test fixtures (made-up secrets only), and the large
         // dumps of the benchmark; dump-samples writes them.
@@ -92,14 +95,18 @@ let package = Package(
             name: "ApexKeychainTests", dependencies: ["ApexKeychain", "ApexKeychainStore"],
             path: "Tests/ApexKeychainTests"),
         .testTarget(
-            name: "ApexKeychainStoreTests", dependencies: ["ApexKeychain", "ApexKeychainStore", "ApexSQLite", "CSQLite", "store-writer"],
+            name: "ApexKeychainStoreTests",
+            dependencies: ["ApexKeychain", "ApexKeychainStore", "ApexSQLite", "CSQLite", "store-writer"],
             path: "Tests/ApexKeychainStoreTests", exclude: ["Fixtures"]),
         .testTarget(
-            name: "ApexDumpsTests", dependencies: ["ApexDumps", "ApexKeychain", "ApexSQLite", "CSQLite", "CLibXML2", "dump-samples"],
+            name: "ApexDumpsTests",
+            dependencies: ["ApexDumps", "ApexKeychain", "ApexSQLite", "CSQLite", "CLibXML2", "dump-samples"],
             path: "Tests/ApexDumpsTests", resources: [.copy("Fixtures")]),
         .testTarget(
             name: "ImporterTests",
-            dependencies: ["ReactNativeKeychainImporter", "ExpoSecureStoreImporter", "ApexMigration", "ApexDumps", "ApexKeychain"],
+            dependencies: [
+                "ReactNativeKeychainImporter", "ExpoSecureStoreImporter", "ApexMigration", "ApexDumps", "ApexKeychain",
+            ],
             path: "Tests/ImporterTests", resources: [.copy("Fixtures")]),
         .testTarget(
             name: "ApexMigrationTests",
@@ -111,7 +118,8 @@ let package = Package(
         .testTarget(
             name: "CLITests",
             dependencies: [
-                "apex-keychain", "ApexMigration", "ApexSQLite", "CSQLite", "store-writer", "ApexKeychain", "ApexKeychainStore",
+                "apex-keychain", "ApexMigration", "ApexSQLite", "CSQLite", "store-writer", "ApexKeychain",
+                "ApexKeychainStore",
                 "ApexDumps", "ExpoSecureStoreImporter", "SampleDumps",
             ],
             path: "Tests/CLITests", exclude: ["Golden"]),

@@ -112,7 +112,9 @@ struct ExpoAndroidEntry {
             tagLength = bits
             protection["tlen"] = String(bits)
             if bits < 96 || bits > 128 || bits % 8 != 0 {
-                problems.append("tlen \(bits) is not a GCM tag length of 96 to 128 bits (expo-secure-store 12.7.0 and later refuse tags under 96)")
+                problems.append(
+                    "tlen \(bits) is not a GCM tag length of 96 to 128 bits (expo-secure-store 12.7.0 and later refuse tags under 96)"
+                )
             }
         } else {
             problems.append("tlen is \(fields["tlen"]?.kindName ?? "missing"), not an integer")
@@ -137,7 +139,8 @@ struct ExpoAndroidEntry {
             if let value = flag.optBoolean {
                 authentication = value ? .biometry : ExpoProtectionMapping.AndroidAuthentication.none
             } else {
-                unmappable = "requireAuthentication is \(flag.kindName) expo-secure-store doesn't write (a boolean, `biometry` or `deviceCredentials`): its protection can't be told"
+                unmappable =
+                    "requireAuthentication is \(flag.kindName) expo-secure-store doesn't write (a boolean, `biometry` or `deviceCredentials`): its protection can't be told"
             }
         }
         if let flag = fields["requireAuthentication"], flag != .null {

@@ -66,15 +66,18 @@ struct ExpoAndroidImport {
                     library: .expoSecureStore, platform: .android, origin: origin, source: SourceDescription(),
                     value: .sealed("not an expo-secure-store entry"), target: nil,
                     verdict: .skipped("not an expo-secure-store entry: \(problem) (expo writes JSON strings only)"))
-                found.append(Candidate(
-                    found: ExpoFound(dumpIndex: dumpIndex, recordIndex: index, item: item), fileKind: kind,
-                    name: entry.name, group: nil, key: nil, legacy: false, service: "", place: place))
+                found.append(
+                    Candidate(
+                        found: ExpoFound(dumpIndex: dumpIndex, recordIndex: index, item: item), fileKind: kind,
+                        name: entry.name, group: nil, key: nil, legacy: false, service: "", place: place))
                 continue
             }
             guard let fields else { continue }
-            found.append(candidate(
-                entry.name, ExpoAndroidEntry(fields), origin: origin, place: place, kind: kind, experience: experience,
-                fileName: dump.fileName, dumpIndex: dumpIndex, index: index))
+            found.append(
+                candidate(
+                    entry.name, ExpoAndroidEntry(fields), origin: origin, place: place, kind: kind,
+                    experience: experience,
+                    fileName: dump.fileName, dumpIndex: dumpIndex, index: index))
         }
     }
 
@@ -96,7 +99,9 @@ struct ExpoAndroidImport {
         for (index, candidate) in candidates.enumerated() {
             let name = ExactName(String(candidate.found.dumpIndex), candidate.name)
             if let earlier = lastOfName[name] {
-                shadow(earlier, "the file holds this name again in \(candidate.place), which Android keeps when it loads the file")
+                shadow(
+                    earlier,
+                    "the file holds this name again in \(candidate.place), which Android keeps when it loads the file")
             }
             lastOfName[name] = index
         }
@@ -111,7 +116,10 @@ struct ExpoAndroidImport {
         for (index, candidate) in candidates.enumerated() where candidate.legacy {
             if let key = candidate.key, let first = newEntries[ExactName(String(candidate.found.dumpIndex), key)] {
                 let winner = candidates[first]
-                shadow(index, "expo-secure-store 12.5.0+ reads the entry of service `\(winner.service)` (\(winner.place)) before the legacy bare key")
+                shadow(
+                    index,
+                    "expo-secure-store 12.5.0+ reads the entry of service `\(winner.service)` (\(winner.place)) before the legacy bare key"
+                )
             }
         }
         // 3. The same service and key in several files: the one a standalone build reads wins, among the entries
@@ -125,7 +133,8 @@ struct ExpoAndroidImport {
             let files = Set(members.map { candidates[$0].found.dumpIndex })
             guard files.count > 1 else { continue }
             let ordered = members.sorted { a, b in
-                let x = candidates[a], y = candidates[b]
+                let x = candidates[a]
+                let y = candidates[b]
                 return (x.fileKind.rawValue, x.legacy ? 1 : 0, x.found.dumpIndex, x.found.recordIndex)
                     < (y.fileKind.rawValue, y.legacy ? 1 : 0, y.found.dumpIndex, y.found.recordIndex)
             }
@@ -133,13 +142,19 @@ struct ExpoAndroidImport {
             for loser in ordered.dropFirst() where candidates[loser].found.dumpIndex != winner.found.dumpIndex {
                 let other = candidates[loser]
                 if other.legacy && !winner.legacy {
-                    shadow(loser, "expo-secure-store 12.5.0+ reads the entry of service `\(winner.service)` (\(winner.place)) before a legacy bare key")
+                    shadow(
+                        loser,
+                        "expo-secure-store 12.5.0+ reads the entry of service `\(winner.service)` (\(winner.place)) before a legacy bare key"
+                    )
                     continue
                 }
-                let why = other.fileKind.rawValue > winner.fileKind.rawValue
+                let why =
+                    other.fileKind.rawValue > winner.fileKind.rawValue
                     ? "a standalone build reads SecureStore.xml, not a scoped or renamed file"
                     : "a duplicate from another dump"
-                shadow(loser, "the same service `\(winner.service)` and key are in \(winner.place), which is taken (\(why))")
+                shadow(
+                    loser,
+                    "the same service `\(winner.service)` and key are in \(winner.place), which is taken (\(why))")
             }
         }
         return candidates.map(\.found)
@@ -158,7 +173,9 @@ struct ExpoAndroidImport {
         let legacy = !entry.usesKeystoreSuffix
         if legacy {
             key = name
-            notes.append("legacy entry (before expo-secure-store 12.5.0): named by its bare key, with no record of its service; taken as the default service `\(ExpoNaming.androidDefaultService)`")
+            notes.append(
+                "legacy entry (before expo-secure-store 12.5.0): named by its bare key, with no record of its service; taken as the default service `\(ExpoNaming.androidDefaultService)`"
+            )
         } else if let alias = entry.keystoreAlias,
             let rest = ExpoNaming.dropping(prefix: alias + "-", from: name), !rest.isEmpty
         {
@@ -167,20 +184,27 @@ struct ExpoAndroidImport {
         } else {
             key = name
             serviceFound = entry.keystoreAlias
-            notes.append("the entry's name does not start with `<keystoreAlias>-`: expo-secure-store finds it only as a bare key; taken as the key")
+            notes.append(
+                "the entry's name does not start with `<keystoreAlias>-`: expo-secure-store finds it only as a bare key; taken as the key"
+            )
         }
         let service = serviceFound ?? ExpoNaming.androidDefaultService
         let base = service == ExpoNaming.androidDefaultService ? ExpoNaming.iosDefaultService : service
         let names = base == service ? [service] : [service, base]
         if service == ExpoNaming.androidDefaultService {
-            notes.append("expo-secure-store's Android default service `key_v1` is its iOS default `app`: both go to `app`")
+            notes.append(
+                "expo-secure-store's Android default service `key_v1` is its iOS default `app`: both go to `app`")
         }
         switch kind {
         case .unscoped: break
         case .scoped:
-            notes.append("from a scoped file (experience `\(experience ?? "")`): Expo Go's per-project store, or a pre-SDK 41 standalone app's that later versions copy into SecureStore.xml")
+            notes.append(
+                "from a scoped file (experience `\(experience ?? "")`): Expo Go's per-project store, or a pre-SDK 41 standalone app's that later versions copy into SecureStore.xml"
+            )
         case .other:
-            notes.append("the file is named `\(fileName)`, not SecureStore.xml: claimed for its entries' expo-secure-store layout")
+            notes.append(
+                "the file is named `\(fileName)`, not SecureStore.xml: claimed for its entries' expo-secure-store layout"
+            )
         }
         if !ExpoNaming.isJavaScriptKey(key) { notes.append(ExpoNaming.unusualKeyNote) }
         if !entry.unknownFields.isEmpty {
@@ -221,7 +245,9 @@ struct ExpoAndroidImport {
         let item = SourceItem(
             library: .expoSecureStore, platform: .android, origin: origin,
             source: SourceDescription(service: serviceFound, account: key, protection: entry.protection),
-            value: .sealed("encrypted with the Android Keystore key `\(keystoreKey)`, which never leaves the device: decrypt it on the device"),
+            value: .sealed(
+                "encrypted with the Android Keystore key `\(keystoreKey)`, which never leaves the device: decrypt it on the device"
+            ),
             target: target, verdict: verdict, notes: notes)
         return Candidate(
             found: ExpoFound(dumpIndex: dumpIndex, recordIndex: index, item: item), fileKind: kind, name: name,

@@ -58,7 +58,9 @@ struct ExpoIOSImport {
                 let account = record.account, let generic = record.generic,
                 !account.bytes.isEmpty, account.bytes == generic.bytes, let key = account.text
             else { continue }
-            claimed.append(Claimed(dump: dump, dumpIndex: dumpIndex, recordIndex: index, record: record, key: key, service: service))
+            claimed.append(
+                Claimed(
+                    dump: dump, dumpIndex: dumpIndex, recordIndex: index, record: record, key: key, service: service))
         }
     }
 
@@ -79,8 +81,14 @@ struct ExpoIOSImport {
         }
         for members in groups.values {
             let ordered = members.sorted { a, b in
-                (candidates[a].rank.sync, candidates[a].rank.variant, candidates[a].found.dumpIndex, candidates[a].found.recordIndex)
-                    < (candidates[b].rank.sync, candidates[b].rank.variant, candidates[b].found.dumpIndex, candidates[b].found.recordIndex)
+                (
+                    candidates[a].rank.sync, candidates[a].rank.variant, candidates[a].found.dumpIndex,
+                    candidates[a].found.recordIndex
+                )
+                    < (
+                        candidates[b].rank.sync, candidates[b].rank.variant, candidates[b].found.dumpIndex,
+                        candidates[b].found.recordIndex
+                    )
             }
             let winner = candidates[ordered[0]]
             for loser in ordered.dropFirst() {
@@ -98,13 +106,16 @@ struct ExpoIOSImport {
     private func shadowReason(_ loser: Candidate, winner: Candidate) -> String {
         let there = winner.place
         if loser.rank.sync > winner.rank.sync {
-            return "expo-secure-store's queries never match synchronizable items; it reads the copy under service `\(winner.service)` (\(there))"
+            return
+                "expo-secure-store's queries never match synchronizable items; it reads the copy under service `\(winner.service)` (\(there))"
         }
         if loser.rank.variant == winner.rank.variant {
-            return "the same item is also under service `\(winner.service)` in \(there), which is taken (a duplicate from another dump)"
+            return
+                "the same item is also under service `\(winner.service)` in \(there), which is taken (a duplicate from another dump)"
         }
         let base = ExpoServiceVariant.split(winner.service).base
-        return "expo-secure-store reads `\(base):no-auth`, then `\(base):auth`, then `\(base)`: it finds the copy under service `\(winner.service)` (\(there)) first"
+        return
+            "expo-secure-store reads `\(base):no-auth`, then `\(base):auth`, then `\(base)`: it finds the copy under service `\(winner.service)` (\(there)) first"
     }
 
     // MARK: Access groups
@@ -115,7 +126,8 @@ struct ExpoIOSImport {
         var counts: [String: Int] = [:]
         for item in claimed { if let group = item.record.accessGroup { counts[group, default: 0] += 1 } }
         guard let best = counts.max(by: { ($0.value, $1.key) < ($1.value, $0.key) }) else { return (nil, nil) }
-        let how = counts.count == 1
+        let how =
+            counts.count == 1
             ? "the only access group among expo-secure-store's items"
             : "the access group of most of expo-secure-store's items"
         return (best.key, "access group taken as the app's default: \(how) (no bundle id given)")
@@ -126,7 +138,8 @@ struct ExpoIOSImport {
     static func isDefault(_ group: String, bundleID: String) -> Bool {
         if group == bundleID { return true }
         guard let team = ExpoNaming.dropping("." + bundleID, from: group) else { return false }
-        return team.utf8.count == 10 && team.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) }
+        return team.utf8.count == 10
+            && team.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) }
     }
 
     // MARK: One item
@@ -153,7 +166,9 @@ struct ExpoIOSImport {
                 if let note = defaultGroup.note { notes.append(note) }
             } else {
                 targetGroup = group
-                notes.append("access group `\(group)` is not the one taken as the app's default: kept (give the bundle id to decide)")
+                notes.append(
+                    "access group `\(group)` is not the one taken as the app's default: kept (give the bundle id to decide)"
+                )
             }
         }
 
@@ -165,10 +180,14 @@ struct ExpoIOSImport {
         case .data(let data):
             value = .value(data)
             if String(validating: data, as: UTF8.self) == nil {
-                verdict = .skipped("the value is not valid UTF-8: expo-secure-store stores UTF-8 strings only and could not have written or read it back")
+                verdict = .skipped(
+                    "the value is not valid UTF-8: expo-secure-store stores UTF-8 strings only and could not have written or read it back"
+                )
             } else if data.withUnsafeBytes({ $0.firstIndex(of: 0) != nil }) {
                 kind = .bytes
-                notes.append("the value holds U+0000, which the package's strings refuse: stored as bytes (read it with getBytes)")
+                notes.append(
+                    "the value holds U+0000, which the package's strings refuse: stored as bytes (read it with getBytes)"
+                )
             }
         case .absent:
             value = .sealed("the dump holds no value for this item")
@@ -191,12 +210,16 @@ struct ExpoIOSImport {
         }
         var synchronizable = false
         if record.synchronizable {
-            notes.append("the item is synchronizable, which expo-secure-store never writes and its queries never match: not written by it as released")
+            notes.append(
+                "the item is synchronizable, which expo-secure-store never writes and its queries never match: not written by it as released"
+            )
             if let pair = mapped {
                 let (accessible, control) = pair
                 if control != .none || accessible.isThisDeviceOnly {
                     if verdict == .migrate {
-                        verdict = .blocked("synchronizable with \(accessible.rawValue) and access control \(control.rawValue): the package syncs only items without access control whose class may leave the device")
+                        verdict = .blocked(
+                            "synchronizable with \(accessible.rawValue) and access control \(control.rawValue): the package syncs only items without access control whose class may leave the device"
+                        )
                     }
                     mapped = nil
                 } else {
@@ -240,18 +263,23 @@ struct ExpoIOSImport {
     }
 
     /// The item's class and access control, from what the item holds.
-    private func mapProtection(_ record: KeychainRecord, variant: ExpoServiceVariant, service: String)
+    private func mapProtection(
+        _ record: KeychainRecord, variant: ExpoServiceVariant, service: String
+    )
         -> Result<ExpoProtection, Blocked>
     {
         var notes: [String] = []
         let inner = record.accessControl?.protection
         var pdmn = record.protection
         if let outer = pdmn, let inner, inner != outer {
-            notes.append("pdmn `\(outer)` differs from the protection `\(inner)` inside the access control; the keychain resets pdmn to the access control's, so `\(inner)` is used")
+            notes.append(
+                "pdmn `\(outer)` differs from the protection `\(inner)` inside the access control; the keychain resets pdmn to the access control's, so `\(inner)` is used"
+            )
             pdmn = inner
         }
         guard let pdmn = pdmn ?? inner else {
-            return .failure(Blocked("the dump records no protection class (pdmn) for the item: any class would be a guess"))
+            return .failure(
+                Blocked("the dump records no protection class (pdmn) for the item: any class would be a guess"))
         }
         let accessible: Accessible
         switch ExpoProtectionMapping.accessible(pdmn: pdmn) {
@@ -268,9 +296,13 @@ struct ExpoIOSImport {
         case .failure(let blocked): return .failure(blocked)
         }
         if variant == .auth, control == .none {
-            notes.append("under `\(service)`, the spelling of requireAuthentication writes, but the item has no access control: kept as found")
+            notes.append(
+                "under `\(service)`, the spelling of requireAuthentication writes, but the item has no access control: kept as found"
+            )
         } else if variant == .noAuth, control != .none {
-            notes.append("under `\(service)`, the spelling of writes without requireAuthentication, but the item has access control \(ExpoProtectionMapping.names(of: flags)): kept as found")
+            notes.append(
+                "under `\(service)`, the spelling of writes without requireAuthentication, but the item has access control \(ExpoProtectionMapping.names(of: flags)): kept as found"
+            )
         }
         return .success(ExpoProtection(accessible: accessible, accessControl: control, notes: notes))
     }

@@ -25,13 +25,21 @@ enum ExpoProtectionMapping {
         }
         switch domain {
         case .dk:
-            return .success((.afterFirstUnlock, [
-                "pdmn dk (always, deprecated) is not supported by the package: mapped to the nearest stronger afterFirstUnlock; the item is no longer readable before the first unlock after a restart",
-            ]))
+            return .success(
+                (
+                    .afterFirstUnlock,
+                    [
+                        "pdmn dk (always, deprecated) is not supported by the package: mapped to the nearest stronger afterFirstUnlock; the item is no longer readable before the first unlock after a restart"
+                    ]
+                ))
         case .dku:
-            return .success((.afterFirstUnlockThisDeviceOnly, [
-                "pdmn dku (always, this device only, deprecated) is not supported by the package: mapped to the nearest stronger afterFirstUnlockThisDeviceOnly; the item is no longer readable before the first unlock after a restart",
-            ]))
+            return .success(
+                (
+                    .afterFirstUnlockThisDeviceOnly,
+                    [
+                        "pdmn dku (always, this device only, deprecated) is not supported by the package: mapped to the nearest stronger afterFirstUnlockThisDeviceOnly; the item is no longer readable before the first unlock after a restart"
+                    ]
+                ))
         case .akpu:
             return .success((.whenPasscodeSetThisDeviceOnly, [akpuNote]))
         case .ak, .ck, .aku, .cku:
@@ -54,13 +62,18 @@ enum ExpoProtectionMapping {
     static func accessControl(flags: AccessControlFlags) -> Result<AccessControl, Blocked> {
         let shown = names(of: flags)
         if flags.contains(.applicationPassword) {
-            return .failure(Blocked("access control \(shown): an application password has no equivalent in the package"))
+            return .failure(
+                Blocked("access control \(shown): an application password has no equivalent in the package"))
         }
         if flags.contains(.privateKeyUsage) {
-            return .failure(Blocked("access control \(shown): private-key usage has no meaning for a password item and no equivalent in the package"))
+            return .failure(
+                Blocked(
+                    "access control \(shown): private-key usage has no meaning for a password item and no equivalent in the package"
+                ))
         }
         if flags.contains(.watch) {
-            return .failure(Blocked("access control \(shown): a paired-watch constraint has no equivalent in the package"))
+            return .failure(
+                Blocked("access control \(shown): a paired-watch constraint has no equivalent in the package"))
         }
         let used = flags.intersection(constraints)
         switch used.rawValue.nonzeroBitCount {
@@ -75,13 +88,17 @@ enum ExpoProtectionMapping {
             }
         default:
             guard flags.contains(.or), !flags.contains(.and) else {
-                return .failure(Blocked("access control \(shown): an and-combination needs every constraint at once, which the package can't express"))
+                return .failure(
+                    Blocked(
+                        "access control \(shown): an and-combination needs every constraint at once, which the package can't express"
+                    ))
             }
             switch used {
             case [.biometryAny, .devicePasscode]: return .success(.biometryAnyOrPasscode)
             case [.biometryCurrentSet, .devicePasscode]: return .success(.biometryCurrentSetOrPasscode)
             default:
-                return .failure(Blocked("access control \(shown): this or-combination has no equivalent in the package"))
+                return .failure(
+                    Blocked("access control \(shown): this or-combination has no equivalent in the package"))
             }
         }
     }
@@ -137,7 +154,8 @@ enum ExpoProtectionMapping {
         }
         switch authentication {
         case .none:
-            return ExpoProtection(accessible: .afterFirstUnlockThisDeviceOnly, accessControl: .none, notes: [androidUnlockNote])
+            return ExpoProtection(
+                accessible: .afterFirstUnlockThisDeviceOnly, accessControl: .none, notes: [androidUnlockNote])
         case .biometry:
             return ExpoProtection(
                 accessible: .whenPasscodeSetThisDeviceOnly, accessControl: .biometryCurrentSet,

@@ -47,7 +47,9 @@ enum AndroidEntries {
         var index: [ExactName: Int] = [:]
 
         /// The text of the entry `service` + `suffixes[suffix]`.
-        func text(_ service: ExactName, _ suffix: Int) -> String? { index[service].flatMap { services[$0].texts[suffix] } }
+        func text(_ service: ExactName, _ suffix: Int) -> String? {
+            index[service].flatMap { services[$0].texts[suffix] }
+        }
     }
 
     /// A service's `:u`, `:p` and `:c` texts, by the index of the suffix in ``suffixes``.
@@ -94,7 +96,8 @@ enum AndroidEntries {
                     }
                 } else if !file.isDataStore, !dataStores.isEmpty {
                     let key = ExactName(service)
-                    entry.shadowedBy = dataStores.first { store in suffixes.indices.contains { store.text(key, $0) != nil } }?
+                    entry.shadowedBy =
+                        dataStores.first { store in suffixes.indices.contains { store.text(key, $0) != nil } }?
                         .dump.path
                 }
                 (entry.username, entry.password, entry.cipher) = (texts[0], texts[1], texts[2])

@@ -31,25 +31,35 @@ struct AndroidImport {
             source: SourceDescription(service: entry.service, protection: entry.cipher.map { ["cipher": $0] } ?? [:]),
             value: .sealed(Self.keystoreSealed), target: nil)
         if entry.renamed {
-            let name = entry.dump.format == .dataStore
+            let name =
+                entry.dump.format == .dataStore
                 ? ReactNativeKeychainImporter.dataStoreFileName : ReactNativeKeychainImporter.sharedPreferencesFileName
-            item.notes.append("the file is named \(quoted(entry.dump.fileName)), not \(name): recognised as react-native-keychain's by its <service>:u, :p and :c entries")
+            item.notes.append(
+                "the file is named \(quoted(entry.dump.fileName)), not \(name): recognised as react-native-keychain's by its <service>:u, :p and :c entries"
+            )
         }
         for (name, path) in entry.borrowed {
-            item.notes.append("entry \(quoted(name)) is taken from \(path): the DataStore lacks it, and androidx's SharedPreferences migration copies it over")
+            item.notes.append(
+                "entry \(quoted(name)) is taken from \(path): the DataStore lacks it, and androidx's SharedPreferences migration copies it over"
+            )
         }
         guard let username = entry.username, let password = entry.password else {
             item.value = .sealed("incomplete entry: there is no value to read")
-            item.verdict = .skipped("incomplete: react-native-keychain reads a service only when both \(quoted(entry.service + ":u")) and \(quoted(entry.service + ":p")) exist")
+            item.verdict = .skipped(
+                "incomplete: react-native-keychain reads a service only when both \(quoted(entry.service + ":u")) and \(quoted(entry.service + ":p")) exist"
+            )
             return item
         }
         let cipher = entry.cipher ?? Self.conceal
         if entry.cipher == nil {
-            item.notes.append("no \(quoted(entry.service + ":c")) entry (written by react-native-keychain 1.x): read as FacebookConceal, as versions 2 to 9 do; version 10 treats the entry as absent")
+            item.notes.append(
+                "no \(quoted(entry.service + ":c")) entry (written by react-native-keychain 1.x): read as FacebookConceal, as versions 2 to 9 do; version 10 treats the entry as absent"
+            )
         }
         var valueProblem: String?
         if cipher == Self.conceal {
-            let opened = ConcealEntry.open(username: username, password: password, service: entry.service, keyring: keyring)
+            let opened = ConcealEntry.open(
+                username: username, password: password, service: entry.service, keyring: keyring)
             item.value = opened.value
             item.source.account = opened.account
             item.notes += opened.notes
@@ -81,7 +91,9 @@ struct AndroidImport {
         }
         if case .failure(let unmapped) = protection { blocked = unmapped.reason }
         if let shadowedBy = entry.shadowedBy, filter == nil {
-            item.verdict = .shadowed("the DataStore \(shadowedBy) holds this service's entries, and they win: androidx's SharedPreferences migration keeps the keys the DataStore already has")
+            item.verdict = .shadowed(
+                "the DataStore \(shadowedBy) holds this service's entries, and they win: androidx's SharedPreferences migration keeps the keys the DataStore already has"
+            )
             item.target = target
         } else if let filter {
             item.verdict = .skipped(filter)
@@ -115,15 +127,21 @@ struct AndroidImport {
         guard service.isEmpty else {
             try ServiceRules.checkName(service, "service")
             if Self.containsScheme(service) {
-                notes.append("on Android, internet credentials are stored like generic ones under the server's name; if the app saved this with setInternetCredentials, its iOS counterpart is 'credentials:<server>' in the app's default service")
+                notes.append(
+                    "on Android, internet credentials are stored like generic ones under the server's name; if the app saved this with setInternetCredentials, its iOS counterpart is 'credentials:<server>' in the app's default service"
+                )
             }
             return service
         }
         guard let bundleID = options.bundleID else {
-            throw Blocked("the item is in react-native-keychain's default Android service \"\", which goes to the app's default service (its bundle id): pass --bundle-id, or name a service for \"\" with --service-map")
+            throw Blocked(
+                "the item is in react-native-keychain's default Android service \"\", which goes to the app's default service (its bundle id): pass --bundle-id, or name a service for \"\" with --service-map"
+            )
         }
         try ServiceRules.checkName(bundleID, "service")
-        notes.append("react-native-keychain's default Android service \"\" is written to the app's default service \(quoted(bundleID)), the bundle id given by --bundle-id")
+        notes.append(
+            "react-native-keychain's default Android service \"\" is written to the app's default service \(quoted(bundleID)), the bundle id given by --bundle-id"
+        )
         return bundleID
     }
 }
@@ -136,17 +154,23 @@ enum AndroidProtection {
     static let biometric: Set<String> = ["KeystoreRSAECB", "KeystoreAESGCM"]
 
     static func map(cipher: String, options: ImportOptions) throws(Blocked) -> MappedProtection {
-        var notes = ["accessible 'afterFirstUnlock': Android has no lock-state classes, and react-native-keychain's keys could be used whenever the app ran"]
+        var notes = [
+            "accessible 'afterFirstUnlock': Android has no lock-state classes, and react-native-keychain's keys could be used whenever the app ran"
+        ]
         let isKeystore = cipher != AndroidImport.conceal
         if isKeystore, unauthenticated.contains(cipher) || biometric.contains(cipher) {
-            notes.append("keyStorage 'strongbox': react-native-keychain created its Keystore keys in StrongBox when the device had it")
+            notes.append(
+                "keyStorage 'strongbox': react-native-keychain created its Keystore keys in StrongBox when the device had it"
+            )
         }
         if unauthenticated.contains(cipher) {
             let options = SetOptions(
                 accessible: .afterFirstUnlock, accessControl: AccessControl.none,
                 android: isKeystore ? AndroidOptions(keyStorage: .strongbox) : nil)
             if !isKeystore {
-                notes.append("FacebookConceal kept its key in the app's files (crypto.KEY_256.xml), outside the Keystore; the migrated item gets the package's Keystore protection, which is stronger")
+                notes.append(
+                    "FacebookConceal kept its key in the app's files (crypto.KEY_256.xml), outside the Keystore; the migrated item gets the package's Keystore protection, which is stronger"
+                )
             }
             return MappedProtection(options: options, notes: notes)
         }
@@ -154,11 +178,16 @@ enum AndroidProtection {
             throw Blocked("unknown cipher \(quoted(cipher)): its protection can't be mapped")
         }
         let control: AccessControl = options.androidBiometryAcceptsPasscode ? .biometryAnyOrPasscode : .biometryAny
-        notes.append("\(cipher)'s key needed a strong biometric, valid for 5 s after each authentication and not invalidated by new enrolments: mapped to '\(control.rawValue)' with authValidity 5")
+        notes.append(
+            "\(cipher)'s key needed a strong biometric, valid for 5 s after each authentication and not invalidated by new enrolments: mapped to '\(control.rawValue)' with authValidity 5"
+        )
         if options.androidBiometryAcceptsPasscode {
-            notes.append("the device credential is accepted too, as you said react-native-keychain 10 did (API 30 and later)")
+            notes.append(
+                "the device credential is accepted too, as you said react-native-keychain 10 did (API 30 and later)")
         } else {
-            notes.append("react-native-keychain 10 also accepted the device credential (API 30 and later); if the app used version 10, pass --android-biometry-accepts-passcode to map it to 'biometryAnyOrPasscode'")
+            notes.append(
+                "react-native-keychain 10 also accepted the device credential (API 30 and later); if the app used version 10, pass --android-biometry-accepts-passcode to map it to 'biometryAnyOrPasscode'"
+            )
         }
         let options = SetOptions(
             accessible: .afterFirstUnlock, accessControl: control, authValidity: 5,

@@ -46,12 +46,14 @@ struct AppIdentity {
         if let chosen {
             defaultService = chosen.bundle
             team = chosen.team
-            note = "the app's default service \(quoted(chosen.bundle)) is the bundle id inferred from access group \(quoted(chosen.team + "." + chosen.bundle)); pass --bundle-id to set it"
+            note =
+                "the app's default service \(quoted(chosen.bundle)) is the bundle id inferred from access group \(quoted(chosen.team + "." + chosen.bundle)); pass --bundle-id to set it"
         } else if candidates.isEmpty {
             note = "the app's default service (its bundle id) is unknown: no access group shows it; pass --bundle-id"
         } else {
             let listed = candidates.prefix(5).map { quoted($0.team + "." + $0.bundle) }.joined(separator: ", ")
-            note = "the app's default service (its bundle id) is unknown: several access groups could be the app's (\(listed)); pass --bundle-id"
+            note =
+                "the app's default service (its bundle id) is unknown: several access groups could be the app's (\(listed)); pass --bundle-id"
         }
     }
 
@@ -81,7 +83,8 @@ struct AppIdentity {
             return "not the app's item: access group \(quoted(group)) is Apple's"
         }
         if let team, let parts = Self.split(group), parts.team != team {
-            return "not the app's item: access group \(quoted(group)) belongs to team \(quoted(parts.team)), not the app's team \(quoted(team))"
+            return
+                "not the app's item: access group \(quoted(group)) belongs to team \(quoted(parts.team)), not the app's team \(quoted(team))"
         }
         return nil
     }
@@ -93,7 +96,8 @@ enum KnownForeignItems {
     /// Why a record is recognisably not react-native-keychain's, or nil.
     static func reason(_ record: KeychainRecord) -> String? {
         if record.itemClass == "genp", record.account?.text == "_pfo" {
-            return "another SDK's item: Firebase's marker item, which shares the app's default service (react-native-keychain issues #363 and #648)"
+            return
+                "another SDK's item: Firebase's marker item, which shares the app's default service (react-native-keychain issues #363 and #648)"
         }
         if let attribute = markerAttribute(record) {
             return "not react-native-keychain's item: it has \(attribute), which react-native-keychain never sets"

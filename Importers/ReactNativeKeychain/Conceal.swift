@@ -40,13 +40,16 @@ final class ConcealKeyring: Sendable {
                 guard case .string(let text) = entry.value, var data = base64IgnoringWhitespace(text),
                     data.count == Conceal.keyLength
                 else {
-                    throw ImportError(path: dump.path, "cipher_key is not a Base64-encoded 32-byte key, so it is not Facebook Conceal's KEY_256 key")
+                    throw ImportError(
+                        path: dump.path,
+                        "cipher_key is not a Base64-encoded 32-byte key, so it is not Facebook Conceal's KEY_256 key")
                 }
                 keys.append(SecretBytes(wiping: &data))
             }
         }
         self.keys = keys
-        missingReason = files == 0
+        missingReason =
+            files == 0
             ? "decrypting FacebookConceal needs shared_prefs/crypto.KEY_256.xml, which was not given"
             : "the crypto.KEY_256.xml given holds no cipher_key"
     }
@@ -136,7 +139,8 @@ enum Conceal {
     static func open(_ blob: [UInt8], keys: [SecretBytes], service: String, field: Field) -> (SecretBytes, Spelling)? {
         for key in keys {
             for spelling in Spelling.allCases {
-                if let plain = open(blob, key: key.bytes, aad: spelling.associatedData(service: service, field: field)) {
+                if let plain = open(blob, key: key.bytes, aad: spelling.associatedData(service: service, field: field))
+                {
                     return (plain, spelling)
                 }
             }

@@ -28,17 +28,27 @@ struct ConcealEntry {
         }
         if keyring.keys.isEmpty { return ConcealEntry(value: .sealed(keyring.missingReason)) }
         guard Conceal.isAvailable else {
-            return ConcealEntry(value: .sealed("this machine's libsodium has no AES-256-GCM (it needs AES-NI or ARMv8 crypto instructions), so FacebookConceal values can't be decrypted here"))
+            return ConcealEntry(
+                value: .sealed(
+                    "this machine's libsodium has no AES-256-GCM (it needs AES-NI or ARMv8 crypto instructions), so FacebookConceal values can't be decrypted here"
+                ))
         }
         guard let (user, userSpelling) = Conceal.open(blobs[0], keys: keyring.keys, service: service, field: .user),
             let (pass, passSpelling) = Conceal.open(blobs[1], keys: keyring.keys, service: service, field: .pass)
         else {
-            return ConcealEntry(value: .sealed("FacebookConceal: the GCM tag does not verify with the key of crypto.KEY_256.xml under either entity spelling (another app's key file, or damaged data)"))
+            return ConcealEntry(
+                value: .sealed(
+                    "FacebookConceal: the GCM tag does not verify with the key of crypto.KEY_256.xml under either entity spelling (another app's key file, or damaged data)"
+                ))
         }
         var entry = ConcealEntry(value: .sealed(""))
-        entry.notes.append("FacebookConceal, decrypted with the key of crypto.KEY_256.xml; react-native-keychain 10 can no longer read this entry")
+        entry.notes.append(
+            "FacebookConceal, decrypted with the key of crypto.KEY_256.xml; react-native-keychain 10 can no longer read this entry"
+        )
         if userSpelling == .spaced || passSpelling == .spaced {
-            entry.notes.append("encrypted with the entity spelling of react-native-keychain 9.0.0 to 9.2.2 ('RN_KEYCHAIN:<service> user'), which 9.2.3 and later can't read")
+            entry.notes.append(
+                "encrypted with the entity spelling of react-native-keychain 9.0.0 to 9.2.2 ('RN_KEYCHAIN:<service> user'), which 9.2.3 and later can't read"
+            )
         }
         entry.finish(username: user, password: pass)
         return entry
@@ -66,7 +76,8 @@ struct ConcealEntry {
         }
         if name.isEmpty || name.utf8.contains(0) {
             value = .value(Data(password.bytes))
-            problem = name.isEmpty
+            problem =
+                name.isEmpty
                 ? "the decrypted username is empty; the package's credentials need one"
                 : "the decrypted username contains U+0000, which a username can't hold"
             return

@@ -56,7 +56,8 @@ struct IOSImport {
 
     private func duplicateNote(_ record: KeychainRecord, count: Int) -> String {
         let what = record.itemClass == "inet" ? "server" : "service"
-        return "\(count) items share this \(what) in the dump; react-native-keychain keeps one per \(what) (each save deletes the others), so the others may be another SDK's: check which one the app wrote"
+        return
+            "\(count) items share this \(what) in the dump; react-native-keychain keeps one per \(what) (each save deletes the others), so the others may be another SDK's: check which one the app wrote"
     }
 
     private func foreignReason(_ record: KeychainRecord) -> String? {
@@ -129,7 +130,9 @@ struct IOSImport {
         var blocked: String?
     }
 
-    private func genericTarget(service: String, _ record: KeychainRecord, notes: inout [String]) throws(Blocked) -> Mapped {
+    private func genericTarget(
+        service: String, _ record: KeychainRecord, notes: inout [String]
+    ) throws(Blocked) -> Mapped {
         let targetService = rules.mapped(service)
         try ServiceRules.checkName(targetService, "service")
         if service == app.defaultService { notes.append(app.note) }
@@ -151,9 +154,13 @@ struct IOSImport {
         return Blocked("the server, which names the target key (credentials:<server>), is unknown: \(how)")
     }
 
-    private func internetTarget(server: String, _ record: KeychainRecord, notes: inout [String]) throws(Blocked) -> Mapped {
+    private func internetTarget(
+        server: String, _ record: KeychainRecord, notes: inout [String]
+    ) throws(Blocked) -> Mapped {
         guard let defaultService = app.defaultService else {
-            throw Blocked("internet credentials go to the app's default service, and its name (the bundle id) is unknown: pass --bundle-id")
+            throw Blocked(
+                "internet credentials go to the app's default service, and its name (the bundle id) is unknown: pass --bundle-id"
+            )
         }
         let targetService = rules.mapped(defaultService)
         try ServiceRules.checkName(targetService, "service")
@@ -188,9 +195,10 @@ struct IOSImport {
         var accessGroup: String?
         if let group = record.accessGroup, !app.isDefaultGroup(group) {
             accessGroup = group
-            notes.append(app.defaultService == nil
-                ? "kept in access group \(quoted(group)): without the bundle id it can't be told from the app's default group"
-                : "kept in access group \(quoted(group)), which is not the app's default group")
+            notes.append(
+                app.defaultService == nil
+                    ? "kept in access group \(quoted(group)): without the bundle id it can't be told from the app's default group"
+                    : "kept in access group \(quoted(group)), which is not the app's default group")
         }
         return accessGroup
     }
@@ -219,7 +227,9 @@ struct IOSImport {
         guard let username = account.text else {
             return (.value(data), "the account (the username) is not valid UTF-8")
         }
-        if username.isEmpty { return (.value(data), "the account (the username) is empty; the package's credentials need one") }
+        if username.isEmpty {
+            return (.value(data), "the account (the username) is empty; the package's credentials need one")
+        }
         if username.utf8.contains(0) {
             return (.value(data), "the account (the username) contains U+0000, which a username can't hold")
         }

@@ -19,7 +19,8 @@ enum IOSProtectionMapping {
         pdmn: String?, accessControl: AccessControlDescription?, undecodedAccessControl: Bool, synchronizable: Bool
     ) throws(Blocked) -> MappedProtection {
         if accessControl == nil, undecodedAccessControl {
-            throw Blocked("the item has an access control (accc) the dump reader could not decode, so its protection is unknown")
+            throw Blocked(
+                "the item has an access control (accc) the dump reader could not decode, so its protection is unknown")
         }
         var notes: [String] = []
         let domain = try protectionDomain(pdmn: pdmn, inAccessControl: accessControl?.protection, notes: &notes)
@@ -27,10 +28,14 @@ enum IOSProtectionMapping {
         let control = try self.accessControl(accessControl?.flags ?? [], notes: &notes)
         if synchronizable {
             if accessible.isThisDeviceOnly {
-                throw Blocked("the item is synchronizable (iCloud Keychain) but its class maps to '\(accessible.rawValue)', a this-device-only class; the package allows neither combination, and dropping either would weaken it")
+                throw Blocked(
+                    "the item is synchronizable (iCloud Keychain) but its class maps to '\(accessible.rawValue)', a this-device-only class; the package allows neither combination, and dropping either would weaken it"
+                )
             }
             if control != .none {
-                throw Blocked("the item is synchronizable (iCloud Keychain) and has access control '\(control.rawValue)'; the package does not sync items with access control, and dropping either would weaken it")
+                throw Blocked(
+                    "the item is synchronizable (iCloud Keychain) and has access control '\(control.rawValue)'; the package does not sync items with access control, and dropping either would weaken it"
+                )
             }
             notes.append(cloudSyncNote)
         }
@@ -60,7 +65,9 @@ enum IOSProtectionMapping {
         case (let outside?, let inside?):
             guard outside != inside else { return outside }
             let kept = stronger(outside, inside)
-            notes.append("the access control records protection class '\(inside.rawValue)' but pdmn is '\(outside.rawValue)': the stronger reading '\(kept.rawValue)' is kept")
+            notes.append(
+                "the access control records protection class '\(inside.rawValue)' but pdmn is '\(outside.rawValue)': the stronger reading '\(kept.rawValue)' is kept"
+            )
             return kept
         }
     }
@@ -102,7 +109,9 @@ enum IOSProtectionMapping {
     private static func accessible(_ domain: ProtectionDomain, notes: inout [String]) -> Accessible {
         if let accessible = domain.accessible { return accessible }
         let mapped: Accessible = domain == .dku ? .afterFirstUnlockThisDeviceOnly : .afterFirstUnlock
-        notes.append("protection class '\(domain.rawValue)' (always) is deprecated and not supported by the package: mapped to '\(mapped.rawValue)', the nearest stronger class, so the item is no longer readable before the first unlock after a restart")
+        notes.append(
+            "protection class '\(domain.rawValue)' (always) is deprecated and not supported by the package: mapped to '\(mapped.rawValue)', the nearest stronger class, so the item is no longer readable before the first unlock after a restart"
+        )
         return mapped
     }
 
@@ -113,10 +122,12 @@ enum IOSProtectionMapping {
         if flags.isEmpty { return .none }
         let words = flagWords(flags)
         if flags.contains(.applicationPassword) {
-            throw Blocked("access control \(words) needs an application password, which has no equivalent in the package")
+            throw Blocked(
+                "access control \(words) needs an application password, which has no equivalent in the package")
         }
         if flags.contains(.privateKeyUsage) {
-            throw Blocked("access control \(words) is a private-key usage constraint, which has no equivalent in the package")
+            throw Blocked(
+                "access control \(words) is a private-key usage constraint, which has no equivalent in the package")
         }
         if flags.contains(.watch) {
             throw Blocked("access control \(words) accepts a paired watch, which has no equivalent in the package")
@@ -127,13 +138,17 @@ enum IOSProtectionMapping {
         }
         let constraints = flags.subtracting([.or, .and])
         if flags.contains(.and) || (constraints.rawValue.nonzeroBitCount > 1 && !flags.contains(.or)) {
-            throw Blocked("access control \(words) is an and-combination (every constraint at each use), which has no equivalent in the package")
+            throw Blocked(
+                "access control \(words) is an and-combination (every constraint at each use), which has no equivalent in the package"
+            )
         }
         switch flags {
         case [.userPresence]:
             return .biometryAnyOrPasscode
         case [.biometryAny, .devicePasscode, .or]:
-            notes.append("access control biometryAny|devicePasscode|or is written as userPresence, Apple's constraint for any enrolled biometric or the passcode")
+            notes.append(
+                "access control biometryAny|devicePasscode|or is written as userPresence, Apple's constraint for any enrolled biometric or the passcode"
+            )
             return .biometryAnyOrPasscode
         case [.biometryAny]:
             return .biometryAny

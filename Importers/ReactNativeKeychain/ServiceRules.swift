@@ -39,9 +39,13 @@ struct ServiceRules {
     static func checkName(_ name: String, _ what: String) throws(Blocked) {
         if name.isEmpty { throw Blocked("the target \(what) would be empty; map the service with --service-map") }
         if name.utf16.count > maxNameLength {
-            throw Blocked("the target \(what) would be longer than \(maxNameLength) characters; map the service with --service-map")
+            throw Blocked(
+                "the target \(what) would be longer than \(maxNameLength) characters; map the service with --service-map"
+            )
         }
-        if name.utf8.contains(0) { throw Blocked("the target \(what) would contain U+0000; map the service with --service-map") }
+        if name.utf8.contains(0) {
+            throw Blocked("the target \(what) would contain U+0000; map the service with --service-map")
+        }
     }
 }
 

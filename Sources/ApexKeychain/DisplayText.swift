@@ -34,7 +34,9 @@ public enum DisplayText {
     /// the UTF-8 of a C1 control (0xC2), of U+061C (0xD8) or of the other bidi controls (0xE2). Most names
     /// have none, and are returned as they are after this scan.
     private static func mayNeedEscape(_ text: String) -> Bool {
-        func suspect(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x7F || byte == 0xC2 || byte == 0xD8 || byte == 0xE2 }
+        func suspect(_ byte: UInt8) -> Bool {
+            byte < 0x20 || byte == 0x7F || byte == 0xC2 || byte == 0xD8 || byte == 0xE2
+        }
         return text.utf8.withContiguousStorageIfAvailable { $0.contains(where: suspect) }
             ?? text.utf8.contains(where: suspect)
     }

@@ -18,7 +18,8 @@ extension Keychain {
         try prepare()
         let found = try run { () throws(DatabaseError) in
             try database.attributes(
-                matching: ItemQuery(itemClass: .genericPassword, service: service, account: key, accessGroup: accessGroup))
+                matching: ItemQuery(
+                    itemClass: .genericPassword, service: service, account: key, accessGroup: accessGroup))
         }
         if found.contains(where: { !$0.isApexItem }) { return .foreign }
         guard let info = try await getItemInfo(key) else { return .absent }
@@ -62,7 +63,9 @@ extension Keychain {
     /// - Parameter states: what ``keyStates()`` returned, to answer "does another library hold the key" without
     ///   asking the database again; nil to ask it.
     /// - Throws: the error the write would throw.
-    public func checkWrite(_ key: String, _ options: SetOptions = SetOptions(), states: KeyStates? = nil)
+    public func checkWrite(
+        _ key: String, _ options: SetOptions = SetOptions(), states: KeyStates? = nil
+    )
         async throws(KeychainError)
     {
         try Validation.name(key, "key")

@@ -48,7 +48,8 @@ public final class Keychain: Sendable {
         self.context = DeviceContext.of(device)
         self.service = service
         let platform = device.state().platform
-        self.accessGroup = platform.isAndroid ? device.defaultAccessGroup : (options.accessGroup ?? device.defaultAccessGroup)
+        self.accessGroup =
+            platform.isAndroid ? device.defaultAccessGroup : (options.accessGroup ?? device.defaultAccessGroup)
         self.entitled = !platform.isIOS || device.isEntitled(toAccessGroup: accessGroup)
         if platform.isAndroid, options.synchronizable == true { warnSynchronizableIgnored() }
     }
@@ -64,7 +65,9 @@ public final class Keychain: Sendable {
     ///   - options: protection and label; unset fields take the keychain's defaults. No label removes the label.
     /// - Throws: `INVALID_ARGUMENT`, or what the device can't give (`PASSCODE_NOT_SET`, `BIOMETRY_NOT_ENROLLED`,
     ///   …), or `INTERACTION_NOT_ALLOWED` while locked. The keychain is not modified if an error is thrown.
-    public func setItem(_ key: String, _ value: String, _ options: SetOptions = SetOptions()) async throws(KeychainError) {
+    public func setItem(
+        _ key: String, _ value: String, _ options: SetOptions = SetOptions()
+    ) async throws(KeychainError) {
         try Validation.storedString(value, "value")
         try write(key, Data(value.utf8), encoding: .string, label: options.label, options)
     }
@@ -82,7 +85,8 @@ public final class Keychain: Sendable {
     }
 
     /// Stores bytes under a key; they round-trip exactly. Same rules as ``setItem(_:_:_:)``.
-    public func setBytes(_ key: String, _ value: Data, _ options: SetOptions = SetOptions()) async throws(KeychainError) {
+    public func setBytes(_ key: String, _ value: Data, _ options: SetOptions = SetOptions()) async throws(KeychainError)
+    {
         try setBytesSynchronously(key, value, options)
     }
 
@@ -114,7 +118,8 @@ public final class Keychain: Sendable {
     /// The description of `item`, whose metadata is `metadata`.
     func info(_ key: String, _ item: ItemAttributes, _ metadata: ItemMetadata) -> ItemInfo {
         ItemInfo(
-            key: key, label: label(of: item, metadata), accessible: item.protectionDomain.accessible ?? Self.defaultAccessible,
+            key: key, label: label(of: item, metadata),
+            accessible: item.protectionDomain.accessible ?? Self.defaultAccessible,
             accessControl: metadata.accessControl, synchronizable: item.synchronizable,
             createdAt: Self.milliseconds(item.createdAt), modifiedAt: Self.milliseconds(item.modifiedAt),
             android: metadata.securityLevel.map(AndroidItemInfo.init(securityLevel:)))
@@ -171,7 +176,9 @@ public final class Keychain: Sendable {
     }
 
     /// Removes credentials; missing credentials are not an error. Never prompts.
-    public func removeCredentials(_ options: CredentialsGetOptions = CredentialsGetOptions()) async throws(KeychainError) {
+    public func removeCredentials(
+        _ options: CredentialsGetOptions = CredentialsGetOptions()
+    ) async throws(KeychainError) {
         try await removeItem(try Self.credentialsKey(options.server))
     }
 

@@ -106,8 +106,10 @@ public struct KeychainOptions: Sendable, Codable, Equatable {
     public init(from decoder: any Decoder) throws {
         let c = try StrictContainer(
             decoder, type: "options",
-            allowed: ["service", "accessible", "accessControl", "authValidity", "synchronizable", "accessGroup",
-                      "prompt", "android"])
+            allowed: [
+                "service", "accessible", "accessControl", "authValidity", "synchronizable", "accessGroup",
+                "prompt", "android",
+            ])
         self.init(
             service: try c.string("service"), accessible: try c.enumeration("accessible", Accessible.self),
             accessControl: try c.enumeration("accessControl", AccessControl.self),
@@ -190,8 +192,12 @@ public struct Credentials: Sendable, Codable, Equatable {
     /// has no UTF-8 form) or an unknown name is `INVALID_ARGUMENT`; the message never holds the field's text.
     public init(from decoder: any Decoder) throws {
         let c = try StrictContainer(decoder, type: "credentials", allowed: ["username", "password"])
-        guard let username = try c.string("username") else { throw KeychainError.invalid("credentials.username is missing") }
-        guard let password = try c.string("password") else { throw KeychainError.invalid("credentials.password is missing") }
+        guard let username = try c.string("username") else {
+            throw KeychainError.invalid("credentials.username is missing")
+        }
+        guard let password = try c.string("password") else {
+            throw KeychainError.invalid("credentials.password is missing")
+        }
         self.init(username: username, password: password)
     }
 }

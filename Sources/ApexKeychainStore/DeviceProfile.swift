@@ -32,9 +32,11 @@ extension DeviceProfile {
         let app = bundleIdentifier ?? Self.defaultBundleIdentifier
         return switch self {
         case .ios:
-            SimulatedDevice(platform: .iOS(major: 18), biometry: .faceID, bundleIdentifier: app, now: nil, accessGroups: .any)
+            SimulatedDevice(
+                platform: .iOS(major: 18), biometry: .faceID, bundleIdentifier: app, now: nil, accessGroups: .any)
         case .iosNoBiometrics:
-            SimulatedDevice(platform: .iOS(major: 18), biometry: nil, bundleIdentifier: app, now: nil, accessGroups: .any)
+            SimulatedDevice(
+                platform: .iOS(major: 18), biometry: nil, bundleIdentifier: app, now: nil, accessGroups: .any)
         case .iosNoPasscode:
             SimulatedDevice(
                 platform: .iOS(major: 18), biometry: .faceID, passcodeSet: false, bundleIdentifier: app, now: nil,

@@ -30,7 +30,9 @@ extension SQLiteKeychainDatabase {
         defer { lock.unlock() }
         if transactionDepth > 0, !connection.isInTransaction {
             throw DatabaseError(
-                .io, "\(url.path): SQLite rolled back the transaction this write belongs to after an error; nothing more is written in it")
+                .io,
+                "\(url.path): SQLite rolled back the transaction this write belongs to after an error; nothing more is written in it"
+            )
         }
         if !savepoint, transactionDepth > 0 { return try body() }
         transactionDepth += 1
@@ -82,7 +84,7 @@ extension SQLiteKeychainDatabase {
     func runMapped(_ statement: Statement) throws(DatabaseError) {
         do {
             try statement.run()
-        } catch where error.code & 0xFF == SQLITE_CONSTRAINT {
+        } catch  where error.code & 0xFF == SQLITE_CONSTRAINT {
             throw DatabaseError(.duplicateItem, "the item already exists")
         } catch {
             throw databaseError(error)
@@ -154,7 +156,8 @@ extension SQLiteKeychainDatabase {
         return try statement.firstRow { $0.int64(0) }
     }
 
-    func bindPrimaryKey(_ statement: Statement, _ key: ItemAttributes.PrimaryKey, from first: Int32) throws(SQLiteError) {
+    func bindPrimaryKey(_ statement: Statement, _ key: ItemAttributes.PrimaryKey, from first: Int32) throws(SQLiteError)
+    {
         try statement.bind(first, key.itemClass.rawValue)
         try statement.bind(first + 1, key.service)
         try statement.bind(first + 2, key.account)

@@ -201,7 +201,9 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
     private func checkSize(_ value: Data) throws(DatabaseError) {
         guard value.count > Self.maximumValueSize else { return }
         throw DatabaseError(
-            .io, "\(url.path): the value is \(value.count) bytes; a store holds values of up to \(Self.maximumValueSize) bytes (16 MiB)")
+            .io,
+            "\(url.path): the value is \(value.count) bytes; a store holds values of up to \(Self.maximumValueSize) bytes (16 MiB)"
+        )
     }
 
     // MARK: Meta
@@ -218,7 +220,9 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
     }
 
     func metaValue(_ name: String) throws(DatabaseError) -> Data? {
-        let statement = try sql { () throws(SQLiteError) in try connection.statement("SELECT value FROM meta WHERE name = ?") }
+        let statement = try sql { () throws(SQLiteError) in
+            try connection.statement("SELECT value FROM meta WHERE name = ?")
+        }
         try sql { () throws(SQLiteError) in try statement.bind(1, name) }
         return try sql { () throws(SQLiteError) in try statement.firstRow { $0.data(0) } } ?? nil
     }
@@ -230,4 +234,3 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
         try statement.run()
     }
 }
-

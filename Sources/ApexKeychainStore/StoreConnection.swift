@@ -1,8 +1,9 @@
 import ApexSQLite
 import CSQLite
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// How a store file is opened: read-write when this process can write it, read-only when it can't, and what
@@ -30,7 +31,9 @@ enum StoreConnection {
         do {
             let version = try schemaVersion(connection)
             return (connection, version, connection.isReadOnly)
-        } catch where error.primary == SQLITE_READONLY || error.primary == SQLITE_CANTOPEN || error.primary == SQLITE_PERM {
+        } catch
+            where error.primary == SQLITE_READONLY || error.primary == SQLITE_CANTOPEN || error.primary == SQLITE_PERM
+        {
             // Falls through to the read-only open below.
         } catch {
             throw readError(error, path: path, otherwise: "not a store: the file is not a SQLite database")
@@ -50,7 +53,8 @@ enum StoreConnection {
         }
         let immutable: Connection
         do {
-            immutable = try Connection(path: Connection.immutableURI(path: path), flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_URI)
+            immutable = try Connection(
+                path: Connection.immutableURI(path: path), flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_URI)
         } catch {
             throw openError(error, path: path)
         }
@@ -70,7 +74,8 @@ enum StoreConnection {
     static func openError(_ error: SQLiteError, path: String) -> StoreError {
         switch error.systemError {
         case EACCES, EPERM:
-            return StoreError(.unreadable, path: path, "can't open the store: \(String(cString: strerror(error.systemError)))")
+            return StoreError(
+                .unreadable, path: path, "can't open the store: \(String(cString: strerror(error.systemError)))")
         case ENOENT:
             return StoreError(.notFound, path: path, "no store here (create one with 'store init')")
         default:
@@ -81,7 +86,9 @@ enum StoreConnection {
     /// The error of a failed read while opening: a damaged or truncated store, a file that is not SQLite, a busy
     /// or failing disk, or else `otherwise` (`notAStore`).
     static func readError(_ error: any Error, path: String, otherwise: String) -> StoreError {
-        guard let error = error as? SQLiteError else { return StoreError(.io, path: path, "can't read the store: \(error)") }
+        guard let error = error as? SQLiteError else {
+            return StoreError(.io, path: path, "can't read the store: \(error)")
+        }
         let isSQLite = startsWithSQLiteHeader(path)
         switch error.primary {
         case SQLITE_CORRUPT:
@@ -95,7 +102,9 @@ enum StoreConnection {
         case SQLITE_IOERR, SQLITE_NOMEM, SQLITE_FULL, SQLITE_READONLY, SQLITE_CANTOPEN, SQLITE_PERM:
             return StoreError(.io, path: path, "can't read the store: \(error.message)")
         default:
-            if !isSQLite, fileSize(path) == 0 { return StoreError(.notAStore, path: path, "not a store: the file is empty") }
+            if !isSQLite, fileSize(path) == 0 {
+                return StoreError(.notAStore, path: path, "not a store: the file is empty")
+            }
             return StoreError(.notAStore, path: path, otherwise)
         }
     }

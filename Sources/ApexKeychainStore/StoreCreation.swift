@@ -2,8 +2,9 @@ import ApexSQLite
 import ApexSodium
 import CSQLite
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension SQLiteKeychainDatabase {
@@ -24,14 +25,17 @@ extension SQLiteKeychainDatabase {
         at url: URL, key source: StoreKeySource, device: DeviceProfile = .linux, bundleIdentifier: String? = nil
     ) throws(StoreError) -> SQLiteKeychainDatabase {
         let path = url.path
-        if FileManager.default.fileExists(atPath: path) { throw StoreError(.cannotCreate, path: path, "a file already exists there") }
+        if FileManager.default.fileExists(atPath: path) {
+            throw StoreError(.cannotCreate, path: path, "a file already exists there")
+        }
         var keyURL: URL?
         switch source {
         case .keyFile(let url): keyURL = url
         case .passphrase(let passphrase):
             guard !passphrase.isEmpty else { throw StoreError(.cannotCreate, path: path, "the passphrase is empty") }
             guard passphrase.count <= maximumPassphraseLength else {
-                throw StoreError(.cannotCreate, path: path, "the passphrase is longer than \(maximumPassphraseLength) bytes")
+                throw StoreError(
+                    .cannotCreate, path: path, "the passphrase is longer than \(maximumPassphraseLength) bytes")
             }
         }
         try CreationLeftovers.clear(store: url, keyFile: keyURL)
@@ -51,7 +55,9 @@ extension SQLiteKeychainDatabase {
         }
         do throws(StoreError) {
             let master = SecretKey.random()
-            var meta: [(String, Data)] = [("format", Data(StoreSchema.format.utf8)), ("device", Data(device.rawValue.utf8))]
+            var meta: [(String, Data)] = [
+                ("format", Data(StoreSchema.format.utf8)), ("device", Data(device.rawValue.utf8)),
+            ]
             if let bundleIdentifier { meta.append(("bundle_id", Data(bundleIdentifier.utf8))) }
             let kek: SecretKey
             switch source {
@@ -83,7 +89,8 @@ extension SQLiteKeychainDatabase {
             if let keyURL, let keyTemporary {
                 guard Glibc.link(keyTemporary, keyURL.path) == 0 else {
                     let reason = errno == EEXIST ? "a file already exists there" : String(cString: strerror(errno))
-                    throw StoreError(.cannotCreate, path: keyURL.path, "can't move the new key file into place: \(reason)")
+                    throw StoreError(
+                        .cannotCreate, path: keyURL.path, "can't move the new key file into place: \(reason)")
                 }
                 linkedKeyFile = keyURL.path
                 syncFolder(of: keyURL)

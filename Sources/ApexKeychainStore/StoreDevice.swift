@@ -28,7 +28,9 @@ extension SQLiteKeychainDatabase {
         else { return false }
         var bytes = Array(passphrase)
         defer { Sodium.wipe(&bytes) }
-        guard let key = Sodium.keyFromPassphrase(bytes, salt: Array(salt), parameters: .init(opsLimit: ops, memLimit: mem)),
+        guard
+            let key = Sodium.keyFromPassphrase(
+                bytes, salt: Array(salt), parameters: .init(opsLimit: ops, memLimit: mem)),
             var master = Sodium.open(wrapped, key: key, associatedData: Array("apxk-master-v1".utf8))
         else { return false }
         Sodium.wipe(&master)
@@ -97,7 +99,9 @@ public final class TerminalDevice: Device {
         case .terminal:
             let title = request.prompt.title ?? "Passcode for '\(request.key)' in service '\(request.service)'"
             // The key, the service and an app's title are shown safely: a name must not drive the terminal.
-            guard var answer = TerminalInput.readSecret(prompt: "\(DisplayText.escaped(title)): ") else { return .notInteractive }
+            guard var answer = TerminalInput.readSecret(prompt: "\(DisplayText.escaped(title)): ") else {
+                return .notInteractive
+            }
             defer { answer.resetBytes(in: 0..<answer.count) }
             if answer.isEmpty { return .canceled }
             return store.verifyPassphrase(answer) ? .success : .failed

@@ -23,11 +23,14 @@ extension SQLiteKeychainDatabase {
         // as one before its version is judged.
         var meta: [String: Data] = [:]
         do {
-            for (name, value) in try connection.statement("SELECT name, value FROM meta").allRows({ ($0.string(0) ?? "", $0.data(1)) }) {
+            for (name, value) in try connection.statement("SELECT name, value FROM meta").allRows({
+                ($0.string(0) ?? "", $0.data(1))
+            }) {
                 meta[name] = value
             }
         } catch {
-            throw StoreConnection.readError(error, path: path, otherwise: "not a store: a SQLite database without the store's tables")
+            throw StoreConnection.readError(
+                error, path: path, otherwise: "not a store: a SQLite database without the store's tables")
         }
         guard meta["format"].flatMap({ String(data: $0, encoding: .utf8) }) == StoreSchema.format else {
             throw StoreError(.notAStore, path: path, "not a store: a SQLite database of another kind")
@@ -35,11 +38,13 @@ extension SQLiteKeychainDatabase {
         if version > StoreSchema.currentVersion {
             throw StoreError(
                 .newerVersion, path: path,
-                "the store has schema version \(version); this version of apex-keychain reads up to \(StoreSchema.currentVersion)")
+                "the store has schema version \(version); this version of apex-keychain reads up to \(StoreSchema.currentVersion)"
+            )
         }
         guard version >= 1, let wrapped = meta["wrapped_master"],
             let keywrap = meta["keywrap"].flatMap({ String(data: $0, encoding: .utf8) }),
-            let profile = meta["device"].flatMap({ String(data: $0, encoding: .utf8) }).flatMap(DeviceProfile.init(rawValue:))
+            let profile = meta["device"].flatMap({ String(data: $0, encoding: .utf8) }).flatMap(
+                DeviceProfile.init(rawValue:))
         else {
             throw StoreError(.notAStore, path: path, "not a store: its metadata is missing or damaged")
         }
@@ -52,7 +57,8 @@ extension SQLiteKeychainDatabase {
                 }
             }
         } catch {
-            throw StoreError(.io, path: path, "can't prepare the store: \((error as? SQLiteError)?.message ?? "\(error)")")
+            throw StoreError(
+                .io, path: path, "can't prepare the store: \((error as? SQLiteError)?.message ?? "\(error)")")
         }
         let kek: SecretKey
         switch source {
@@ -69,7 +75,8 @@ extension SQLiteKeychainDatabase {
                 let ops = meta["pwhash_ops"].flatMap({ String(data: $0, encoding: .utf8) }).flatMap(UInt64.init),
                 let mem = meta["pwhash_mem"].flatMap({ String(data: $0, encoding: .utf8) }).flatMap(Int.init)
             else { throw StoreError(.notAStore, path: path, "not a store: its passphrase parameters are damaged") }
-            kek = try Self.stretch(passphrase, salt: Array(salt), parameters: .init(opsLimit: ops, memLimit: mem), path: path)
+            kek = try Self.stretch(
+                passphrase, salt: Array(salt), parameters: .init(opsLimit: ops, memLimit: mem), path: path)
         }
         guard var masterBytes = Sodium.open(wrapped, key: kek, associatedData: Self.masterAssociatedData),
             masterBytes.count == SecretKey.length

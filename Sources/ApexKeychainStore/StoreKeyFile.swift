@@ -1,7 +1,8 @@
 import ApexSodium
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What unwraps a store's master key.
@@ -27,7 +28,9 @@ extension SQLiteKeychainDatabase {
     /// Writes the key file's contents to `fd` (a new, empty file) and flushes them to disk.
     /// - Throws: `cannotCreate` naming `path`.
     static func writeKeyFile(fd: Int32, path: String, _ key: SecretKey) throws(StoreError) {
-        var text = Array((keyFileHeader + key.withBytes { Data(bytes: $0, count: SecretKey.length) }.base64EncodedString() + "\n").utf8)
+        var text = Array(
+            (keyFileHeader + key.withBytes { Data(bytes: $0, count: SecretKey.length) }.base64EncodedString() + "\n")
+                .utf8)
         defer { Sodium.wipe(&text) }
         let written = text.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
         guard written == text.count, fsync(fd) == 0 else {
@@ -50,7 +53,8 @@ extension SQLiteKeychainDatabase {
         }
         if info.st_mode & 0o077 != 0 {
             let mode = String(info.st_mode & 0o777, radix: 8)
-            throw StoreError(.keyFile, path: path, "the key file is accessible by others (mode \(mode)); run: chmod 600 \(path)")
+            throw StoreError(
+                .keyFile, path: path, "the key file is accessible by others (mode \(mode)); run: chmod 600 \(path)")
         }
         // A key file is one short line: more than 4 KiB is not one, and is not read further.
         var contents: Data

@@ -1,8 +1,9 @@
 import ApexSQLite
 import CSQLite
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The temporary files of ``SQLiteKeychainDatabase/create(at:key:device:)``, and what an interrupted creation
@@ -32,7 +33,8 @@ enum CreationLeftovers {
     static func createLocked(_ path: String, for target: String, what: String) throws(StoreError) -> Int32 {
         let fd = Glibc.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
-            throw StoreError(.cannotCreate, path: target, "can't create the \(what): \(String(cString: strerror(errno)))")
+            throw StoreError(
+                .cannotCreate, path: target, "can't create the \(what): \(String(cString: strerror(errno)))")
         }
         _ = flock(fd, LOCK_EX)
         return fd

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A lock on a store for one writer's whole job (a migration: plan, writes, read-backs and ledger), held until it

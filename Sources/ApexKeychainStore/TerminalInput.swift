@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Reading a secret from the controlling terminal (`/dev/tty`) with echo off. The terminal rather than stdin,

@@ -106,7 +106,9 @@ struct Applier {
     /// Applies the plan.
     /// - Throws: a ledger write or a commit that failed (the target can't be written: the run stops; the
     ///   batches committed before stay, and a later run completes the rest).
-    func apply(_ plan: MigrationPlan, progress: (@Sendable (Int, Int) -> Void)?, timings: inout MigrationTimings)
+    func apply(
+        _ plan: MigrationPlan, progress: (@Sendable (Int, Int) -> Void)?, timings: inout MigrationTimings
+    )
         async throws(KeychainError) -> Applied
     {
         let clock = ContinuousClock()
@@ -141,7 +143,8 @@ struct Applier {
             var batch = try await ledger.newBatch()
             for ready in queue {
                 let entry = Ledger.Entry(
-                    fingerprint: ready.fingerprint, state: .pending, staleCopies: staleCopies[Planner.place(ready.target)])
+                    fingerprint: ready.fingerprint, state: .pending,
+                    staleCopies: staleCopies[Planner.place(ready.target)])
                 batch.set(entry, for: ready.target)
             }
             timings.ledger += clock.now - started
@@ -203,7 +206,8 @@ struct Applier {
                 opened = clock.now
                 for (ready, outcome, parked) in written {
                     let outcome = outcome ?? Self.differs
-                    applied.outcomes[ready.index] = settle(ready, outcome, parked: parked, plan.actions[ready.index].replaces)
+                    applied.outcomes[ready.index] = settle(
+                        ready, outcome, parked: parked, plan.actions[ready.index].replaces)
                 }
                 removing = clock.now - opened
             }
@@ -238,7 +242,8 @@ struct Applier {
     private func confirmExisting(_ plan: MigrationPlan) async throws(KeychainError) {
         var batch: Ledger.Batch?
         for action in plan.actions where action.action == .exists {
-            guard let target = action.item.target, var entry = try await ledger.entry(for: target), entry.state == .pending,
+            guard let target = action.item.target, var entry = try await ledger.entry(for: target),
+                entry.state == .pending,
                 let fingerprint = try await ledger.fingerprint(of: action.item.value, kind: target.kind, create: false)
             else { continue }
             if batch == nil { batch = try await ledger.newBatch() }
@@ -274,7 +279,9 @@ struct Applier {
             return .failed(ItemOutcome(.failed, cause: .noTarget, reason: "the item has no place in the package"))
         }
         guard target.protectionKnown else {
-            return .failed(ItemOutcome(.failed, cause: .noEquivalent, reason: "the item's protection has no equivalent in the package"))
+            return .failed(
+                ItemOutcome(
+                    .failed, cause: .noEquivalent, reason: "the item's protection has no equivalent in the package"))
         }
         guard let fingerprint = try ledger.preparedFingerprint(of: item.value, kind: target.kind) else {
             return .failed(ItemOutcome(.failed, cause: .sealed, reason: "the value is sealed"))
@@ -288,7 +295,9 @@ struct Applier {
     }
 
     /// Runs `body` in one transaction of `database`; errors become ``KeychainError``s.
-    private func inTransaction<T>(_ database: any KeychainDatabase, _ body: () throws(KeychainError) -> T)
+    private func inTransaction<T>(
+        _ database: any KeychainDatabase, _ body: () throws(KeychainError) -> T
+    )
         throws(KeychainError) -> T
     {
         do {
@@ -364,7 +373,9 @@ struct Applier {
 
     /// After the read-back, inside the batch's second transaction: for a verified item, with `removeSource`,
     /// removes its own source and the parked holders; for another, puts the parked holders back.
-    private func settle(_ ready: Ready, _ outcome: ItemOutcome, parked: [ParkedItem], _ replacing: [ItemAttributes.PrimaryKey])
+    private func settle(
+        _ ready: Ready, _ outcome: ItemOutcome, parked: [ParkedItem], _ replacing: [ItemAttributes.PrimaryKey]
+    )
         -> ItemOutcome
     {
         guard outcome.result == .verified else {
@@ -386,7 +397,10 @@ struct Applier {
             return ItemOutcome(.verified)
         } catch {
             return ItemOutcome(
-                .verified, reason: "written and read back, but its source items could not be removed now (\(error)): the next run removes them")
+                .verified,
+                reason:
+                    "written and read back, but its source items could not be removed now (\(error)): the next run removes them"
+            )
         }
     }
 
@@ -398,7 +412,8 @@ struct Applier {
             return outcome
         } catch {
             var noted = outcome
-            noted.reason = (outcome.reason ?? "") + "; the source items removed to make room could not be put back "
+            noted.reason =
+                (outcome.reason ?? "") + "; the source items removed to make room could not be put back "
                 + "now (\(error)): the next run puts them back"
             return noted
         }
@@ -449,7 +464,9 @@ struct Applier {
 
     /// Reads the item back: its attributes without a prompt, its value too (through the device's prompt when
     /// the item asks for one), and compares them with what was written.
-    private func verify(_ value: SourceValue, _ target: TargetItem, _ keychain: Keychain) async throws(KeychainError) -> Bool {
+    private func verify(
+        _ value: SourceValue, _ target: TargetItem, _ keychain: Keychain
+    ) async throws(KeychainError) -> Bool {
         guard let info = try await keychain.getItemInfo(target.key), Planner.sameProtection(info, target)
         else { return false }
         switch value {
@@ -484,11 +501,14 @@ struct Applier {
     }
 
     /// The attributes of the other library's item under exactly `key`, if it is still there.
-    static func foreignItem(_ key: ItemAttributes.PrimaryKey, in database: any KeychainDatabase) throws(DatabaseError)
+    static func foreignItem(
+        _ key: ItemAttributes.PrimaryKey, in database: any KeychainDatabase
+    ) throws(DatabaseError)
         -> ItemAttributes?
     {
         try database.attributes(
-            matching: ItemQuery(itemClass: key.itemClass, service: key.service, account: key.account, accessGroup: key.accessGroup)
+            matching: ItemQuery(
+                itemClass: key.itemClass, service: key.service, account: key.account, accessGroup: key.accessGroup)
         ).first { $0.primaryKey == key && !$0.isApexItem }
     }
 

@@ -19,7 +19,9 @@ struct DatabaseSource {
     ///   one left pending); the others are records without a value, which the importers see as they are and the
     ///   plan leaves out.
     /// - Throws: ``MigrationError/tryLater`` when the device is locked and an item's class can't be read now.
-    init(database: any KeychainDatabase, device: any Device, valuesOf: Set<ItemAttributes.PrimaryKey>? = nil)
+    init(
+        database: any KeychainDatabase, device: any Device, valuesOf: Set<ItemAttributes.PrimaryKey>? = nil
+    )
         throws(MigrationError)
     {
         self.database = database
@@ -49,7 +51,7 @@ struct DatabaseSource {
             let value: DumpValue
             do {
                 value = .data(try database.value(for: a.primaryKey))
-            } catch where error.status == .interactionNotAllowed {
+            } catch  where error.status == .interactionNotAllowed {
                 throw MigrationError.tryLater("the source items can't be read now: \(error.message)")
             } catch {
                 value = .damaged("the value can't be read: \(error.status.rawValue)")
@@ -72,6 +74,9 @@ struct DatabaseSource {
             port: a.port == 0 ? nil : a.port, path: a.path, authenticationType: a.authenticationType,
             securityDomain: a.securityDomain,
             accessControl: a.accessControl.isEmpty
-                ? nil : AccessControlDescription(flags: a.accessControl, protection: a.protectionDomain.rawValue, raw: "flags:\(a.accessControl.rawValue)"))
+                ? nil
+                : AccessControlDescription(
+                    flags: a.accessControl, protection: a.protectionDomain.rawValue,
+                    raw: "flags:\(a.accessControl.rawValue)"))
     }
 }

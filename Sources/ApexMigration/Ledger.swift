@@ -76,7 +76,9 @@ final class Ledger {
 
         init(_ key: ItemAttributes.PrimaryKey) {
             itemClass = key.itemClass.rawValue
-            (service, account, accessGroup, synchronizable) = (key.service, key.account, key.accessGroup, key.synchronizable)
+            (service, account, accessGroup, synchronizable) = (
+                key.service, key.account, key.accessGroup, key.synchronizable
+            )
             (server, securityDomain, protocolCode) = (key.server, key.securityDomain, key.protocolCode)
             (authenticationType, port, path) = (key.authenticationType, key.port, key.path)
         }

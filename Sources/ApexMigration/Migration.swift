@@ -31,7 +31,9 @@ public struct Migration: Sendable {
     public let policy: MigrationPolicy
 
     /// Creates a migration.
-    public init(importers: [any Importer], source: MigrationSource, target: MigrationTarget, policy: MigrationPolicy = .init()) {
+    public init(
+        importers: [any Importer], source: MigrationSource, target: MigrationTarget, policy: MigrationPolicy = .init()
+    ) {
         self.importers = importers
         self.source = source
         self.target = target
@@ -82,14 +84,18 @@ public struct Migration: Sendable {
     }
 
     /// ``run(progress:)``, also telling where the time went.
-    public func timedRun(progress: (@Sendable (Int, Int) -> Void)? = nil) async throws(MigrationError)
+    public func timedRun(
+        progress: (@Sendable (Int, Int) -> Void)? = nil
+    ) async throws(MigrationError)
         -> (report: MigrationReport, timings: MigrationTimings)
     {
         try await timedRun(progress: progress, onlyPending: false)
     }
 
     /// A run; with `onlyPending`, of only the items an earlier run left pending (all of them when none did).
-    private func timedRun(progress: (@Sendable (Int, Int) -> Void)?, onlyPending: Bool) async throws(MigrationError)
+    private func timedRun(
+        progress: (@Sendable (Int, Int) -> Void)?, onlyPending: Bool
+    ) async throws(MigrationError)
         -> (report: MigrationReport, timings: MigrationTimings)
     {
         let clock = ContinuousClock()
@@ -202,7 +208,8 @@ public struct Migration: Sendable {
         if let only { items = items.filter { $0.target.map { only.contains(Ledger.digest($0)) } ?? false } }
         var planLedger = ledger
         if planLedger == nil { planLedger = try openLedger() }
-        let planner = Planner(target: target, ledger: planLedger, policy: policy, sourceItems: databaseSource?.items ?? [:])
+        let planner = Planner(
+            target: target, ledger: planLedger, policy: policy, sourceItems: databaseSource?.items ?? [:])
         let actions = await planner.plan(items)
         return (MigrationPlan(actions: actions, dumps: summaries), databaseSource)
     }
@@ -219,7 +226,9 @@ public struct Migration: Sendable {
     /// Every importer's items from `dumps`, each source record claimed once (the first importer to find it keeps
     /// it), and a summary of each dump naming the library whose items it held: what a plan starts from.
     /// - Throws: the first ``ImportError`` (an importer that can't use its data at all).
-    public static func collect(importers: [any Importer], dumps: [Dump], options: ImportOptions) throws(ImportError)
+    public static func collect(
+        importers: [any Importer], dumps: [Dump], options: ImportOptions
+    ) throws(ImportError)
         -> ([SourceItem], [DumpSummary])
     {
         var found: [[SourceItem]] = []
@@ -250,7 +259,8 @@ public struct Migration: Sendable {
             let names = wanted.map(\.rawValue).sorted().joined(separator: ", ")
             for list in found.indices {
                 for index in found[list].indices where !wanted.contains(found[list][index].library) {
-                    found[list][index].verdict = .skipped("a \(found[list][index].library.rawValue) item: only \(names) was asked for")
+                    found[list][index].verdict = .skipped(
+                        "a \(found[list][index].library.rawValue) item: only \(names) was asked for")
                 }
             }
         }
@@ -293,7 +303,9 @@ public struct Migration: Sendable {
                 if let place = record.parked.first {
                     let opened = try target.keychain(service: place.service, accessGroup: place.accessGroup)
                     keychain = opened
-                    if try await opened.hasItem(place.account) { verified = try await ledger.isVerified(digest: digest) }
+                    if try await opened.hasItem(place.account) {
+                        verified = try await ledger.isVerified(digest: digest)
+                    }
                 }
                 try database.atomically {
                     if let keychain, let place = record.parked.first {

@@ -48,7 +48,9 @@ public struct PlannedAction: Sendable, Equatable {
 
     /// A planned action the keychain refused, with the error's code and message as its reason.
     init(item: SourceItem, action: MigrationAction, refusal error: KeychainError) {
-        self.init(item: item, action: action, cause: .keychain(error.code), reason: "\(error.code.rawValue): \(error.message)")
+        self.init(
+            item: item, action: action, cause: .keychain(error.code), reason: "\(error.code.rawValue): \(error.message)"
+        )
     }
 
     /// Whether a later run may still change what happens to the item (see ``ItemState``).

@@ -202,7 +202,9 @@ extension MigrationReport {
         dryRun = results == nil
         self.device = device
         sources = plan.dumps.map {
-            Source(path: $0.path, format: $0.format.rawValue, library: $0.library?.rawValue, platform: $0.platform.rawValue)
+            Source(
+                path: $0.path, format: $0.format.rawValue, library: $0.library?.rawValue, platform: $0.platform.rawValue
+            )
         }
         var summary = Summary()
         summary.found = plan.actions.count
@@ -230,7 +232,9 @@ extension MigrationReport {
         dryRun = true
         device = ""
         sources = dumps.map {
-            Source(path: $0.path, format: $0.format.rawValue, library: $0.library?.rawValue, platform: $0.platform.rawValue)
+            Source(
+                path: $0.path, format: $0.format.rawValue, library: $0.library?.rawValue, platform: $0.platform.rawValue
+            )
         }
         self.items = items.map {
             Item(

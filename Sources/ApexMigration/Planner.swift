@@ -111,16 +111,21 @@ struct Planner {
         case .skipped(let why): return PlannedAction(item: item, action: .skipped, cause: .skipped, reason: why)
         case .migrate: break
         }
-        if case .sealed(let why) = item.value { return PlannedAction(item: item, action: .sealed, cause: .sealed, reason: why) }
+        if case .sealed(let why) = item.value {
+            return PlannedAction(item: item, action: .sealed, cause: .sealed, reason: why)
+        }
         guard let target = item.target else {
-            return PlannedAction(item: item, action: .blocked, cause: .noTarget, reason: "the item has no place in the package")
+            return PlannedAction(
+                item: item, action: .blocked, cause: .noTarget, reason: "the item has no place in the package")
         }
         guard target.protectionKnown else {
             return PlannedAction(
-                item: item, action: .blocked, cause: .noEquivalent, reason: "the item's protection has no equivalent in the package")
+                item: item, action: .blocked, cause: .noEquivalent,
+                reason: "the item's protection has no equivalent in the package")
         }
         if let ledger, let source = sourceItems[item.origin.location],
-            let stale = try? await ledger.entry(for: target)?.staleCopies, stale.contains(Ledger.SourceKey(source.primaryKey))
+            let stale = try? await ledger.entry(for: target)?.staleCopies,
+            stale.contains(Ledger.SourceKey(source.primaryKey))
         {
             return PlannedAction(
                 item: item, action: .shadowed, cause: .shadowed,
@@ -128,7 +133,8 @@ struct Planner {
         }
         if let group = context.duplicates[index] {
             return PlannedAction(
-                item: item, action: .conflict, cause: .sharedTargetKey, reason: Self.sharedTargetReason(item.origin, group: group))
+                item: item, action: .conflict, cause: .sharedTargetKey,
+                reason: Self.sharedTargetReason(item.origin, group: group))
         }
         do throws(KeychainError) {
             let keychain: Keychain
@@ -183,7 +189,9 @@ struct Planner {
     /// shadowed (the source library never reads it) and that maps to the same target.
     /// - Returns: nil when some holder is neither; else the holders, and why the write replaces them (nil when
     ///   the holder is the item's own source alone).
-    private func replaceableHolders(_ item: SourceItem, _ target: TargetItem, _ keychain: Keychain, _ context: Context)
+    private func replaceableHolders(
+        _ item: SourceItem, _ target: TargetItem, _ keychain: Keychain, _ context: Context
+    )
         throws(KeychainError) -> (keys: [ItemAttributes.PrimaryKey], reason: String?)?
     {
         let holders: [ItemAttributes]
@@ -195,7 +203,8 @@ struct Planner {
             ).filter { !$0.isApexItem }
         } catch {
             throw KeychainError(
-                error.status == .interactionNotAllowed ? .INTERACTION_NOT_ALLOWED : .INTERNAL, "database error: \(error.message)")
+                error.status == .interactionNotAllowed ? .INTERACTION_NOT_ALLOWED : .INTERNAL,
+                "database error: \(error.message)")
         }
         var stale: [String] = []
         for holder in holders {
@@ -214,14 +223,18 @@ struct Planner {
 
     /// A package item already holds the key: `exists` when it holds the same value with the same protection,
     /// `create` to finish a write an interrupted run began, `conflict` otherwise.
-    private func compare(_ item: SourceItem, _ target: TargetItem, _ info: ItemInfo, _ keychain: Keychain) async -> PlannedAction {
+    private func compare(
+        _ item: SourceItem, _ target: TargetItem, _ info: ItemInfo, _ keychain: Keychain
+    ) async -> PlannedAction {
         let differs = PlannedAction(
-            item: item, action: .conflict, cause: .heldByDifferentItem, reason: "the target key holds a different item of the package")
+            item: item, action: .conflict, cause: .heldByDifferentItem,
+            reason: "the target key holds a different item of the package")
         guard Self.sameProtection(info, target) else { return differs }
         if case .credentials(let username, _) = item.value, !Self.same(info.label, username) { return differs }
         do throws(KeychainError) {
             if info.accessControl == .none {
-                return try await Self.holdsValue(keychain, target, item.value) ? PlannedAction(item: item, action: .exists) : differs
+                return try await Self.holdsValue(keychain, target, item.value)
+                    ? PlannedAction(item: item, action: .exists) : differs
             }
             guard let ledger, let entry = try await ledger.entry(for: target),
                 let fingerprint = try await ledger.fingerprint(of: item.value, kind: target.kind, create: false),
@@ -229,7 +242,9 @@ struct Planner {
             else {
                 return PlannedAction(
                     item: item, action: .conflict, cause: .heldByUnverifiedItem,
-                    reason: "the target key holds a package item that this migration did not write, protected by \(info.accessControl.rawValue): its value can't be compared without a prompt")
+                    reason:
+                        "the target key holds a package item that this migration did not write, protected by \(info.accessControl.rawValue): its value can't be compared without a prompt"
+                )
             }
             guard entry.state == .pending else { return PlannedAction(item: item, action: .exists) }
             // A write an interrupted run began: finish it, if the item is still the one seen here.
@@ -255,7 +270,9 @@ struct Planner {
     }
 
     /// Whether the item under the target key holds `value` (items without access control: no prompt).
-    static func holdsValue(_ keychain: Keychain, _ target: TargetItem, _ value: SourceValue) async throws(KeychainError) -> Bool {
+    static func holdsValue(
+        _ keychain: Keychain, _ target: TargetItem, _ value: SourceValue
+    ) async throws(KeychainError) -> Bool {
         switch value {
         case .value(let data):
             return try await keychain.getBytes(target.key) == data

@@ -116,7 +116,8 @@ struct ReportJSON {
         var text = text
         text.withUTF8 { utf8 in
             var start = 0
-            for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+            for (index, byte) in utf8.enumerated()
+            where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
                 bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index]))
                 start = index + 1
                 switch byte {
@@ -130,7 +131,8 @@ struct ReportJSON {
                 default:
                     let hex = Array("0123456789abcdef".utf8)
                     bytes.append(contentsOf: [
-                        UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)],
+                        UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                        hex[Int(byte >> 4)],
                         hex[Int(byte & 0xF)],
                     ])
                 }
@@ -206,7 +208,8 @@ extension MigrationReport {
                 for start in stride(from: 0, to: items.count, by: batch) {
                     let count = min(batch, items.count - start)
                     let parts = concurrentChunks(count: count) { range in
-                        var part = ReportJSON(capacity: range.count * 1000, indent: indent, members: start + range.lowerBound)
+                        var part = ReportJSON(
+                            capacity: range.count * 1000, indent: indent, members: start + range.lowerBound)
                         for index in range {
                             part.element()
                             items[start + index].write(&part)

@@ -11,7 +11,8 @@ extension MigrationReport {
         concurrentMap(count: items.count) { index in
             let source = [items[index].source.service, items[index].source.server, items[index].source.account]
                 .compactMap { $0 }.joined(separator: " / ")
-            let found = "\(items[index].source.library) \(items[index].source.platform) \(source.isEmpty ? items[index].source.location : source)"
+            let found =
+                "\(items[index].source.library) \(items[index].source.platform) \(source.isEmpty ? items[index].source.location : source)"
             let target = items[index].target?.text ?? "-"
             let action = actionText(index)
             let reason: String
@@ -121,7 +122,8 @@ struct RenderedText {
     /// one ASCII byte that joins the next into one character, CR LF); else counted.
     static func characterCount(_ text: String) -> Int {
         func isSimple(_ byte: UInt8) -> Bool { byte < 0x80 && byte != 0x0D }
-        let simple = text.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(isSimple) } ?? text.utf8.allSatisfy(isSimple)
+        let simple =
+            text.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(isSimple) } ?? text.utf8.allSatisfy(isSimple)
         return simple ? text.utf8.count : text.count
     }
 

@@ -45,7 +45,8 @@ extension MigrationReport {
             let target = items[index].target?.text
             let action = actionText(index)
             let reason = [items[index].reason, items[index].resultReason].compactMap { $0 }.joined(separator: "; ")
-            return ReportRow(cells: [found, DisplayText.escaped(target ?? "-"), action], reason: DisplayText.escaped(reason))
+            return ReportRow(
+                cells: [found, DisplayText.escaped(target ?? "-"), action], reason: DisplayText.escaped(reason))
         }
     }
 
@@ -82,7 +83,9 @@ extension MigrationReport {
                 groups[groups.count - 1].range = last.range.lowerBound..<index + 1
             } else {
                 groups.append(
-                    ReportGroup(path: source.path, library: source.library, platform: source.platform, range: index..<index + 1))
+                    ReportGroup(
+                        path: source.path, library: source.library, platform: source.platform, range: index..<index + 1)
+                )
             }
         }
         // A note that every item of a group has (more than one item) is said once, under its heading.
@@ -100,7 +103,8 @@ extension MigrationReport {
         var out = RenderedText(capacity: 256 + items.count * 200)
         // An inventory (`inspect`) has no device and no heading.
         if !device.isEmpty {
-            let heading = dryRun ? "Dry run for device \(device): nothing was written." : "Migration on device \(device)."
+            let heading =
+                dryRun ? "Dry run for device \(device): nothing was written." : "Migration on device \(device)."
             out.appendWrapped(heading, width: width, indent: 0)
         }
         for source in sources {
@@ -110,7 +114,8 @@ extension MigrationReport {
                 width: width, indent: 2)
         }
         let rows = textRows
-        let layout = ReportTableLayout(header: isInventory ? Self.inventoryHeader : Self.planHeader, rows: rows, width: width)
+        let layout = ReportTableLayout(
+            header: isInventory ? Self.inventoryHeader : Self.planHeader, rows: rows, width: width)
         let groups = textGroups
         let items = items
         for group in groups {
@@ -236,10 +241,12 @@ struct ReportTableLayout: Sendable {
         let limited = width != nil
         let fixed = widths.count - 1
         var columns = row.cells.indices.map { column in
-            limited && column < fixed ? RenderedText.wrap(row.cells[column], width: widths[column]) : [row.cells[column]]
+            limited && column < fixed
+                ? RenderedText.wrap(row.cells[column], width: widths[column]) : [row.cells[column]]
         }
         if let lastWidth {
-            columns.append(limited && !row.reason.isEmpty ? RenderedText.wrap(row.reason, width: lastWidth) : [row.reason])
+            columns.append(
+                limited && !row.reason.isEmpty ? RenderedText.wrap(row.reason, width: lastWidth) : [row.reason])
         }
         let lines = columns.map(\.count).max() ?? 1
         for line in 0..<lines {

@@ -51,6 +51,8 @@ public struct ServiceMap: Sendable, Equatable, ExpressibleByDictionaryLiteral {
 
     public static func == (a: ServiceMap, b: ServiceMap) -> Bool {
         a.targets.count == b.targets.count
-            && a.targets.allSatisfy { key, value in b.targets[key].map { ExactName($0.target) == ExactName(value.target) } ?? false }
+            && a.targets.allSatisfy { key, value in
+                b.targets[key].map { ExactName($0.target) == ExactName(value.target) } ?? false
+            }
     }
 }

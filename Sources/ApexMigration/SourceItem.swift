@@ -149,7 +149,9 @@ public struct TargetItem: Sendable, Equatable, Codable {
 
     /// The target of an item whose protection has no equivalent in the package: where it was meant to go, with no
     /// protection (``protectionKnown`` false).
-    public static func unknownProtection(service: String, key: String, kind: TargetKind, accessGroup: String? = nil) -> TargetItem {
+    public static func unknownProtection(
+        service: String, key: String, kind: TargetKind, accessGroup: String? = nil
+    ) -> TargetItem {
         var target = TargetItem(service: service, key: key, kind: kind, options: SetOptions(), accessGroup: accessGroup)
         target.protectionKnown = false
         return target
@@ -276,6 +278,7 @@ public struct SourceItem: Sendable, Equatable, CustomStringConvertible {
     /// `library platform path location → service/key (verdict)`, without the value or the account.
     public var description: String {
         let to = target.map { "\($0.service)/\($0.key) [\($0.kind.rawValue)]" } ?? "no target"
-        return "\(library.rawValue) \(platform.rawValue) \(origin.path) \(origin.location) → \(to) (\(verdict)); \(value)"
+        return
+            "\(library.rawValue) \(platform.rawValue) \(origin.path) \(origin.location) → \(to) (\(verdict)); \(value)"
     }
 }

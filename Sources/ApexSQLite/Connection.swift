@@ -152,7 +152,8 @@ package final class Connection {
     /// The error for `rc`, with the connection's message and `errno`.
     package func error(_ rc: Int32, sql: String = "") -> SQLiteError {
         SQLiteError(
-            code: rc, message: String(cString: sqlite3_errmsg(handle)), sql: sql, systemError: sqlite3_system_errno(handle))
+            code: rc, message: String(cString: sqlite3_errmsg(handle)), sql: sql,
+            systemError: sqlite3_system_errno(handle))
     }
 
     // MARK: Transactions
@@ -168,7 +169,7 @@ package final class Connection {
             do {
                 try statement("BEGIN \(kind.rawValue)").run()
                 return
-            } catch where error.isBusy && attempt < busyRetries {
+            } catch  where error.isBusy && attempt < busyRetries {
                 attempt += 1
                 usleep(useconds_t(1000 * attempt))
             }
@@ -303,7 +304,8 @@ package final class Statement {
         guard let value else { return try bindNull(index) }
         let rc = value.withUnsafeBytes { buffer in
             sqlite3_bind_blob64(
-                raw, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), UInt64(buffer.count), sqliteTransient)
+                raw, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), UInt64(buffer.count), sqliteTransient
+            )
         }
         try check(rc)
     }

@@ -92,7 +92,8 @@ package enum Sodium {
                 let base = input.baseAddress!.assumingMemoryBound(to: UInt8.self)
                 return key.withBytes { keyBytes in
                     crypto_aead_xchacha20poly1305_ietf_decrypt(
-                        outBuffer.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafeMutablePointer(mutating: base),
+                        outBuffer.baseAddress?.assumingMemoryBound(to: UInt8.self)
+                            ?? UnsafeMutablePointer(mutating: base),
                         &length, nil, base + nonceLength, UInt64(sealed.count - nonceLength), associatedData,
                         UInt64(associatedData.count), base, keyBytes)
                 }
@@ -125,7 +126,9 @@ package enum Sodium {
     }
 
     /// A key from a passphrase with Argon2id; nil when libsodium can't (out of memory).
-    package static func keyFromPassphrase(_ passphrase: [UInt8], salt: [UInt8], parameters: PasswordHashParameters) -> SecretKey? {
+    package static func keyFromPassphrase(
+        _ passphrase: [UInt8], salt: [UInt8], parameters: PasswordHashParameters
+    ) -> SecretKey? {
         ready()
         var out = [UInt8](repeating: 0, count: SecretKey.length)
         let rc = passphrase.withUnsafeBufferPointer { pass in

@@ -33,7 +33,8 @@ enum Conceal {
             guard Sodium.isAES256GCMAvailable else {
                 throw Failure(description: "AES-256-GCM is not available on this CPU (libsodium needs AES-NI)")
             }
-            guard let sealed = Sodium.aes256gcmEncrypt(plaintext, associatedData: associated, nonce: iv, key: key) else {
+            guard let sealed = Sodium.aes256gcmEncrypt(plaintext, associatedData: associated, nonce: iv, key: key)
+            else {
                 throw Failure(description: "AES-256-GCM encryption failed")
             }
             return header + iv + sealed

@@ -195,7 +195,8 @@ enum ReactNativeKeychainSamples {
                     PreferenceEntry(name: "theme", value: .string("dark")),
                 ]),
                 format: .sharedPreferences,
-                about: "the app's own preferences: no library's data, so a folder's read skips it with a line on stderr",
+                about:
+                    "the app's own preferences: no library's data, so a folder's read skips it with a line on stderr",
                 isKeychainDump: false),
         ]
     }

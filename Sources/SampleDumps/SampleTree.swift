@@ -110,7 +110,8 @@ public enum LargeSamples {
                 path: "expo-ios-\(count).plist", data: XMLPlistWriter.write(KeychainDumpWriter.plistByClass(expo)),
                 format: .iosPlist, about: "\(count) expo-secure-store items, XML plist"),
             SampleFile(
-                path: "expo-ios-\(count)-binary.plist", data: BinaryPlistWriter.write(KeychainDumpWriter.plistArray(expo)),
+                path: "expo-ios-\(count)-binary.plist",
+                data: BinaryPlistWriter.write(KeychainDumpWriter.plistArray(expo)),
                 format: .iosPlist, about: "\(count) expo-secure-store items, binary plist"),
             SampleFile(
                 path: "expo-ios-\(count).sqlite", data: try KeychainSQLiteWriter.write(expo), format: .keychainSQLite,
@@ -138,7 +139,8 @@ public enum LargeSamples {
         let folder = "rnk-android-\(count)/shared_prefs"
         return [
             SampleFile(
-                path: "\(folder)/RN_KEYCHAIN.xml", data: SharedPreferencesWriter.write(entries), format: .sharedPreferences,
+                path: "\(folder)/RN_KEYCHAIN.xml", data: SharedPreferencesWriter.write(entries),
+                format: .sharedPreferences,
                 about: "\(count) react-native-keychain services, FacebookConceal"),
             SampleFile(
                 path: "\(folder)/crypto.KEY_256.xml",

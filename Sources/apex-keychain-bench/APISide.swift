@@ -44,7 +44,8 @@ final class APISide {
                 for index in next..<end {
                     var attributes = template
                     attributes.account = Names.key(index)
-                    try database.add(KeychainItem(attributes: attributes, value: Data(values[index % values.count].utf8)))
+                    try database.add(
+                        KeychainItem(attributes: attributes, value: Data(values[index % values.count].utf8)))
                 }
             }
             next = end
@@ -100,7 +101,9 @@ final class APISide {
         let start = Clock.nanoseconds()
         let keys = try await keychain.getAllKeys()
         let elapsed = Clock.nanoseconds() - start
-        guard keys.count == count else { throw BenchError("getAllKeys listed \(keys.count) keys; the store holds \(count)") }
+        guard keys.count == count else {
+            throw BenchError("getAllKeys listed \(keys.count) keys; the store holds \(count)")
+        }
         sink &+= keys.count
         return (elapsed, keys.count)
     }

@@ -61,14 +61,16 @@ final class BulkFloor {
         db = try FloorSide.createStore(path)
         begin = try FloorSide.prepare(db, "BEGIN IMMEDIATE")
         commit = try FloorSide.prepare(db, "COMMIT")
-        find = try FloorSide.prepare(db, "SELECT id FROM items WHERE class = 'genp' AND svce = ? AND acct = ? AND agrp = ?")
+        find = try FloorSide.prepare(
+            db, "SELECT id FROM items WHERE class = 'genp' AND svce = ? AND acct = ? AND agrp = ?")
         insert = try FloorSide.prepare(
             db,
             "INSERT INTO items(class, svce, acct, agrp, sync, crtr, labl, gena, pdmn, accc, cdat, mdat, data, seal) "
                 + "VALUES ('genp', ?, ?, ?, 0, \(FloorSide.creator), ?, ?, ?, ?, ?, ?, ?, 2)")
         read = try FloorSide.prepare(
             db,
-            "SELECT crtr, labl, gena, pdmn, accc, cdat, mdat, data FROM items WHERE class = 'genp' AND svce = ? AND acct = ? AND agrp = ?")
+            "SELECT crtr, labl, gena, pdmn, accc, cdat, mdat, data FROM items WHERE class = 'genp' AND svce = ? AND acct = ? AND agrp = ?"
+        )
         update = try FloorSide.prepare(db, "UPDATE items SET data = ?, mdat = ? WHERE id = ?")
         keys = try FloorSide.prepare(db, "SELECT svce, acct FROM items WHERE class = 'genp'")
         guard sodium_init() >= 0 else { throw BenchError("libsodium failed to initialise") }
@@ -115,7 +117,8 @@ final class BulkFloor {
             let chunk = rows[start..<min(start + batch, rows.count)]
             start = chunk.endIndex
             sequence += 1
-            let account = Array("entries:default:\(String(repeating: "0", count: 10 - String(sequence).count))\(sequence)".utf8)
+            let account = Array(
+                "entries:default:\(String(repeating: "0", count: 10 - String(sequence).count))\(sequence)".utf8)
             // Ledger: fingerprints, digests and the record, pending.
             var t = Clock.nanoseconds()
             var entries: [([UInt8], [UInt8])] = []
@@ -235,7 +238,8 @@ final class BulkFloor {
         return FloorRow(
             ItemAttributes(
                 service: Self.service, account: String(decoding: account, as: UTF8.self), accessGroup: "",
-                creator: apexCreator, generic: Data(FloorSide.metadata), protectionDomain: .cku, createdAt: now, modifiedAt: now),
+                creator: apexCreator, generic: Data(FloorSide.metadata), protectionDomain: .cku, createdAt: now,
+                modifiedAt: now),
             value: Data())
     }
 
@@ -258,7 +262,9 @@ final class BulkFloor {
     }
 
     /// The store's associated data of a row (binding 2): every column but the value, each field length-prefixed.
-    private func buildAssociatedData(_ row: FloorRow, _ label: [UInt8]?, _ generic: [UInt8]?, _ created: Double, _ modified: Double) {
+    private func buildAssociatedData(
+        _ row: FloorRow, _ label: [UInt8]?, _ generic: [UInt8]?, _ created: Double, _ modified: Double
+    ) {
         associated.removeAll(keepingCapacity: true)
         associated.append(contentsOf: "apxk-item-v2".utf8)
         field(Array("genp".utf8))
@@ -313,7 +319,9 @@ final class BulkFloor {
         let count = Int(sqlite3_column_bytes(statement, column))
         guard count >= nonceLength + tag, let blob = sqlite3_column_blob(statement, column) else { return false }
         let input = blob.assumingMemoryBound(to: UInt8.self)
-        if opened.count != count - nonceLength - tag { opened = [UInt8](repeating: 0, count: count - nonceLength - tag) }
+        if opened.count != count - nonceLength - tag {
+            opened = [UInt8](repeating: 0, count: count - nonceLength - tag)
+        }
         var length: UInt64 = 0
         return crypto_aead_xchacha20poly1305_ietf_decrypt(
             &opened, &length, nil, input + nonceLength, UInt64(count - nonceLength), associated,
@@ -325,7 +333,8 @@ final class BulkFloor {
     private func bindText(_ statement: OpaquePointer, _ index: Int32, _ bytes: [UInt8]) {
         bytes.withUnsafeBytes { raw in
             if let base = raw.baseAddress {
-                _ = sqlite3_bind_text(statement, index, base.assumingMemoryBound(to: CChar.self), Int32(raw.count), sqliteTransient)
+                _ = sqlite3_bind_text(
+                    statement, index, base.assumingMemoryBound(to: CChar.self), Int32(raw.count), sqliteTransient)
             } else {
                 _ = sqlite3_bind_text(statement, index, "", 0, sqliteTransient)
             }
@@ -334,7 +343,8 @@ final class BulkFloor {
 
     private func bindBlob(_ statement: OpaquePointer, _ index: Int32, _ bytes: [UInt8]) {
         bytes.withUnsafeBytes { raw in
-            _ = sqlite3_bind_blob(statement, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count), sqliteTransient)
+            _ = sqlite3_bind_blob(
+                statement, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count), sqliteTransient)
         }
     }
 

@@ -72,13 +72,17 @@ struct Config: Sendable {
                 }
                 config.sizes = Array(Set(parts.compactMap { $0 })).sorted()
             case "--ops":
-                guard let n = positive(value(), max: 10_000_000) else { return .failure("--ops needs a positive number") }
+                guard let n = positive(value(), max: 10_000_000) else {
+                    return .failure("--ops needs a positive number")
+                }
                 config.operations = n
             case "--rounds":
                 guard let n = positive(value(), max: 1_000) else { return .failure("--rounds needs a positive number") }
                 config.rounds = n
             case "--list-runs":
-                guard let n = positive(value(), max: 1_000) else { return .failure("--list-runs needs a positive number") }
+                guard let n = positive(value(), max: 1_000) else {
+                    return .failure("--list-runs needs a positive number")
+                }
                 config.listRuns = n
             case "--value-size":
                 guard let n = positive(value(), max: 1 << 20) else {

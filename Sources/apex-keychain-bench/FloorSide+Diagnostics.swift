@@ -14,8 +14,10 @@ extension FloorSide {
             rows += 1
             for column: Int32 in 0..<18 {
                 switch sqlite3_column_type(s, column) {
-                case SQLITE_TEXT: total &+= Int(bitPattern: sqlite3_column_text(s, column)) &+ Int(sqlite3_column_bytes(s, column))
-                case SQLITE_BLOB: total &+= Int(bitPattern: sqlite3_column_blob(s, column)) &+ Int(sqlite3_column_bytes(s, column))
+                case SQLITE_TEXT:
+                    total &+= Int(bitPattern: sqlite3_column_text(s, column)) &+ Int(sqlite3_column_bytes(s, column))
+                case SQLITE_BLOB:
+                    total &+= Int(bitPattern: sqlite3_column_blob(s, column)) &+ Int(sqlite3_column_bytes(s, column))
                 default: total &+= Int(sqlite3_column_int64(s, column))
                 }
             }
@@ -33,7 +35,8 @@ extension FloorSide {
     /// waiting at most `timeout` ms for its readers; false when a reader kept the WAL from being truncated.
     static func checkpoint(fileAt path: String, timeout: Int32 = 250) throws -> Bool {
         var handle: OpaquePointer?
-        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK, let handle else {
+        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK, let handle
+        else {
             sqlite3_close_v2(handle)
             throw BenchError("can't open \(path) to checkpoint it")
         }

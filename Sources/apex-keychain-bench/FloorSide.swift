@@ -64,17 +64,21 @@ final class FloorSide {
         begin = try Self.prepare(db, "BEGIN IMMEDIATE")
         commit = try Self.prepare(db, "COMMIT")
         // setItem: the item under the key (any creator: a foreign item is an error), then the staged account.
-        findItem = try Self.prepare(db, "SELECT id, crtr, cdat FROM items WHERE class = ? AND svce = ? AND acct = ? AND agrp = ?")
+        findItem = try Self.prepare(
+            db, "SELECT id, crtr, cdat FROM items WHERE class = ? AND svce = ? AND acct = ? AND agrp = ?")
         findStaged = try Self.prepare(
             db, "SELECT id FROM items WHERE class = ? AND svce = ? AND acct = ? AND agrp = ? AND crtr = ?")
         update = try Self.prepare(
             db, "UPDATE items SET labl = ?, gena = ?, pdmn = ?, accc = ?, mdat = ?, data = ? WHERE id = ?")
         insert = try Self.prepare(
             db,
-            "INSERT INTO items(class, svce, acct, agrp, sync, crtr, labl, gena, pdmn, accc, cdat, mdat, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+            "INSERT INTO items(class, svce, acct, agrp, sync, crtr, labl, gena, pdmn, accc, cdat, mdat, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        )
         // getItem / getItemInfo: the package's item by account; getItem then reads the value by primary key.
         attributesByAccount = try Self.prepare(
-            db, "SELECT id, labl, gena, pdmn, accc, sync, cdat, mdat FROM items WHERE class = ? AND svce = ? AND acct = ? AND agrp = ? AND crtr = ?")
+            db,
+            "SELECT id, labl, gena, pdmn, accc, sync, cdat, mdat FROM items WHERE class = ? AND svce = ? AND acct = ? AND agrp = ? AND crtr = ?"
+        )
         valueByKey = try Self.prepare(db, "SELECT data FROM items WHERE \(Self.primaryKeyClause)")
         // getAllKeys: the accounts of the service's own items.
         accounts = try Self.prepare(db, "SELECT acct FROM items WHERE class = ? AND svce = ? AND agrp = ? AND crtr = ?")
@@ -142,7 +146,8 @@ final class FloorSide {
 
     deinit {
         for statement in [
-            begin, commit, findItem, findStaged, update, insert, attributesByAccount, valueByKey, accounts, allAttributes,
+            begin, commit, findItem, findStaged, update, insert, attributesByAccount, valueByKey, accounts,
+            allAttributes,
         ] {
             sqlite3_finalize(statement)
         }
@@ -216,7 +221,8 @@ final class FloorSide {
         for account in keys {
             bindText(attributesByAccount, 3, account)
             guard try step(attributesByAccount) else { throw BenchError("floor: get found nothing") }
-            total &+= Int(sqlite3_column_bytes(attributesByAccount, 2)) &+ Int(sqlite3_column_bytes(attributesByAccount, 3))
+            total &+=
+                Int(sqlite3_column_bytes(attributesByAccount, 2)) &+ Int(sqlite3_column_bytes(attributesByAccount, 3))
             sqlite3_reset(attributesByAccount)
             bindText(valueByKey, 3, account)
             guard try step(valueByKey), let blob = sqlite3_column_blob(valueByKey, 0) else {
@@ -265,7 +271,9 @@ final class FloorSide {
         }
         sqlite3_reset(accounts)
         let elapsed = Clock.nanoseconds() - start
-        guard keys.count == count else { throw BenchError("floor: listed \(keys.count) keys; the store holds \(count)") }
+        guard keys.count == count else {
+            throw BenchError("floor: listed \(keys.count) keys; the store holds \(count)")
+        }
         lastListed = keys
         return (elapsed, keys.count)
     }
@@ -376,6 +384,8 @@ final class FloorSide {
 
     static func exec(_ db: OpaquePointer, _ sql: String) throws {
         let rc = sqlite3_exec(db, sql, nil, nil, nil)
-        guard rc == SQLITE_OK else { throw BenchError("SQLite error \(rc) in '\(sql)': \(String(cString: sqlite3_errmsg(db)))") }
+        guard rc == SQLITE_OK else {
+            throw BenchError("SQLite error \(rc) in '\(sql)': \(String(cString: sqlite3_errmsg(db)))")
+        }
     }
 }

@@ -39,7 +39,8 @@ enum MigrationBench {
 
     static let scenarios = [
         Scenario(
-            name: "ios-plist expo", file: { "expo-ios-\($0).plist" }, importer: ExpoSecureStoreImporter(), profile: .ios,
+            name: "ios-plist expo", file: { "expo-ios-\($0).plist" }, importer: ExpoSecureStoreImporter(),
+            profile: .ios,
             floor: .plist),
         Scenario(
             name: "ios-bplist expo", file: { "expo-ios-\($0)-binary.plist" }, importer: ExpoSecureStoreImporter(),
@@ -63,7 +64,8 @@ enum MigrationBench {
     }
 
     static func run(sizes: [Int], only: String? = nil, dryRunOnly: Bool = false) async throws {
-        let folder = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("apex-migration-bench-\(getpid())")
+        let folder = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(
+            "apex-migration-bench-\(getpid())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         print("apex-keychain-bench migration: generated dumps into fresh stores (WAL, synchronous=FULL), one run each")
@@ -90,12 +92,17 @@ enum MigrationBench {
         print("")
         for verdict in verdicts { print(verdict) }
         print("")
-        print("whole = read + the run (plan, apply, verify, ledger, report), timed as one call; targets: ≤ 3 × the dry run")
+        print(
+            "whole = read + the run (plan, apply, verify, ledger, report), timed as one call; targets: ≤ 3 × the dry run"
+        )
         print("  from 20k items, under 10 s at 100k.")
         print("dry run = read + plan against the empty store, in the same process just before the run.")
         print("bulk floor = the rows the run wrote, sealed under the store's associated data and inserted through raw")
-        print("  sqlite3 in transactions of the run's batch size (\(MigrationPolicy.Batching.standard.items) items), read back and opened;")
-        print("  its ledger part: one HMAC and one digest per item, each batch's record built, sealed and written twice.")
+        print(
+            "  sqlite3 in transactions of the run's batch size (\(MigrationPolicy.Batching.standard.items) items), read back and opened;"
+        )
+        print(
+            "  its ledger part: one HMAC and one digest per item, each batch's record built, sealed and written twice.")
         print(" import: the importer's mapping alone, a part of plan (measured apart, before it).")
         print("start-up check = Migration.isComplete() after a completed run (one marker lookup); target < 1 ms.")
         print("peak MiB: the process's VmHWM during the stage (reset before it through /proc/self/clear_refs).")
@@ -137,7 +144,9 @@ enum MigrationBench {
         guard plan.count(.create) == size else {
             throw BenchError("\(name): the plan creates \(plan.count(.create)) of \(size) items")
         }
-        let places = plan.actions.compactMap { $0.item.target.map { Array($0.service.utf8) + [0] + Array($0.key.utf8) } }
+        let places = plan.actions.compactMap {
+            $0.item.target.map { Array($0.service.utf8) + [0] + Array($0.key.utf8) }
+        }
         let floor = try BulkFloor(path: folder.appendingPathComponent("\(name).floor.sqlite").path)
         let planFloor = try floor.plan(places)
         if dryRunOnly {
@@ -173,7 +182,10 @@ enum MigrationBench {
                     ("plan", Stage(seconds: planSeconds, floorSeconds: planFloor, peakMiB: planPeak)),
                     (" import", Stage(seconds: importSeconds, floorSeconds: 0, peakMiB: planPeak)),
                 ] + reportStages)
-            return [dryRunVerdict(name, read: read.seconds, plan: planSeconds) + (cli.isEmpty ? "" : "; " + cli.joined(separator: ", "))]
+            return [
+                dryRunVerdict(name, read: read.seconds, plan: planSeconds)
+                    + (cli.isEmpty ? "" : "; " + cli.joined(separator: ", "))
+            ]
         }
 
         // Run: plan again, apply, verify.
@@ -183,7 +195,8 @@ enum MigrationBench {
         let runSeconds = Clock.seconds(since: started)
         let runPeak = peakMiB()
         guard report.summary.verified == size else {
-            throw BenchError("\(name): \(report.summary.verified) of \(size) items verified, \(report.summary.failed) failed")
+            throw BenchError(
+                "\(name): \(report.summary.verified) of \(size) items verified, \(report.summary.failed) failed")
         }
         // The bulk floor writes again the very rows the run wrote, in batches of the run's size.
         let written = try database.attributes(matching: ItemQuery(itemClass: .genericPassword))
@@ -314,7 +327,8 @@ enum MigrationBench {
     private static func peakMiB() -> Double {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
         for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
-            let kib = Double(line.dropFirst(6).trimmingCharacters(in: .whitespaces).split(separator: " ").first ?? "") ?? 0
+            let kib =
+                Double(line.dropFirst(6).trimmingCharacters(in: .whitespaces).split(separator: " ").first ?? "") ?? 0
             return kib / 1024
         }
         return 0

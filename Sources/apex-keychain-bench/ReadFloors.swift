@@ -16,7 +16,9 @@ enum ReadFloors {
             if let attributes {
                 // Five pointers per attribute: name, prefix, URI, value start, value end.
                 for index in 0..<Int(attributeCount) {
-                    if let start = attributes[5 * index + 3], let end = attributes[5 * index + 4] { bytes += end - start }
+                    if let start = attributes[5 * index + 3], let end = attributes[5 * index + 4] {
+                        bytes += end - start
+                    }
                 }
             }
             user.assumingMemoryBound(to: Int.self).pointee += bytes

@@ -7,7 +7,8 @@ import Foundation
 /// the same table through sqlite3.
 enum ReaderBench {
     static func run(sizes: [Int]) throws {
-        let folder = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("apex-reader-bench-\(getpid())")
+        let folder = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(
+            "apex-reader-bench-\(getpid())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         print("reader           items     reader ms   floor ms   ratio   items/s (reader)   Foundation ms")
@@ -22,7 +23,9 @@ enum ReaderBench {
                 options: 0)
             let binaryReader = try time { _ = try IOSPlistReader.read(binary, path: "bench.plist").count }
             let binaryFloor = try time { try ReadFloors.walkBinaryPlist(binary) }
-            let binaryFoundation = try time { _ = try PropertyListSerialization.propertyList(from: binary, format: nil) }
+            let binaryFoundation = try time {
+                _ = try PropertyListSerialization.propertyList(from: binary, format: nil)
+            }
             line("ios-plist (bin)", size, binaryReader, binaryFloor, binaryFoundation)
             // The binary parser alone (no item conversion), the fastest of nine runs: its cost is a small part of
             // the reader's, and the machine's noise would hide it in a median of three.
@@ -34,7 +37,9 @@ enum ReaderBench {
             let sqliteFloor = try time { try ReadFloors.bareSelect(database, table: "genp") }
             line("keychain-sqlite", size, sqliteReader, sqliteFloor, nil)
         }
-        print("floors: libxml2's SAX parse counting every name, attribute and text byte (XML); a walk of the offset table")
+        print(
+            "floors: libxml2's SAX parse counting every name, attribute and text byte (XML); a walk of the offset table"
+        )
         print("touching every object's bytes once (binary); a bare SELECT of every column of genp (no copy).")
         print("bplist parse: the binary plist parser alone (PlistParser, no items built), the fastest of nine runs.")
         print("Foundation: PropertyListSerialization's decode of the same bytes, for comparison.")
@@ -43,7 +48,8 @@ enum ReaderBench {
 
     private static func line(_ name: String, _ size: Int, _ reader: Double, _ floor: Double, _ foundation: Double?) {
         print(
-            pad(name, 16) + " " + pad(String(size), 7, right: false) + "  " + pad(format(reader * 1000, decimals: 1), 10, right: false)
+            pad(name, 16) + " " + pad(String(size), 7, right: false) + "  "
+                + pad(format(reader * 1000, decimals: 1), 10, right: false)
                 + " " + pad(format(floor * 1000, decimals: 1), 10, right: false) + "  "
                 + pad(format(reader / floor, decimals: 2), 6, right: false) + "   "
                 + pad(format(Double(size) / reader, decimals: 0), 18) + "   "
@@ -124,7 +130,10 @@ enum ReaderBench {
             """
         guard sqlite3_exec(db, schema, nil, nil, nil) == SQLITE_OK else { throw BenchError("schema") }
         var statement: OpaquePointer?
-        sqlite3_prepare_v2(db, "INSERT INTO genp(cdat, mdat, acct, svce, v_Data, agrp, pdmn, sync) VALUES (7e8, 7e8, ?, 'com.example.app', ?, 'ABCDE12345.com.example.app', 'ck', 0)", -1, &statement, nil)
+        sqlite3_prepare_v2(
+            db,
+            "INSERT INTO genp(cdat, mdat, acct, svce, v_Data, agrp, pdmn, sync) VALUES (7e8, 7e8, ?, 'com.example.app', ?, 'ABCDE12345.com.example.app', 'ck', 0)",
+            -1, &statement, nil)
         defer { sqlite3_finalize(statement) }
         let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
         for index in 0..<count {

@@ -18,7 +18,9 @@ enum Report {
     static func table(_ rows: [Measurement]) -> String {
         let widths = [9, 12, 14, 14, 7, 7]
         let titles = ["size", "operation", "API µs/op", "floor µs/op", "ratio", "verdict"]
-        var lines = [zip(titles, widths).enumerated().map { pad($1.0, $1.1, right: $0 >= 2 && $0 <= 4) }.joined(separator: "  ")]
+        var lines = [
+            zip(titles, widths).enumerated().map { pad($1.0, $1.1, right: $0 >= 2 && $0 <= 4) }.joined(separator: "  ")
+        ]
         lines.append(String(repeating: "-", count: widths.reduce(0, +) + 2 * (widths.count - 1)))
         for row in rows {
             let decimals = row.operation == .getAllKeys ? 3 : 1
@@ -56,7 +58,9 @@ enum Report {
         guard let smallest = sizes.first, let largest = sizes.last, smallest != largest else {
             return "flatness: needs at least two sizes"
         }
-        var lines = ["flatness (µs/op at \(largest) ÷ µs/op at \(smallest); flat when ≤ \(format(flatRatio, decimals: 1))):"]
+        var lines = [
+            "flatness (µs/op at \(largest) ÷ µs/op at \(smallest); flat when ≤ \(format(flatRatio, decimals: 1))):"
+        ]
         for operation in Operation.allCases {
             guard let low = rows.first(where: { $0.size == smallest && $0.operation == operation }),
                 let high = rows.first(where: { $0.size == largest && $0.operation == operation })
@@ -78,11 +82,13 @@ enum Report {
         for d in diagnostics {
             let set = rows.first { $0.size == d.size && $0.operation == .setItem }
             let list = rows.first { $0.size == d.size && $0.operation == .getAllKeys }
-            var line = "  \(d.size): populate API \(format(d.populateAPISeconds, decimals: 2)) s, floor "
+            var line =
+                "  \(d.size): populate API \(format(d.populateAPISeconds, decimals: 2)) s, floor "
                 + "\(format(d.populateFloorSeconds, decimals: 2)) s; floor set with synchronous=NORMAL "
                 + "\(format(d.floorSetNoFsync, decimals: 1)) µs/op"
             if let set {
-                line += " (so fsync ≈ \(format(set.floor - d.floorSetNoFsync, decimals: 1)) µs of the floor's "
+                line +=
+                    " (so fsync ≈ \(format(set.floor - d.floorSetNoFsync, decimals: 1)) µs of the floor's "
                     + "\(format(set.floor, decimals: 1)); API − floor = \(format(set.api - set.floor, decimals: 1)) µs/op)"
             }
             lines.append(line)
@@ -90,7 +96,8 @@ enum Report {
                 let share = 100 * max(0, set.floor - d.floorSetNoFsync) / set.floor
                 lines.append(
                     "  \(d.size): fsync is ≈\(format(share, decimals: 0))% of the floor's set; the store sets synchronous=FULL "
-                        + "itself, so the API side can't be measured without it and the set ratio is mostly fsync vs fsync")
+                        + "itself, so the API side can't be measured without it and the set ratio is mostly fsync vs fsync"
+                )
             }
             lines.append(
                 "  \(d.size): WAL after population truncated: API \(d.apiTruncated ? "yes" : "NO (a reader held it)"), floor "
@@ -101,7 +108,8 @@ enum Report {
                     "  \(d.size): getAllKeys µs/key: API \(format(list.api, decimals: 3)); floor SELECT acct "
                         + "\(format(list.floor, decimals: 3)); the store's SELECT of all 18 columns, raw "
                         + "\(format(d.selectAllColumnsPerKey, decimals: 3)); UTF-16 sort of the keys as listed "
-                        + "\(format(d.sortPerKey, decimals: 3)), of the keys shuffled \(format(d.shuffledSortPerKey, decimals: 3))")
+                        + "\(format(d.sortPerKey, decimals: 3)), of the keys shuffled \(format(d.shuffledSortPerKey, decimals: 3))"
+                )
             }
         }
         return lines.joined(separator: "\n")

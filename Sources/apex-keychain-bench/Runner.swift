@@ -75,7 +75,8 @@ struct Runner {
             // touched through the code measured).
             let apiTruncated = try FloorSide.checkpoint(fileAt: api.storeURL.path)
             let floorTruncated = try FloorSide.checkpoint(fileAt: floor.path)
-            progress("populated: API \(format(apiSeconds, decimals: 2)) s, floor \(format(floorSeconds, decimals: 2)) s")
+            progress(
+                "populated: API \(format(apiSeconds, decimals: 2)) s, floor \(format(floorSeconds, decimals: 2)) s")
 
             // The same random existing keys for both sides, drawn before any timing.
             let indices = (0..<config.operations).map { _ in Int(rng.next() % UInt64(size)) }
@@ -117,10 +118,12 @@ struct Runner {
             }
             diagnostics.append(
                 Diagnostics(
-                    size: size, floorSetNoFsync: noFsync, sortPerKey: sortPerKey, shuffledSortPerKey: shuffledSortPerKey,
+                    size: size, floorSetNoFsync: noFsync, sortPerKey: sortPerKey,
+                    shuffledSortPerKey: shuffledSortPerKey,
                     selectAllColumnsPerKey: median(selectRuns), populateAPISeconds: apiSeconds,
                     populateFloorSeconds: floorSeconds, apiTruncated: apiTruncated, floorTruncated: floorTruncated,
-                    apiWAL: FloorSide.fileSize(api.storeURL.path + "-wal"), floorWAL: FloorSide.fileSize(floor.path + "-wal")))
+                    apiWAL: FloorSide.fileSize(api.storeURL.path + "-wal"),
+                    floorWAL: FloorSide.fileSize(floor.path + "-wal")))
         }
         return (rows, diagnostics)
     }
@@ -138,7 +141,8 @@ struct Runner {
             let upper = keys.count * (round + 1) / rounds
             let apiFirst = round % 2 == 0
             for side in apiFirst ? [true, false] : [false, true] {
-                let (nanoseconds, count) = try await time(operation, api: side, keys: keys[lower..<upper], keyBytes: keyBytes[lower..<upper])
+                let (nanoseconds, count) = try await time(
+                    operation, api: side, keys: keys[lower..<upper], keyBytes: keyBytes[lower..<upper])
                 let perOp = Double(nanoseconds) / 1e3 / Double(max(1, count))
                 if side { apiRounds.append(perOp) } else { floorRounds.append(perOp) }
             }

@@ -10,7 +10,8 @@ enum Bench {
         if let path = config.directory {
             directory = URL(fileURLWithPath: path)
             try fm.createDirectory(at: directory, withIntermediateDirectories: true)
-            for name in ["api.store", "api.store.key", "floor.sqlite"] where fm.fileExists(atPath: directory.appendingPathComponent(name).path) {
+            for name in ["api.store", "api.store.key", "floor.sqlite"]
+            where fm.fileExists(atPath: directory.appendingPathComponent(name).path) {
                 throw BenchError("\(directory.appendingPathComponent(name).path) exists; use an empty --dir")
             }
         } else {

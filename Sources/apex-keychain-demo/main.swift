@@ -58,7 +58,9 @@ func row(_ columns: [String]) -> String {
     return zip(columns, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: " ")
 }
 
-print("device: \(platform), biometry: \(sample.device.biometry?.rawValue ?? "none"), passcode: \(sample.device.passcodeSet)")
+print(
+    "device: \(platform), biometry: \(sample.device.biometry?.rawValue ?? "none"), passcode: \(sample.device.passcodeSet)"
+)
 print(row(["SERVICE", "KEY", "KIND", "ACCESSIBLE", "ACCESS CONTROL", "RESULT"]))
 var failures = 0
 for entry in sample.items {
@@ -74,7 +76,8 @@ for entry in sample.items {
                 CredentialsOptions(
                     server: entry.server, accessible: options.accessible, accessControl: options.accessControl,
                     authValidity: options.authValidity, synchronizable: options.synchronizable))
-            result = try await keychain.getCredentials(CredentialsGetOptions(server: entry.server)) == credentials
+            result =
+                try await keychain.getCredentials(CredentialsGetOptions(server: entry.server)) == credentials
                 ? "written, verified" : "written, MISMATCH"
         } else if let base64 = entry.bytesBase64 {
             guard let bytes = Data(base64Encoded: base64) else { throw KeychainError(.INVALID_ARGUMENT, "bad base64") }
@@ -91,9 +94,13 @@ for entry in sample.items {
     } catch {
         result = "refused: \(error)"
     }
-    let shownKey = key.unicodeScalars.map { $0.value < 0x20 ? "\\u{\(String($0.value, radix: 16))}" : String($0) }.joined()
-    print(row([entry.service, shownKey, kind, options.accessible?.rawValue ?? "(default)",
-               options.accessControl?.rawValue ?? "(default)", result]))
+    let shownKey = key.unicodeScalars.map { $0.value < 0x20 ? "\\u{\(String($0.value, radix: 16))}" : String($0) }
+        .joined()
+    print(
+        row([
+            entry.service, shownKey, kind, options.accessible?.rawValue ?? "(default)",
+            options.accessControl?.rawValue ?? "(default)", result,
+        ]))
 }
 print("prompts shown: \(device.promptCount)")
 exit(failures == 0 ? 0 : 1)

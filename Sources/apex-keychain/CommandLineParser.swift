@@ -56,7 +56,9 @@ struct ParsedValues: Sendable {
 enum CommandLineParser {
     /// Parses `arguments` for a command.
     /// - Throws: a usage error naming the option or argument at fault.
-    static func parse(_ arguments: ArraySlice<String>, for configuration: CommandConfiguration) throws(CLIError) -> ParsedValues {
+    static func parse(
+        _ arguments: ArraySlice<String>, for configuration: CommandConfiguration
+    ) throws(CLIError) -> ParsedValues {
         var values = ParsedValues()
         var positionals: [String] = []
         var remaining = arguments[...]
@@ -73,7 +75,8 @@ enum CommandLineParser {
             guard argument.hasPrefix("--") else {
                 // A short flag (`-q`), alone.
                 let letter = argument.dropFirst()
-                guard letter.count == 1, let flag = configuration.options.first(where: { $0.shortName == letter.first }) else {
+                guard letter.count == 1, let flag = configuration.options.first(where: { $0.shortName == letter.first })
+                else {
                     throw .usage("unknown option '\(argument.prefix(2))'")
                 }
                 values.flags.insert(flag.name)
@@ -83,7 +86,9 @@ enum CommandLineParser {
             let name = String(body.prefix { $0 != "=" })
             let inline = body.firstIndex(of: "=").map { String(body[body.index(after: $0)...]) }
             guard let option = configuration.options.first(where: { $0.name == name }) else {
-                let hint = Suggestion.closest(to: name, among: configuration.options.map(\.name)).map { "; did you mean '--\($0)'?" }
+                let hint = Suggestion.closest(to: name, among: configuration.options.map(\.name)).map {
+                    "; did you mean '--\($0)'?"
+                }
                 throw .usage("unknown option '--\(name)'\(hint ?? "")")
             }
             switch option.kind {
@@ -102,7 +107,8 @@ enum CommandLineParser {
                 }
                 if let allowed = option.allowedValues, !allowed.contains(value) {
                     throw .usage(
-                        "invalid value '\(value)' for '\(option.synopsis)'; expected one of: \(allowed.joined(separator: ", "))")
+                        "invalid value '\(value)' for '\(option.synopsis)'; expected one of: \(allowed.joined(separator: ", "))"
+                    )
                 }
                 if !option.isRepeatable, values.options[name] != nil {
                     throw .usage("'--\(name)' was given more than once; it takes one value")

@@ -12,7 +12,9 @@ enum CommandLineTool {
             remaining = remaining.dropFirst() + ["--help"]
         }
         while let word = remaining.first,
-            let subcommand = path[path.count - 1].configuration.subcommands.first(where: { $0.configuration.name == word })
+            let subcommand = path[path.count - 1].configuration.subcommands.first(where: {
+                $0.configuration.name == word
+            })
         {
             path.append(subcommand)
             remaining = remaining.dropFirst()

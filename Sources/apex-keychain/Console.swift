@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The tool's standard streams and terminal: results to stdout, errors to stderr, values from stdin, and
@@ -47,7 +47,9 @@ enum Console {
             switch error {
             case .tooLarge:
                 throw CLIError(
-                    .usage, "the value read from stdin is larger than \(byteCount(limit)), the largest a store holds; nothing was written")
+                    .usage,
+                    "the value read from stdin is larger than \(byteCount(limit)), the largest a store holds; nothing was written"
+                )
             case .failed(let code):
                 throw CLIError(.ioError, "can't read the value from stdin: \(String(cString: strerror(code)))")
             }
@@ -83,7 +85,8 @@ enum Console {
         } catch {
             switch error {
             case .tooLarge: throw CLIError(.usage, "the \(role) \(path) holds more than \(byteCount(limit))")
-            case .failed(let code): throw CLIError(.noInput, "can't read the \(role) \(path): \(String(cString: strerror(code)))")
+            case .failed(let code):
+                throw CLIError(.noInput, "can't read the \(role) \(path): \(String(cString: strerror(code)))")
             }
         }
     }

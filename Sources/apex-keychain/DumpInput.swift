@@ -7,7 +7,7 @@ import Foundation
 import ReactNativeKeychainImporter
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The `<path> ...` argument of `inspect` and `migrate`.
@@ -40,7 +40,9 @@ struct DumpInput {
         let fromStandardInput = paths.filter { $0 == "-" }.count
         if fromStandardInput > 1 { throw .usage("'-' (a dump on stdin) can be given once") }
         if fromStandardInput == 1, isatty(STDIN_FILENO) == 1 {
-            throw .usage("'-' reads a dump from stdin, which is a terminal: pipe a dump in (adb exec-out run-as PACKAGE cat FILE | apex-keychain inspect -)")
+            throw .usage(
+                "'-' reads a dump from stdin, which is a terminal: pipe a dump in (adb exec-out run-as PACKAGE cat FILE | apex-keychain inspect -)"
+            )
         }
         let scan: DumpScan
         do throws(DumpError) {
@@ -58,7 +60,8 @@ struct DumpInput {
                 if case .preferences = dump.content, !Self.recognises(dump) {
                     let error = DumpError(
                         .notADump, path: dump.path,
-                        "not a keychain dump: an Android preferences file with no react-native-keychain or expo-secure-store entries and no FacebookConceal key")
+                        "not a keychain dump: an Android preferences file with no react-native-keychain or expo-secure-store entries and no FacebookConceal key"
+                    )
                     guard inFolder else { throw Self.cliError(error) }
                     skipped.append(error)
                 } else {
@@ -67,10 +70,13 @@ struct DumpInput {
             }
         }
         if strict, let first = skipped.first {
-            throw CLIError(.dataError, "\(first.description) (--strict makes a file that is not a keychain dump an error)")
+            throw CLIError(
+                .dataError, "\(first.description) (--strict makes a file that is not a keychain dump an error)")
         }
         if !quiet {
-            for error in skipped { Console.writeError("skipped \(DisplayText.escaped(error.path)): not a keychain dump\n") }
+            for error in skipped {
+                Console.writeError("skipped \(DisplayText.escaped(error.path)): not a keychain dump\n")
+            }
         }
         if dumps.isEmpty {
             let what = skipped.isEmpty ? "" : " (\(skipped.count) file(s) skipped: not keychain dumps)"
@@ -122,4 +128,3 @@ struct DumpInput {
         return platforms.first == .android ? .android : .ios
     }
 }
-

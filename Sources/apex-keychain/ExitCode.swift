@@ -1,4 +1,5 @@
 import ApexKeychain
+
 /// The exit codes of `apex-keychain`: the table of `docs/CLI.md`, named after `sysexits.h`.
 ///
 /// Scripts depend on these numbers; change them only with a CHANGELOG entry.

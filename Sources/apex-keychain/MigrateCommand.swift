@@ -5,7 +5,7 @@ import ApexMigration
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `apex-keychain migrate`: plans the migration of the dumps' items, or runs it into a store.
@@ -42,7 +42,8 @@ struct MigrateCommand: RunnableCommand {
             arguments: [dumpPathArgument],
             options: [
                 Self.store, Self.dryRun, Self.from, Self.device, Self.serviceMap, Self.bundleID, Self.onConflict,
-                Self.failOn, Self.androidBiometryAcceptsPasscode, Self.format, Self.report, Self.reportFormat, Self.includeLabels,
+                Self.failOn, Self.androidBiometryAcceptsPasscode, Self.format, Self.report, Self.reportFormat,
+                Self.includeLabels,
                 Self.quiet, strictOption,
                 StoreOptions.keyFile, StoreOptions.passphraseFile,
             ])
@@ -52,7 +53,8 @@ struct MigrateCommand: RunnableCommand {
     static let store = OptionDefinition.option(
         "store", help: "The store to migrate into. Without it, nothing is written: the plan is printed.")
     /// `--dry-run`.
-    static let dryRun = OptionDefinition.flag("dry-run", help: "Print the plan against the store without writing anything.")
+    static let dryRun = OptionDefinition.flag(
+        "dry-run", help: "Print the plan against the store without writing anything.")
     /// `--from <library>`: `auto` or a library.
     static let from = OptionDefinition.choice(
         "from", of: SourceLibrary.self, valueName: "library", help: "The library whose items are migrated.",
@@ -183,7 +185,8 @@ struct MigrateCommand: RunnableCommand {
             }
         }
         dryRun = values.flag(Self.dryRun)
-        library = values.value(Self.from) == Self.automatic ? nil : try values.enumeration(Self.from, SourceLibrary.self)
+        library =
+            values.value(Self.from) == Self.automatic ? nil : try values.enumeration(Self.from, SourceLibrary.self)
         device = try values.enumeration(Self.device, DeviceProfile.self)
         var serviceMap = ServiceMap()
         for mapping in values.values(Self.serviceMap) {
@@ -207,7 +210,9 @@ struct MigrateCommand: RunnableCommand {
         if report == "" { throw .usage("'--report' must not be empty") }
         reportFile = report.map(ReportFile.init(path:))
         let reportFormat = try values.enumeration(Self.reportFormat, Format.self)
-        if reportFormat != nil, report == nil { throw .usage("'--report-format' is the format of '--report <file>': it needs '--report'") }
+        if reportFormat != nil, report == nil {
+            throw .usage("'--report-format' is the format of '--report <file>': it needs '--report'")
+        }
         self.reportFormat = reportFormat ?? report.map(Format.init(extensionOf:)) ?? .text
         includeLabels = values.flag(Self.includeLabels)
         quiet = values.flag(Self.quiet)
@@ -218,7 +223,8 @@ struct MigrateCommand: RunnableCommand {
                 let trimmed = name.trimmingCharacters(in: .whitespaces)
                 guard let ending = FailOn(rawValue: trimmed) else {
                     let accepted = FailOn.allCases.map(\.rawValue).joined(separator: ", ")
-                    throw .usage("invalid value '\(trimmed)' in '--fail-on <actions>'; expected a comma list of: \(accepted)")
+                    throw .usage(
+                        "invalid value '\(trimmed)' in '--fail-on <actions>'; expected a comma list of: \(accepted)")
                 }
                 if !failOn.contains(ending) { failOn.append(ending) }
             }
@@ -275,7 +281,10 @@ struct MigrateCommand: RunnableCommand {
         let target = MigrationTarget(database: opened.database, device: opened.device)
         let migration = Migration(importers: importers, source: .dumps(input.dumps), target: target, policy: policy)
         if dryRun {
-            return (try await plan(migration, profile: profile, store: opened.path), "\(opened.path): the plan", opened.path, recognised)
+            return (
+                try await plan(migration, profile: profile, store: opened.path), "\(opened.path): the plan",
+                opened.path, recognised
+            )
         }
         // Usernames for --include-labels, taken before the run: nothing but the report outlives it.
         var accounts: [String: String?] = [:]
@@ -287,7 +296,10 @@ struct MigrateCommand: RunnableCommand {
         let lock: StoreLock
         do throws(StoreError) {
             lock = try StoreLock(store: store.storeURL) {
-                if !quiet { Console.writeError("waiting for another migration of \(DisplayText.escaped(opened.path)) to finish...\n") }
+                if !quiet {
+                    Console.writeError(
+                        "waiting for another migration of \(DisplayText.escaped(opened.path)) to finish...\n")
+                }
             }
         } catch {
             throw ErrorMapping.store(error, store: opened.path)
@@ -325,13 +337,16 @@ struct MigrateCommand: RunnableCommand {
         var warnings: [String] = []
         if let library {
             var others: [String: Int] = [:]
-            for item in report.items where item.source.library != library.rawValue { others[item.source.library, default: 0] += 1 }
+            for item in report.items where item.source.library != library.rawValue {
+                others[item.source.library, default: 0] += 1
+            }
             for (other, count) in others.sorted(by: { $0.key < $1.key }) {
                 warnings.append("--from \(library.rawValue): \(count) \(other) item(s) found and skipped")
             }
         }
         for source in report.sources where source.library == nil && !recognised.contains(source.path) {
-            warnings.append("\(DisplayText.escaped(source.path)): no library's items were found in it (\(source.format))")
+            warnings.append(
+                "\(DisplayText.escaped(source.path)): no library's items were found in it (\(source.format))")
         }
         let services = report.items.compactMap(\.source.service)
         for unmatched in importOptions.serviceMap.unmatched(by: services) {
@@ -360,7 +375,9 @@ struct MigrateCommand: RunnableCommand {
     }
 
     /// The plan as a dry-run report.
-    private func plan(_ migration: Migration, profile: DeviceProfile, store: String?) async throws(CLIError)
+    private func plan(
+        _ migration: Migration, profile: DeviceProfile, store: String?
+    ) async throws(CLIError)
         -> MigrationReport
     {
         do throws(MigrationError) {

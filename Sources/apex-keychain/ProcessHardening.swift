@@ -2,7 +2,7 @@ import CGlibc
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What the tool does to its own process before it reads anything: the dumps' secrets are in its memory until

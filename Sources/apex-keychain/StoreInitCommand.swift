@@ -61,7 +61,8 @@ struct StoreInitCommand: RunnableCommand {
                 throw .usage("'--bundle-id' must be at most 256 characters, without U+0000: it is a service name")
             }
             if bundleID == Migration.ledgerService {
-                throw .usage("'--bundle-id' can't be '\(Migration.ledgerService)': that service holds the migration's records")
+                throw .usage(
+                    "'--bundle-id' can't be '\(Migration.ledgerService)': that service holds the migration's records")
             }
         }
     }

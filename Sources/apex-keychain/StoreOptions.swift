@@ -26,7 +26,8 @@ struct StoreOptions: Sendable {
     /// `--passphrase-file <passphrase-file>`.
     static let passphraseFile = OptionDefinition.option(
         "passphrase-file",
-        help: "A file holding the store's passphrase, readable by its owner only (at most 1 KiB; one trailing newline is "
+        help:
+            "A file holding the store's passphrase, readable by its owner only (at most 1 KiB; one trailing newline is "
             + "not part of it). It also answers the device's passcode prompts. Without it, a passphrase store asks on "
             + "the terminal.")
 
@@ -91,7 +92,7 @@ struct StoreOptions: Sendable {
             do throws(StoreError) {
                 database = try SQLiteKeychainDatabase(opening: storeURL, key: .keyFile(defaultKeyFile))
                 passcode = .none
-            } catch where error.kind == .wrongKey && !FileManager.default.fileExists(atPath: defaultKeyFile.path) {
+            } catch  where error.kind == .wrongKey && !FileManager.default.fileExists(atPath: defaultKeyFile.path) {
                 // With no key file, a key file can only be refused because the store has a passphrase. It is
                 // asked once per run: the same passphrase answers the device's passcode prompts.
                 let passphrase = try Passphrase.ask(store: path)

@@ -108,7 +108,8 @@ struct StoreSetCommand: RunnableCommand {
         let opened = try store.open()
         let profile = opened.database.deviceProfile
         if keyStorage != nil, profile != .android, profile != .android10 {
-            throw .usage("'--key-storage' applies to the Android device profiles; \(opened.path) models '\(profile.rawValue)'")
+            throw .usage(
+                "'--key-storage' applies to the Android device profiles; \(opened.path) models '\(profile.rawValue)'")
         }
         var value = try readValue(service: opened.keychain.service)
         defer { value.resetBytes(in: 0..<value.count) }
@@ -129,10 +130,14 @@ struct StoreSetCommand: RunnableCommand {
                     Credentials(username: username, password: password), credentialsOptions)
             }
         } else if !forceBytes, let string = String(validating: value, as: UTF8.self), !string.utf8.contains(0) {
-            try await opened.perform { keychain throws(KeychainError) in try await keychain.setItem(key, string, options) }
+            try await opened.perform { keychain throws(KeychainError) in
+                try await keychain.setItem(key, string, options)
+            }
         } else {
             let bytes = value
-            try await opened.perform { keychain throws(KeychainError) in try await keychain.setBytes(key, bytes, options) }
+            try await opened.perform { keychain throws(KeychainError) in
+                try await keychain.setBytes(key, bytes, options)
+            }
         }
     }
 }

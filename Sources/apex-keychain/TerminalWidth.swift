@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// How wide the text output may be: `$COLUMNS` when it is a positive number, else the width of the terminal

@@ -150,8 +150,14 @@ enum ACLTestBuilder {
         ([.privateKeyUsage], [.privateKeyUsage]),
         ([.privateKeyUsage, .biometryCurrentSet], [.privateKeyUsage, .biometryCurrentSet]),
         ([.privateKeyUsage, .userPresence], [.privateKeyUsage, .userPresence]),
-        ([.privateKeyUsage, .devicePasscode, .biometryAny, .or], [.privateKeyUsage, .devicePasscode, .biometryAny, .or]),
-        ([.biometryCurrentSet, .applicationPassword, .privateKeyUsage], [.biometryCurrentSet, .applicationPassword, .privateKeyUsage]),
+        (
+            [.privateKeyUsage, .devicePasscode, .biometryAny, .or],
+            [.privateKeyUsage, .devicePasscode, .biometryAny, .or]
+        ),
+        (
+            [.biometryCurrentSet, .applicationPassword, .privateKeyUsage],
+            [.biometryCurrentSet, .applicationPassword, .privateKeyUsage]
+        ),
     ]
 }
 
@@ -161,11 +167,15 @@ struct AccessControlDecoderTests {
     func workedExample() throws {
         let bytes = Data([0x31, 0x0D, 0x30, 0x0B, 0x0C, 0x04, 0x70, 0x72, 0x6F, 0x74, 0x0C, 0x03, 0x64, 0x6B, 0x75])
         let description = try AccessControlDecoder.decode(der: bytes)
-        #expect(description == AccessControlDescription(flags: [], protection: "dku", raw: "der:310d300b0c0470726f740c03646b75"))
+        #expect(
+            description
+                == AccessControlDescription(flags: [], protection: "dku", raw: "der:310d300b0c0470726f740c03646b75"))
         #expect(ACLTestDER.encode(.dictionary([("prot", .string("dku"))])) == bytes)
     }
 
-    @Test("DER of every flag combination decodes to its flags and protection", arguments: ACLTestBuilder.combinations.indices)
+    @Test(
+        "DER of every flag combination decodes to its flags and protection",
+        arguments: ACLTestBuilder.combinations.indices)
     func derCombinations(index: Int) throws {
         let (built, decoded) = ACLTestBuilder.combinations[index]
         let der = ACLTestBuilder.der(built, protection: "akpu")
@@ -175,7 +185,9 @@ struct AccessControlDecoderTests {
         #expect(description.raw == "der:" + der.map { String(format: "%02x", $0) }.joined())
     }
 
-    @Test("the text form of every flag combination decodes like its DER, bare and wrapped", arguments: ACLTestBuilder.combinations.indices)
+    @Test(
+        "the text form of every flag combination decodes like its DER, bare and wrapped",
+        arguments: ACLTestBuilder.combinations.indices)
     func textCombinations(index: Int) throws {
         let (built, decoded) = ACLTestBuilder.combinations[index]
         let text = ACLTestBuilder.text(built, protection: "cku")
@@ -191,8 +203,14 @@ struct AccessControlDecoderTests {
         "text forms from Apple's help text, published descriptions and dumps decode",
         arguments: [
             ("ak;od(cpo(DeviceOwnerAuthentication));odel(true);oe(true)", AccessControlFlags.userPresence, "ak"),
-            ("ak;od(cpo(DeviceOwnerAuthentication));odel(true);oe(true);prp(true)", [.userPresence, .applicationPassword], "ak"),
-            ("ak;od(cup(true)pkofn(1)cbio(pbioc(<>)pbioh(<>)));odel(true);oe(true)", [.devicePasscode, .biometryCurrentSet, .or], "ak"),
+            (
+                "ak;od(cpo(DeviceOwnerAuthentication));odel(true);oe(true);prp(true)",
+                [.userPresence, .applicationPassword], "ak"
+            ),
+            (
+                "ak;od(cup(true)pkofn(1)cbio(pbioc(<>)pbioh(<>)));odel(true);oe(true)",
+                [.devicePasscode, .biometryCurrentSet, .or], "ak"
+            ),
             ("<SecAccessControlRef: akpu;od(cbio(pbioc()pbioh()));odel(true);oe(true)>", [.biometryCurrentSet], "akpu"),
             ("<SecAccessControlRef: aku;dacl(true)>", [], "aku"),
             ("cku;dacl(true)", [], "cku"),
@@ -228,10 +246,16 @@ struct AccessControlDecoderTests {
             ("kSecAccessControlBiometryAny", [.biometryAny]),
             ("kSecAccessControlBiometryCurrentSet", [.biometryCurrentSet]),
             ("kSecAccessControlDevicePasscode Or kSecAccessControlBiometryAny", [.devicePasscode, .or, .biometryAny]),
-            ("And kSecAccessControlBiometryCurrentSet kSecAccessControlDevicePasscode", [.and, .biometryCurrentSet, .devicePasscode]),
+            (
+                "And kSecAccessControlBiometryCurrentSet kSecAccessControlDevicePasscode",
+                [.and, .biometryCurrentSet, .devicePasscode]
+            ),
             ("kSecAttrKeyClassPrivate", [.privateKeyUsage]),
             ("kSecAttrKeyClassPrivate kSecAccessControlBiometryCurrentSet", [.privateKeyUsage, .biometryCurrentSet]),
-            ("kSecAccessControlUserPresence kSecAccessControlApplicationPassword", [.userPresence, .applicationPassword]),
+            (
+                "kSecAccessControlUserPresence kSecAccessControlApplicationPassword",
+                [.userPresence, .applicationPassword]
+            ),
         ] as [(String, AccessControlFlags)])
     func objectionWords(words: String, flags: AccessControlFlags) throws {
         let description = try #require(AccessControlDecoder.decode(objectionWords: words))
@@ -242,7 +266,10 @@ struct AccessControlDecoderTests {
 
     @Test(
         "objection words that are empty, unknown or contradictory decode to nil",
-        arguments: ["", " ", "kSecAccessControlFaceID", "None kSecAccessControlUserPresence", "Or And kSecAccessControlDevicePasscode", "none"])
+        arguments: [
+            "", " ", "kSecAccessControlFaceID", "None kSecAccessControlUserPresence",
+            "Or And kSecAccessControlDevicePasscode", "none",
+        ])
     func invalidObjectionWords(words: String) {
         #expect(AccessControlDecoder.decode(objectionWords: words) == nil)
     }
@@ -253,7 +280,8 @@ struct AccessControlDecoderTests {
             ("osgn", .dictionary([("cup", .boolean(true))])), ("ock", .dictionary([("cup", .boolean(true))])),
             ("oa", .boolean(true)),
         ]
-        let der = ACLTestDER.encode(.dictionary([("prot", .string("ak")), ("acl", .dictionary(acl)), ("bound", .boolean(true))]))
+        let der = ACLTestDER.encode(
+            .dictionary([("prot", .string("ak")), ("acl", .dictionary(acl)), ("bound", .boolean(true))]))
         #expect(try AccessControlDecoder.decode(der: der).flags == [.privateKeyUsage, .devicePasscode])
     }
 
@@ -290,15 +318,27 @@ struct AccessControlDecoderTests {
         ("invalid UTF-8 string", Data([0x31, 0x0B, 0x30, 0x09, 0x0C, 0x04, 0x70, 0x72, 0x6F, 0x74, 0x0C, 0x01, 0xFF])),
         ("key not a string", Data([0x31, 0x08, 0x30, 0x06, 0x02, 0x01, 0x01, 0x0C, 0x01, 0x61])),
         ("entry not a sequence", Data([0x31, 0x03, 0x0C, 0x01, 0x61])),
-        ("entry with three elements", Data([0x31, 0x0B, 0x30, 0x09, 0x0C, 0x01, 0x61, 0x0C, 0x01, 0x62, 0x0C, 0x01, 0x63])),
+        (
+            "entry with three elements",
+            Data([0x31, 0x0B, 0x30, 0x09, 0x0C, 0x01, 0x61, 0x0C, 0x01, 0x62, 0x0C, 0x01, 0x63])
+        ),
         ("duplicate key", ACLTestDER.encode(.dictionary([("prot", .string("ak")), ("prot", .string("ak"))]))),
         ("prot not a string", ACLTestDER.encode(.dictionary([("prot", .integer(1))]))),
-        ("integer too large", Data([0x31, 0x11, 0x30, 0x0F, 0x0C, 0x01, 0x61, 0x02, 0x0A] + [UInt8](repeating: 0x7F, count: 10))),
+        (
+            "integer too large",
+            Data([0x31, 0x11, 0x30, 0x0F, 0x0C, 0x01, 0x61, 0x02, 0x0A] + [UInt8](repeating: 0x7F, count: 10))
+        ),
         ("empty integer", Data([0x31, 0x07, 0x30, 0x05, 0x0C, 0x01, 0x61, 0x02, 0x00])),
         ("boolean of length 2", Data([0x31, 0x09, 0x30, 0x07, 0x0C, 0x01, 0x61, 0x01, 0x02, 0xFF, 0xFF])),
         ("bad time", Data([0x31, 0x09, 0x30, 0x07, 0x0C, 0x01, 0x61, 0x18, 0x02, 0x39, 0x39])),
-        ("unknown constraint", ACLTestDER.encode(.dictionary([("acl", .dictionary([("od", .dictionary([("cxyz", .boolean(true))]))]))]))),
-        ("pkofn not an integer", ACLTestDER.encode(.dictionary([("acl", .dictionary([("od", .dictionary([("pkofn", .string("one"))]))]))]))),
+        (
+            "unknown constraint",
+            ACLTestDER.encode(.dictionary([("acl", .dictionary([("od", .dictionary([("cxyz", .boolean(true))]))]))]))
+        ),
+        (
+            "pkofn not an integer",
+            ACLTestDER.encode(.dictionary([("acl", .dictionary([("od", .dictionary([("pkofn", .string("one"))]))]))]))
+        ),
         ("nesting 40 deep", ACLTestDER.nestedSequences(40)),
         ("nesting 10000 deep", ACLTestDER.nestedSequences(10_000)),
     ]
@@ -306,7 +346,9 @@ struct AccessControlDecoderTests {
     @Test("malformed DER is refused with a DecodingError, never a crash", arguments: malformedDER.indices)
     func malformedDERIsRefused(index: Int) {
         let (name, bytes) = Self.malformedDER[index]
-        #expect(throws: AccessControlDecoder.DecodingError.self, "\(name)") { try AccessControlDecoder.decode(der: bytes) }
+        #expect(throws: AccessControlDecoder.DecodingError.self, "\(name)") {
+            try AccessControlDecoder.decode(der: bytes)
+        }
     }
 
     @Test("the nesting builder and the depth limit agree: 32 levels decode, 33 don't")

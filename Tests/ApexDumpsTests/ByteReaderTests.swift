@@ -30,7 +30,9 @@ import Testing
         }
     }
 
-    @Test("each read past the end, before the start or of a negative count is outOfBounds with its offset, count and bounds")
+    @Test(
+        "each read past the end, before the start or of a negative count is outOfBounds with its offset, count and bounds"
+    )
     func outOfBoundsReads() throws {
         let bounds = 0..<16
         try ByteReader.reading(Self.bytes) { reader throws(ByteReadError) in
@@ -47,7 +49,9 @@ import Testing
             expectThrows(.outOfBounds(offset: Int.max, count: 1, bounds: bounds)) { _ = try reader.u8(at: Int.max) }
             expectThrows(.outOfBounds(offset: Int.min, count: 1, bounds: bounds)) { _ = try reader.u8(at: Int.min) }
             expectThrows(.outOfBounds(offset: 15, count: 2, bounds: bounds)) { _ = try reader.u16(at: 15, .bigEndian) }
-            expectThrows(.outOfBounds(offset: 13, count: 4, bounds: bounds)) { _ = try reader.u32(at: 13, .littleEndian) }
+            expectThrows(.outOfBounds(offset: 13, count: 4, bounds: bounds)) {
+                _ = try reader.u32(at: 13, .littleEndian)
+            }
             expectThrows(.outOfBounds(offset: 9, count: 8, bounds: bounds)) { _ = try reader.u64(at: 9, .bigEndian) }
             expectThrows(.outOfBounds(offset: -4, count: 8, bounds: bounds)) { _ = try reader.u64(at: -4, .bigEndian) }
             expectThrows(.outOfBounds(offset: 14, count: 3, bounds: bounds)) { _ = try reader.uint(at: 14, width: 3) }
@@ -99,8 +103,12 @@ import Testing
             let next = try reader.read(count: 3)
             #expect(next.bounds == 8..<11 && reader.position == 11 && reader.remaining == 5)
             try reader.skip(1)
-            #expect(throws: ByteReadError.outOfBounds(offset: 12, count: 8, bounds: 0..<16)) { try reader.readU64(.bigEndian) }
-            #expect(throws: ByteReadError.outOfBounds(offset: 12, count: 5, bounds: 0..<16)) { try reader.read(count: 5) }
+            #expect(throws: ByteReadError.outOfBounds(offset: 12, count: 8, bounds: 0..<16)) {
+                try reader.readU64(.bigEndian)
+            }
+            #expect(throws: ByteReadError.outOfBounds(offset: 12, count: 5, bounds: 0..<16)) {
+                try reader.read(count: 5)
+            }
             #expect(throws: ByteReadError.outOfBounds(offset: 12, count: 5, bounds: 0..<16)) { try reader.skip(5) }
             #expect(throws: ByteReadError.outOfBounds(offset: 12, count: -13, bounds: 0..<16)) { try reader.skip(-13) }
             #expect(throws: ByteReadError.unsupportedWidth(12)) { try reader.readUInt(width: 12) }
@@ -108,7 +116,9 @@ import Testing
             #expect(try reader.readU32(.bigEndian) == 0x1C1D_1E1F)
             #expect(reader.isAtEnd && reader.remaining == 0)
             #expect(throws: ByteReadError.outOfBounds(offset: 16, count: 1, bounds: 0..<16)) { try reader.readU8() }
-            #expect(throws: ByteReadError.outOfBounds(offset: 16, count: 2, bounds: 0..<16)) { try reader.readU16(.littleEndian) }
+            #expect(throws: ByteReadError.outOfBounds(offset: 16, count: 2, bounds: 0..<16)) {
+                try reader.readU16(.littleEndian)
+            }
             #expect(reader.position == 16)
             try reader.seek(to: 0)
             #expect(reader.position == 0)
@@ -126,7 +136,9 @@ import Testing
             var reader = reader
             #expect(reader.isAtEnd && reader.count == 0 && reader.data.isEmpty && reader.unsafeBytes.isEmpty)
             #expect(throws: ByteReadError.outOfBounds(offset: 0, count: 1, bounds: 0..<0)) { try reader.u8(at: 0) }
-            #expect(throws: ByteReadError.outOfBounds(offset: 0, count: 4, bounds: 0..<0)) { try reader.readU32(.bigEndian) }
+            #expect(throws: ByteReadError.outOfBounds(offset: 0, count: 4, bounds: 0..<0)) {
+                try reader.readU32(.bigEndian)
+            }
             #expect(throws: ByteReadError.outOfBounds(offset: 0, count: 1, bounds: 0..<0)) { try reader.read(count: 1) }
             #expect(try reader.read(count: 0).count == 0)
         }
@@ -160,7 +172,8 @@ import Testing
                 }
                 let window = try whole.window(lower..<upper)
                 let edges = [Int.min, -1, Int.max, Int.max - 3]
-                let offset = generator.next() % 8 == 0 ? edges[Int(generator.next() % 4)] : Int(generator.next() % 72) - 4
+                let offset =
+                    generator.next() % 8 == 0 ? edges[Int(generator.next() % 4)] : Int(generator.next() % 72) - 4
                 let width = Int(generator.next() % 10)
                 let inside = width >= 1 && width <= 8 && offset >= lower && offset <= upper && width <= upper - offset
                 let bigEndian = generator.next() % 2 == 0

@@ -175,7 +175,8 @@ struct DumpReaderTests {
         }
     }
 
-    @Test("a link to a device inside an app folder stops readAll with an error naming the link", .timeLimit(.minutes(1)))
+    @Test(
+        "a link to a device inside an app folder stops readAll with an error naming the link", .timeLimit(.minutes(1)))
     func deviceInAppFolder() throws {
         let folder = try DumpScratch()
         try folder.write("app/shared_prefs/SecureStore.xml", DumpTestFiles.sharedPreferences)

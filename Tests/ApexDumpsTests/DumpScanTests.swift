@@ -4,7 +4,7 @@ import Testing
 @testable import ApexDumps
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Folders, streams and the files that are not keychain dumps.
@@ -105,20 +105,23 @@ extension DumpReaderTests {
                 folder.path + "/dumps/backup-1.bin",
             ])
         let skipped = scan.skipped.map { ($0.path.dropFirst(folder.path.count + 1), $0.kind, $0.message) }
-        #expect(skipped.map(\.0) == [
-            "app/shared_prefs/crypto.KEY_256.xml", "dumps/Info.plist", "dumps/empty.plist", "dumps/other.preferences_pb",
-            "dumps/package.json", "dumps/photo.jpg", "dumps/readme.json",
-        ])
+        #expect(
+            skipped.map(\.0) == [
+                "app/shared_prefs/crypto.KEY_256.xml", "dumps/Info.plist", "dumps/empty.plist",
+                "dumps/other.preferences_pb",
+                "dumps/package.json", "dumps/photo.jpg", "dumps/readme.json",
+            ])
         #expect(skipped.allSatisfy { $0.1 == .notADump })
-        #expect(skipped.map(\.2) == [
-            "empty file",
-            "not a keychain dump: the top-level dictionary has none of the class arrays genp, inet, cert, keys, idnt",
-            "empty file",
-            "unknown format: not an iOS keychain plist, a keychain SQLite export, objection JSON, an Android SharedPreferences XML file or a DataStore preferences_pb file",
-            "not a keychain dump: the top level is a dictionary, expected an array of objection's items",
-            "unknown format: not an iOS keychain plist, a keychain SQLite export, objection JSON, an Android SharedPreferences XML file or a DataStore preferences_pb file",
-            "unknown format: not an iOS keychain plist, a keychain SQLite export, objection JSON, an Android SharedPreferences XML file or a DataStore preferences_pb file",
-        ])
+        #expect(
+            skipped.map(\.2) == [
+                "empty file",
+                "not a keychain dump: the top-level dictionary has none of the class arrays genp, inet, cert, keys, idnt",
+                "empty file",
+                "unknown format: not an iOS keychain plist, a keychain SQLite export, objection JSON, an Android SharedPreferences XML file or a DataStore preferences_pb file",
+                "not a keychain dump: the top level is a dictionary, expected an array of objection's items",
+                "unknown format: not an iOS keychain plist, a keychain SQLite export, objection JSON, an Android SharedPreferences XML file or a DataStore preferences_pb file",
+                "unknown format: not an iOS keychain plist, a keychain SQLite export, objection JSON, an Android SharedPreferences XML file or a DataStore preferences_pb file",
+            ])
         // Dumps and skipped files keep one order, and a folder's files are never "named".
         #expect(scan.entries.count == 10)
         for entry in scan.entries {
@@ -172,7 +175,10 @@ extension DumpReaderTests {
         writer.start()
         let dump = try DumpReader.read(stream: output, name: DumpReader.standardInputName)
         #expect(dump.path == "(stdin)" && dump.format == .sharedPreferences)
-        guard case .preferences(let entries) = dump.content else { Issue.record("not preferences"); return }
+        guard case .preferences(let entries) = dump.content else {
+            Issue.record("not preferences")
+            return
+        }
         #expect(entries == [PreferenceEntry(name: "auth:c", value: .string("KeystoreAESCBC"))])
         // The descriptor is the caller's: still open.
         #expect(fcntl(output, F_GETFD) >= 0)

@@ -10,8 +10,9 @@ struct FuzzFindingsTests {
         return try Data(contentsOf: url)
     }
 
-    @Test("a binary plist holding a set is refused as malformed, not handed to Foundation (which crashes on it)",
-          arguments: ["set-in-offset-table.bplist", "set-of-one-string.bplist"])
+    @Test(
+        "a binary plist holding a set is refused as malformed, not handed to Foundation (which crashes on it)",
+        arguments: ["set-in-offset-table.bplist", "set-of-one-string.bplist"])
     func binaryPlistWithSet(name: String) throws {
         let data = try Self.fixture(name)
         #expect(throws: DumpError.self) { try IOSPlistReader.read(data, path: name) }

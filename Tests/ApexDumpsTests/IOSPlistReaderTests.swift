@@ -17,7 +17,9 @@ enum TinyBinaryPlist {
         }
         let tableOffset = bytes.count
         for offset in offsets { bytes += bigEndian(offset, 4) }
-        bytes += [0, 0, 0, 0, 0, 0, 4, UInt8(refSize)] + bigEndian(objects.count, 8) + bigEndian(top, 8) + bigEndian(tableOffset, 8)
+        bytes +=
+            [0, 0, 0, 0, 0, 0, 4, UInt8(refSize)] + bigEndian(objects.count, 8) + bigEndian(top, 8)
+            + bigEndian(tableOffset, 8)
         return Data(bytes)
     }
 
@@ -70,7 +72,8 @@ struct IOSPlistReaderTests {
     static var genericRecord: KeychainRecord {
         KeychainRecord(
             location: "item 1", itemClass: "genp", service: .string("com.example.app"),
-            account: .data(Data("user@example.com".utf8)), generic: .string("generic-field"), value: .data(Data(secret.utf8)),
+            account: .data(Data("user@example.com".utf8)), generic: .string("generic-field"),
+            value: .data(Data(secret.utf8)),
             protection: "akpu", accessGroup: "TEAM123.com.example.app", label: "Example label", creator: 0x4170_784B,
             synchronizable: false, createdAt: created, modifiedAt: modified,
             accessControl: AccessControlDescription(
@@ -92,11 +95,14 @@ struct IOSPlistReaderTests {
 
     static var internetRecord: KeychainRecord {
         KeychainRecord(
-            location: "item 2", itemClass: "inet", account: .string("user"), value: .data(Data("made-up-password".utf8)),
-            protection: "ak", synchronizable: true, server: "example.com", protocolCode: "htps", port: 443, path: "/login",
+            location: "item 2", itemClass: "inet", account: .string("user"),
+            value: .data(Data("made-up-password".utf8)),
+            protection: "ak", synchronizable: true, server: "example.com", protocolCode: "htps", port: 443,
+            path: "/login",
             authenticationType: "form", securityDomain: "realm",
             accessControl: AccessControlDescription(
-                flags: [.devicePasscode], protection: "ak", raw: "<SecAccessControlRef: ak;od(cup(true));odel(true);oe(true)>"))
+                flags: [.devicePasscode], protection: "ak",
+                raw: "<SecAccessControlRef: ak;od(cup(true));odel(true);oe(true)>"))
     }
 
     // MARK: Real files
@@ -143,7 +149,8 @@ struct IOSPlistReaderTests {
         var item = "<key>svce</key><string>first</string><key>acct</key><string>a</string>"
         for index in 0..<padding { item += "<key>x\(index)</key><string>\(index)</string>" }
         item += "<key>svce</key><string>last</string><key>class</key><string>genp</string>"
-        let xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><plist version=\"1.0\"><array><dict>\(item)</dict></array></plist>"
+        let xml =
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?><plist version=\"1.0\"><array><dict>\(item)</dict></array></plist>"
         let records = try IOSPlistReader.read(Data(xml.utf8), path: "repeated.plist")
         #expect(records.count == 1)
         #expect(records.first?.service == .string("last"))
@@ -153,7 +160,9 @@ struct IOSPlistReaderTests {
 
     // MARK: Round trips
 
-    @Test("every attribute survives an XML and a binary round trip", arguments: [PropertyListSerialization.PropertyListFormat.xml, .binary])
+    @Test(
+        "every attribute survives an XML and a binary round trip",
+        arguments: [PropertyListSerialization.PropertyListFormat.xml, .binary])
     func roundTrip(format: PropertyListSerialization.PropertyListFormat) throws {
         let data = try Self.plist([Self.genericItem, Self.internetItem], format)
         let records = try IOSPlistReader.read(data, path: "dump.plist")
@@ -188,7 +197,9 @@ struct IOSPlistReaderTests {
         #expect(try IOSPlistReader.read(data, path: "c.plist").first?.creator == expected)
     }
 
-    @Test("sync reads as 0/1 or a boolean", arguments: [(0 as any Sendable, false), (1, true), (false, false), (true, true)] as [(any Sendable, Bool)])
+    @Test(
+        "sync reads as 0/1 or a boolean",
+        arguments: [(0 as any Sendable, false), (1, true), (false, false), (true, true)] as [(any Sendable, Bool)])
     func syncForms(sync: any Sendable, expected: Bool) throws {
         for format in [PropertyListSerialization.PropertyListFormat.xml, .binary] {
             let data = try Self.plist([["class": "genp", "sync": sync]], format)
@@ -199,7 +210,8 @@ struct IOSPlistReaderTests {
     @Test(
         "dates read as plist dates, CFAbsoluteTime numbers, ISO 8601 or NSDate-description text",
         arguments: [
-            created as any Sendable, created.timeIntervalSinceReferenceDate, "2018-07-21T18:11:15Z", "2018-07-21T20:11:15+02:00",
+            created as any Sendable, created.timeIntervalSinceReferenceDate, "2018-07-21T18:11:15Z",
+            "2018-07-21T20:11:15+02:00",
             "2018-07-21 18:11:15 +0000",
         ] as [any Sendable])
     func dateForms(date: any Sendable) throws {
@@ -219,10 +231,14 @@ struct IOSPlistReaderTests {
     @Test("dates far outside the calendar are kept as absolute times in extra, and refused as cdat")
     func extremeDates() throws {
         let far = Date(timeIntervalSinceReferenceDate: 1e15)
-        let data = try Self.plist([["class": "genp", "sdat": far, "edat": Date(timeIntervalSinceReferenceDate: -1e15)]], .binary)
+        let data = try Self.plist(
+            [["class": "genp", "sdat": far, "edat": Date(timeIntervalSinceReferenceDate: -1e15)]], .binary)
         let record = try #require(try IOSPlistReader.read(data, path: "d.plist").first)
-        #expect(record.extra == ["sdat": "absolute-time:1000000000000000.0", "edat": "absolute-time:-1000000000000000.0"])
-        #expect(try IOSPlistReader.read(try Self.plist([["class": "genp", "cdat": far]], .binary), path: "d").first?.createdAt == far)
+        #expect(
+            record.extra == ["sdat": "absolute-time:1000000000000000.0", "edat": "absolute-time:-1000000000000000.0"])
+        #expect(
+            try IOSPlistReader.read(try Self.plist([["class": "genp", "cdat": far]], .binary), path: "d").first?
+                .createdAt == far)
         let error = try #require(throws: DumpError.self) {
             try IOSPlistReader.read(try Self.plist([["class": "genp", "cdat": 1e300]], .binary), path: "d")
         }
@@ -232,7 +248,8 @@ struct IOSPlistReaderTests {
     @Test("text attributes accept UTF-8 data; label data that is not UTF-8 is kept in extra as hex")
     func textAsData() throws {
         let item: [String: Any] = [
-            "class": Data("genp".utf8), "pdmn": Data("cku".utf8), "agrp": Data("group".utf8), "labl": Data([0xFF, 0x00]),
+            "class": Data("genp".utf8), "pdmn": Data("cku".utf8), "agrp": Data("group".utf8),
+            "labl": Data([0xFF, 0x00]),
             "srvr": Data("host".utf8), "svce": Data([0xC3, 0x28]), "pdmnx": "kept",
         ]
         let record = try #require(try IOSPlistReader.read(try Self.plist([item], .xml), path: "t.plist").first)
@@ -250,7 +267,8 @@ struct IOSPlistReaderTests {
     @Test("protection constant names read as pdmn codes, and other text as found")
     func protectionNames() throws {
         let items: [[String: Any]] = [
-            ["class": "genp", "pdmn": "kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly"], ["class": "genp", "pdmn": "dku"],
+            ["class": "genp", "pdmn": "kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly"],
+            ["class": "genp", "pdmn": "dku"],
             ["class": "genp", "pdmn": "zz"],
         ]
         let records = try IOSPlistReader.read(try Self.plist(items, .xml), path: "p.plist")
@@ -260,12 +278,15 @@ struct IOSPlistReaderTests {
     @Test("an item without class is genp with svce, inet with an internet attribute, else refused")
     func classInference() throws {
         let records = try IOSPlistReader.read(
-            try Self.plist([["svce": "s", "acct": "a"], ["srvr": "h", "acct": "a"], ["gena": Data()]], .xml), path: "i.plist")
+            try Self.plist([["svce": "s", "acct": "a"], ["srvr": "h", "acct": "a"], ["gena": Data()]], .xml),
+            path: "i.plist")
         #expect(records.map(\.itemClass) == ["genp", "inet", "genp"])
         let error = try #require(throws: DumpError.self) {
             try IOSPlistReader.read(try Self.plist([["acct": "a", "v_Data": Data()]], .xml), path: "i.plist")
         }
-        #expect(error.message == "item 1: has no class, and no attribute that tells a generic password from an internet password")
+        #expect(
+            error.message
+                == "item 1: has no class, and no attribute that tells a generic password from an internet password")
     }
 
     /// A backup item: `v_Data` starting with a version-3 header (key class 11, 40-byte wrapped key).
@@ -277,15 +298,20 @@ struct IOSPlistReaderTests {
 
     @Test("a backup-shaped plist is refused; one sealed item among readable items is reported damaged")
     func sealedItems() throws {
-        let backup: [String: Any] = ["genp": [Self.sealedPair, Self.sealedPair], "keybag-uuid": "00000000-0000-4000-8000-000000000000"]
-        let error = try #require(throws: DumpError.self) { try IOSPlistReader.read(try Self.plist(backup, .binary), path: "b") }
+        let backup: [String: Any] = [
+            "genp": [Self.sealedPair, Self.sealedPair], "keybag-uuid": "00000000-0000-4000-8000-000000000000",
+        ]
+        let error = try #require(throws: DumpError.self) {
+            try IOSPlistReader.read(try Self.plist(backup, .binary), path: "b")
+        }
         #expect(error.kind == .unsupported)
         #expect(error.message.contains("2 items"))
 
         let mixed: [String: Any] = ["genp": [Self.genericItem, Self.sealedPair]]
         let records = try IOSPlistReader.read(try Self.plist(mixed, .binary), path: "m")
         #expect(records[0].value == .data(Data(Self.secret.utf8)))
-        #expect(records[1].value == .damaged("v_Data is a sealed keychain blob (version 3, key class 11), not the secret"))
+        #expect(
+            records[1].value == .damaged("v_Data is a sealed keychain blob (version 3, key class 11), not the secret"))
         #expect(records[1].extra["v_PersistentRef"] != nil)
     }
 
@@ -307,17 +333,25 @@ struct IOSPlistReaderTests {
         func with(_ key: String, _ value: Any) -> Data { xml([item.merging([key: value]) { $1 }]) }
         let valid = xml([item])
         let validBinary = (try? plist([item], .binary)) ?? Data()
-        let deepXML = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><plist version=\"1.0\">"
+        let deepXML =
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?><plist version=\"1.0\">"
             + String(repeating: "<array>", count: 10_000) + String(repeating: "</array>", count: 10_000) + "</plist>"
         var deepExtra: Any = ["s3cr3t"]
         for _ in 0..<40 { deepExtra = [deepExtra] }
-        var invalidUTF8 = Data(String(decoding: valid, as: UTF8.self).replacingOccurrences(of: "genp", with: "ge\u{1}p").utf8)
+        var invalidUTF8 = Data(
+            String(decoding: valid, as: UTF8.self).replacingOccurrences(of: "genp", with: "ge\u{1}p").utf8)
         invalidUTF8 = Data(invalidUTF8.map { $0 == 0x01 ? 0xFF : $0 })
         return [
             ("empty", Data(), "the file is empty"),
             ("truncated XML", valid.prefix(valid.count / 2), "an XML property list that is malformed"),
-            ("truncated binary", validBinary.prefix(validBinary.count - 10), "a binary property list that is malformed"),
-            ("wrong binary magic", Data("bplist99".utf8) + validBinary.dropFirst(8), "a binary property list that is malformed"),
+            (
+                "truncated binary", validBinary.prefix(validBinary.count - 10),
+                "a binary property list that is malformed"
+            ),
+            (
+                "wrong binary magic", Data("bplist99".utf8) + validBinary.dropFirst(8),
+                "a binary property list that is malformed"
+            ),
             ("not a plist", Data("cplist00\u{0}\u{1}\u{2}".utf8), "not a property list"),
             ("OpenStep text", Data("hello".utf8), "not an XML or binary property list"),
             ("magic only", Data("bplist00".utf8), "not an XML or binary property list"),
@@ -326,8 +360,14 @@ struct IOSPlistReaderTests {
             ("svce a number", with("svce", 12), "item 1: svce is a number, expected a string or data"),
             ("acct a date", with("acct", created), "item 1: acct is a date, expected a string or data"),
             ("v_Data a number", xml([["class": "genp", "v_Data": 5]]), "item 1: v_Data is a number, expected data"),
-            ("crtr bad text", with("crtr", "Apx"), "item 1: crtr is text that is neither a decimal number nor four characters"),
-            ("crtr too large", with("crtr", 1 << 40), "item 1: crtr is a number that is not a 32-bit four-character code"),
+            (
+                "crtr bad text", with("crtr", "Apx"),
+                "item 1: crtr is text that is neither a decimal number nor four characters"
+            ),
+            (
+                "crtr too large", with("crtr", 1 << 40),
+                "item 1: crtr is a number that is not a 32-bit four-character code"
+            ),
             ("crtr data", with("crtr", Data([1, 2, 3, 4])), "item 1: crtr is data, expected an integer"),
             ("sync 2", with("sync", 2), "item 1: sync is a number other than 0 or 1"),
             ("sync text", with("sync", "yes"), "item 1: sync is a string, expected 0, 1 or a boolean"),
@@ -340,38 +380,80 @@ struct IOSPlistReaderTests {
             ("labl an array", with("labl", ["x"]), "item 1: labl is an array, expected a string or data"),
             ("accc a number", with("accc", 1), "item 1: accc is a number, expected data or text"),
             ("accc bad DER", with("accc", Data([0x31, 0x84, 0xFF, 0xFF, 0xFF, 0xFF])), "item 1: accc: DER length"),
-            ("accc bad text", with("accc", "<SecAccessControlRef: 0x1234>"), "item 1: accc is text that is not an access-control description"),
+            (
+                "accc bad text", with("accc", "<SecAccessControlRef: 0x1234>"),
+                "item 1: accc is text that is not an access-control description"
+            ),
             ("class not an array", xml(["genp": "s3cr3t"]), "genp is a string, expected an array of items"),
             // Every class is checked to be an array before any item is read.
-            ("later class not an array", xml(["genp": ["s3cr3t"], "inet": "s3cr3t"]), "inet is a string, expected an array of items"),
-            ("class item not a dictionary", xml(["inet": [["class": "inet"], 3]]), "inet item 2 is a number, expected a dictionary"),
-            ("XML nested 10000 deep", Data(deepXML.utf8), "an XML property list that is malformed, truncated or nested too deeply"),
-            ("binary nested 10000 deep", TinyBinaryPlist.nestedArrays(10_000), "a binary property list that is malformed"),
+            (
+                "later class not an array", xml(["genp": ["s3cr3t"], "inet": "s3cr3t"]),
+                "inet is a string, expected an array of items"
+            ),
+            (
+                "class item not a dictionary", xml(["inet": [["class": "inet"], 3]]),
+                "inet item 2 is a number, expected a dictionary"
+            ),
+            (
+                "XML nested 10000 deep", Data(deepXML.utf8),
+                "an XML property list that is malformed, truncated or nested too deeply"
+            ),
+            (
+                "binary nested 10000 deep", TinyBinaryPlist.nestedArrays(10_000),
+                "a binary property list that is malformed"
+            ),
             ("extra nested 42 deep", with("tags", deepExtra), "item 1: tags nests deeper than 32 levels"),
-            ("binary data length 0xFFFFFFFF", TinyBinaryPlist.build([[0xA1, 1], [0x4F, 0x12, 0xFF, 0xFF, 0xFF, 0xFF]]), "a binary property list"),
-            ("binary array length 2^60", TinyBinaryPlist.build([[0xAF, 0x13, 0x10, 0, 0, 0, 0, 0, 0, 0, 1], [0x08]]), "a binary property list"),
-            ("binary non-string key", TinyBinaryPlist.build([[0xA1, 1], [0xD1, 2, 3], [0x10, 0x01], [0x51, 0x78]]), "item 1 has a key that is not a string"),
+            (
+                "binary data length 0xFFFFFFFF",
+                TinyBinaryPlist.build([[0xA1, 1], [0x4F, 0x12, 0xFF, 0xFF, 0xFF, 0xFF]]), "a binary property list"
+            ),
+            (
+                "binary array length 2^60",
+                TinyBinaryPlist.build([[0xAF, 0x13, 0x10, 0, 0, 0, 0, 0, 0, 0, 1], [0x08]]), "a binary property list"
+            ),
+            (
+                "binary non-string key",
+                TinyBinaryPlist.build([[0xA1, 1], [0xD1, 2, 3], [0x10, 0x01], [0x51, 0x78]]),
+                "item 1 has a key that is not a string"
+            ),
             ("invalid UTF-8 in XML", invalidUTF8, "an XML property list that is malformed"),
             // A `<data>` that is not valid Base64 outside v_Data: the item's identity or attributes can't be trusted.
-            ("acct <data> not Base64", xmlItems([xmlItem(data: "acct", "s3cr3t")]), "item 1: acct is <data> that is not valid Base64"),
-            ("svce <data> not Base64", xmlItems([xmlItem(data: "svce", "!!!!")]), "item 1: svce is <data> that is not valid Base64"),
-            ("accc <data> not Base64", xmlItems([xmlItem(data: "accc", "MQ=")]), "item 1: accc is <data> that is not valid Base64"),
+            (
+                "acct <data> not Base64", xmlItems([xmlItem(data: "acct", "s3cr3t")]),
+                "item 1: acct is <data> that is not valid Base64"
+            ),
+            (
+                "svce <data> not Base64", xmlItems([xmlItem(data: "svce", "!!!!")]),
+                "item 1: svce is <data> that is not valid Base64"
+            ),
+            (
+                "accc <data> not Base64", xmlItems([xmlItem(data: "accc", "MQ=")]),
+                "item 1: accc is <data> that is not valid Base64"
+            ),
             (
                 "extra <data> not Base64", xmlItems([xmlItem(data: "v_PersistentRef", "QUJDRA==QUJD")]),
                 "item 1: v_PersistentRef is <data> that is not valid Base64 (Base64 text after the padding)"
             ),
             (
                 "nested extra <data> not Base64",
-                xmlItems([xmlItem(data: "v_PersistentRef", "QUJD", more: "<key>tags</key><array><data>s3cr3t</data></array>")]),
+                xmlItems([
+                    xmlItem(data: "v_PersistentRef", "QUJD", more: "<key>tags</key><array><data>s3cr3t</data></array>")
+                ]),
                 "item 1: tags holds <data> that is not valid Base64"
             ),
             // One shared object referred to over and over: read out, far more bytes than the file (issue 16).
-            ("one 1 MiB <data> in the v_Data of 520 items", sharedValue(items: 520, key: "v_Data", dataObject(1 << 20)), overLimit),
+            (
+                "one 1 MiB <data> in the v_Data of 520 items",
+                sharedValue(items: 520, key: "v_Data", dataObject(1 << 20)), overLimit
+            ),
             (
                 "one 64 KiB <data> in the v_Data of 9000 items, read on every core",
                 sharedValue(items: 9000, key: "v_Data", dataObject(64 << 10)), overLimit
             ),
-            ("one 1 MiB string as the svce of 520 items", sharedValue(items: 520, key: "svce", asciiObject(1 << 20)), overLimit),
+            (
+                "one 1 MiB string as the svce of 520 items", sharedValue(items: 520, key: "svce", asciiObject(1 << 20)),
+                overLimit
+            ),
         ]
     }()
 
@@ -379,12 +461,17 @@ struct IOSPlistReaderTests {
     /// a container in `extra`. Against a budget of 4 MiB, so that reaching it costs little.
     static let textBudgetAttacks: [(name: String, data: Data)] = [
         // 3.2 MiB of data, but twice that as hex text.
-        ("one 16 KiB <data> in an extra attribute of 200 items", sharedValue(items: 200, key: "sha1", dataObject(16 << 10))),
+        (
+            "one 16 KiB <data> in an extra attribute of 200 items",
+            sharedValue(items: 200, key: "sha1", dataObject(16 << 10))
+        ),
         ("one 16 KiB string 300 times in an extra array", sharedInArray(count: 300, asciiObject(16 << 10))),
         ("one 16 KiB <data> 150 times in an extra array", sharedInArray(count: 150, dataObject(16 << 10))),
     ]
 
-    @Test("values written out as text in extra take their text's bytes from the budget", arguments: textBudgetAttacks.indices)
+    @Test(
+        "values written out as text in extra take their text's bytes from the budget",
+        arguments: textBudgetAttacks.indices)
     func textBudget(index: Int) throws {
         let (name, data) = Self.textBudgetAttacks[index]
         let error = try #require(throws: DumpError.self, "\(name)") {
@@ -401,11 +488,15 @@ struct IOSPlistReaderTests {
             name.contains("items")
             ? Self.sharedValue(items: 100, key: "sha1", Self.dataObject(16 << 10))
             : name.contains("string")
-                ? Self.sharedInArray(count: 150, Self.asciiObject(16 << 10)) : Self.sharedInArray(count: 75, Self.dataObject(16 << 10))
-        #expect(throws: Never.self, "\(name)") { try IOSPlistReader.read(half, path: "in/dump.plist", byteBudget: 4 << 20) }
+                ? Self.sharedInArray(count: 150, Self.asciiObject(16 << 10))
+                : Self.sharedInArray(count: 75, Self.dataObject(16 << 10))
+        #expect(throws: Never.self, "\(name)") {
+            try IOSPlistReader.read(half, path: "in/dump.plist", byteBudget: 4 << 20)
+        }
     }
 
-    static let overLimit = "the file refers to the same objects over and over: read out, its keys and values would take more than the 512 MiB limit for a dump file"
+    static let overLimit =
+        "the file refers to the same objects over and over: read out, its keys and values would take more than the 512 MiB limit for a dump file"
 
     /// An XML plist of the items' `<dict>` texts.
     static func xmlItems(_ items: [String]) -> Data {
@@ -435,7 +526,8 @@ struct IOSPlistReaderTests {
     static func sharedValue(items: Int, key: String, _ shared: [UInt8]) -> Data {
         TinyBinaryPlist.build(
             [
-                [0xAF, 0x11] + TinyBinaryPlist.bigEndian(items, 2) + Array(repeating: [0, 1], count: items).flatMap { $0 },
+                [0xAF, 0x11] + TinyBinaryPlist.bigEndian(items, 2)
+                    + Array(repeating: [0, 1], count: items).flatMap { $0 },
                 [0xD2, 0, 2, 0, 4, 0, 3, 0, 5], [0x55] + Array("class".utf8), [0x54] + Array("genp".utf8),
                 [0x50 | UInt8(key.utf8.count)] + Array(key.utf8), shared,
             ], refSize: 2)
@@ -447,15 +539,20 @@ struct IOSPlistReaderTests {
             [
                 [0xA1, 0, 1], [0xD2, 0, 2, 0, 4, 0, 3, 0, 5], [0x55] + Array("class".utf8), [0x54] + Array("genp".utf8),
                 [0x54] + Array("tags".utf8),
-                [0xAF, 0x11] + TinyBinaryPlist.bigEndian(count, 2) + Array(repeating: [0, 6], count: count).flatMap { $0 },
+                [0xAF, 0x11] + TinyBinaryPlist.bigEndian(count, 2)
+                    + Array(repeating: [0, 6], count: count).flatMap { $0 },
                 shared,
             ], refSize: 2)
     }
 
-    @Test("malformed input is refused with DumpError(.malformed) naming the path and the problem", arguments: malformed.indices)
+    @Test(
+        "malformed input is refused with DumpError(.malformed) naming the path and the problem",
+        arguments: malformed.indices)
     func malformedInput(index: Int) throws {
         let (name, data, message) = Self.malformed[index]
-        let error = try #require(throws: DumpError.self, "\(name)") { try IOSPlistReader.read(data, path: "in/dump.plist") }
+        let error = try #require(throws: DumpError.self, "\(name)") {
+            try IOSPlistReader.read(data, path: "in/dump.plist")
+        }
         #expect(error.kind == .malformed, "\(name)")
         #expect(error.path == "in/dump.plist", "\(name)")
         #expect(error.message.contains(message), "\(name): \(error.message)")
@@ -464,7 +561,10 @@ struct IOSPlistReaderTests {
 
     /// Plists that hold no keychain data at all: an app's own plists.
     static let notDumps: [(name: String, data: Data, message: String)] = [
-        ("top-level string", xml("s3cr3t"), "not a keychain dump: the top level is a string, expected an array of items"),
+        (
+            "top-level string", xml("s3cr3t"),
+            "not a keychain dump: the top level is a string, expected an array of items"
+        ),
         ("top-level number", xml(7), "not a keychain dump: the top level is a number"),
         ("an array of strings", xml(["s3cr3t"]), "not a keychain dump: the top-level array holds no keychain item"),
         (
@@ -480,7 +580,9 @@ struct IOSPlistReaderTests {
     @Test("a plist that holds no keychain data is refused as not a dump", arguments: notDumps.indices)
     func notADump(index: Int) throws {
         let (name, data, message) = Self.notDumps[index]
-        let error = try #require(throws: DumpError.self, "\(name)") { try IOSPlistReader.read(data, path: "in/Info.plist") }
+        let error = try #require(throws: DumpError.self, "\(name)") {
+            try IOSPlistReader.read(data, path: "in/Info.plist")
+        }
         #expect(error.kind == .notADump, "\(name)")
         #expect(error.path == "in/Info.plist", "\(name)")
         #expect(error.message.hasPrefix(message), "\(name): \(error.message)")
@@ -491,11 +593,13 @@ struct IOSPlistReaderTests {
 
     @Test("one value shared by many items reads while the whole stays within the 512 MiB limit")
     func sharedValueWithinTheLimit() throws {
-        let large = try IOSPlistReader.read(Self.sharedValue(items: 500, key: "v_Data", Self.dataObject(1 << 20)), path: "in.plist")
+        let large = try IOSPlistReader.read(
+            Self.sharedValue(items: 500, key: "v_Data", Self.dataObject(1 << 20)), path: "in.plist")
         #expect(large.count == 500)
         #expect(large.allSatisfy { $0.value == large[0].value })
         if case .data(let data) = large[0].value { #expect(data.count == 1 << 20) } else { Issue.record("no value") }
-        let many = try IOSPlistReader.read(Self.sharedValue(items: 8000, key: "v_Data", Self.dataObject(64 << 10)), path: "in.plist")
+        let many = try IOSPlistReader.read(
+            Self.sharedValue(items: 8000, key: "v_Data", Self.dataObject(64 << 10)), path: "in.plist")
         #expect(many.count == 8000)
     }
 
@@ -529,7 +633,9 @@ struct IOSPlistReaderTests {
         #expect(records.map(\.service) == [.string("first"), .string("damaged"), .string("last")], "\(name)")
         #expect(records[0].value == .data(Data("ok".utf8)), "\(name)")
         #expect(records[2].value == .data(Data("ok".utf8)), "\(name)")
-        #expect(records[1].value == .damaged("damaged value: v_Data is <data> that is not valid Base64 (\(reason))"), "\(name)")
+        #expect(
+            records[1].value == .damaged("damaged value: v_Data is <data> that is not valid Base64 (\(reason))"),
+            "\(name)")
     }
 
     /// `<data>` texts that are Base64 as Apple's and other writers lay it out, and their bytes.
@@ -545,8 +651,10 @@ struct IOSPlistReaderTests {
             ("a line break between the = signs", "QQ=\n\t=", Array("A".utf8)),
             ("one =", "QUI=", Array("AB".utf8)),
             ("no padding needed", "QUJD", Array("ABC".utf8)),
-            ("all 64 characters", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
-             Array(Data(base64Encoded: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")!)),
+            (
+                "all 64 characters", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+                Array(Data(base64Encoded: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")!)
+            ),
             ("76-character lines", "\n" + wrapped + "\n", long),
         ]
     }()

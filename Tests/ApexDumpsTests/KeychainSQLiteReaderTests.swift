@@ -54,10 +54,13 @@ private func modificationDate(_ path: String) -> Date? {
 }
 
 /// Seconds since 2001-01-01 UTC for a UTC calendar date.
-private func absoluteTime(_ year: Int, _ month: Int, _ day: Int, _ hour: Int = 0, _ minute: Int = 0, _ second: Int = 0) -> Double {
+private func absoluteTime(
+    _ year: Int, _ month: Int, _ day: Int, _ hour: Int = 0, _ minute: Int = 0, _ second: Int = 0
+) -> Double {
     var calendar = Calendar(identifier: .gregorian)
     calendar.timeZone = TimeZone(identifier: "UTC")!
-    let date = calendar.date(from: DateComponents(year: year, month: month, day: day, hour: hour, minute: minute, second: second))!
+    let date = calendar.date(
+        from: DateComponents(year: year, month: month, day: day, hour: hour, minute: minute, second: second))!
     return date.timeIntervalSinceReferenceDate
 }
 
@@ -106,7 +109,9 @@ struct KeychainSQLiteReaderTests {
         CREATE TABLE unrelated(x);
         """
 
-    @Test("export: TEXT and BLOB svce/acct, REAL and TEXT dates, crtr forms, accc decoded, genp and inet rows, WAL-only row, file untouched")
+    @Test(
+        "export: TEXT and BLOB svce/acct, REAL and TEXT dates, crtr forms, accc decoded, genp and inet rows, WAL-only row, file untouched"
+    )
     func decryptedExport() throws {
         let folder = try ScratchFolder()
         let path = folder.file("export.db")
@@ -146,7 +151,10 @@ struct KeychainSQLiteReaderTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: path + "-shm")) == shmBytes)
         #expect([path, path + "-wal", path + "-shm"].map(modificationDate) == dates)
 
-        #expect(records.map(\.location) == ["genp row 1", "genp row 5", "genp row 6", "genp row 7", "genp row 9", "inet row 3"])
+        #expect(
+            records.map(\.location) == [
+                "genp row 1", "genp row 5", "genp row 6", "genp row 7", "genp row 9", "inet row 3",
+            ])
         #expect(records.map(\.itemClass) == ["genp", "genp", "genp", "genp", "genp", "inet"])
         guard records.count == 6 else { return }
 
@@ -183,7 +191,10 @@ struct KeychainSQLiteReaderTests {
         #expect(third.synchronizable)
 
         let fourth = records[3]
-        if case .damaged = fourth.value {} else { Issue.record("a numeric value is not marked damaged: \(fourth.value)") }
+        if case .damaged = fourth.value {
+        } else {
+            Issue.record("a numeric value is not marked damaged: \(fourth.value)")
+        }
         #expect(fourth.createdAt == nil)
         #expect(fourth.extra["cdat"] == "not a date")
         #expect(fourth.extra["mdat"] == "")
@@ -234,7 +245,8 @@ struct KeychainSQLiteReaderTests {
         try TestDatabase.create(
             path,
             deviceSchema + tversion
-                + "INSERT INTO genp(acct, svce, data, agrp, musr, persistref) VALUES ('alice', 'svc', X'68756e74657232', 'g', '', X'01');")
+                + "INSERT INTO genp(acct, svce, data, agrp, musr, persistref) VALUES ('alice', 'svc', X'68756e74657232', 'g', '', X'01');"
+        )
         let records = try KeychainSQLiteReader.read(path: path)
         #expect(records.count == 1)
         #expect(records.first?.value == .data(Data("hunter2".utf8)))
@@ -272,7 +284,9 @@ struct KeychainSQLiteReaderTests {
     }
 
     static let deviceCases: [DeviceCase] = [
-        DeviceCase(description: "hashed attributes, versioned data, tversion", sql: deviceSchema + tversion + deviceRow() + deviceRow()),
+        DeviceCase(
+            description: "hashed attributes, versioned data, tversion",
+            sql: deviceSchema + tversion + deviceRow() + deviceRow()),
         DeviceCase(description: "hashed attributes and versioned data, no tversion", sql: deviceSchema + deviceRow()),
         DeviceCase(description: "empty device tables with tversion", sql: deviceSchema + tversion),
         DeviceCase(
@@ -317,22 +331,30 @@ struct KeychainSQLiteReaderTests {
         BadFile(description: "wrong magic: XML", kind: .malformed, messageContains: "not a SQLite database") { path in
             try Data("<?xml version='1.0'?><map />".utf8).write(to: URL(fileURLWithPath: path))
         },
-        BadFile(description: "wrong magic: random bytes", kind: .malformed, messageContains: "not a SQLite database") { path in
+        BadFile(description: "wrong magic: random bytes", kind: .malformed, messageContains: "not a SQLite database") {
+            path in
             try Data((0..<4096).map { _ in UInt8.random(in: 0...255) }).write(to: URL(fileURLWithPath: path))
         },
         BadFile(description: "header only", kind: .malformed, messageContains: "SQLite") { path in
             try Data("SQLite format 3\0".utf8).write(to: URL(fileURLWithPath: path))
         },
-        BadFile(description: "a SQLite database that is not a keychain", kind: .notADump, messageContains: "not a keychain dump: a SQLite database without genp or inet table") { path in
-            try TestDatabase.create(path, "CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes(body) VALUES ('x');")
+        BadFile(
+            description: "a SQLite database that is not a keychain", kind: .notADump,
+            messageContains: "not a keychain dump: a SQLite database without genp or inet table"
+        ) { path in
+            try TestDatabase.create(
+                path, "CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes(body) VALUES ('x');")
         },
-        BadFile(description: "an empty SQLite database", kind: .notADump, messageContains: "not a keychain dump") { path in
+        BadFile(description: "an empty SQLite database", kind: .notADump, messageContains: "not a keychain dump") {
+            path in
             try TestDatabase.create(path, "PRAGMA user_version = 1;")
         },
-        BadFile(description: "genp is a view (an endless recursive query)", kind: .malformed, messageContains: "view") { path in
+        BadFile(description: "genp is a view (an endless recursive query)", kind: .malformed, messageContains: "view") {
+            path in
             try TestDatabase.create(
                 path,
-                "CREATE VIEW genp AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x AS acct FROM c;")
+                "CREATE VIEW genp AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x AS acct FROM c;"
+            )
         },
         BadFile(description: "truncated database", kind: .malformed, messageContains: "damaged") { path in
             try bigExport(path)
@@ -351,7 +373,10 @@ struct KeychainSQLiteReaderTests {
             data[17] = 0x34
             try data.write(to: URL(fileURLWithPath: path))
         },
-        BadFile(description: "huge length: a b-tree cell claiming a 2 GB payload", kind: .malformed, messageContains: "damaged") { path in
+        BadFile(
+            description: "huge length: a b-tree cell claiming a 2 GB payload", kind: .malformed,
+            messageContains: "damaged"
+        ) { path in
             try bigExport(path)
             var data = try Data(contentsOf: URL(fileURLWithPath: path))
             // Overwrite every page after the first with garbage that looks like leaf pages with huge cells.
@@ -361,24 +386,33 @@ struct KeychainSQLiteReaderTests {
             }
             try data.write(to: URL(fileURLWithPath: path))
         },
-        BadFile(description: "larger than the dump size limit (sparse)", kind: .malformed, messageContains: "limit") { path in
+        BadFile(description: "larger than the dump size limit (sparse)", kind: .malformed, messageContains: "limit") {
+            path in
             try TestDatabase.create(path, "CREATE TABLE genp(acct, v_Data);")
             let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
             try handle.truncate(atOffset: UInt64(DumpLimits.maxFileBytes) + 4096)
             try handle.close()
         },
-        BadFile(description: "a -wal file whose commit claims 2^32 - 1 pages", kind: .malformed, messageContains: "larger than the 512 MiB limit") { path in
+        BadFile(
+            description: "a -wal file whose commit claims 2^32 - 1 pages", kind: .malformed,
+            messageContains: "larger than the 512 MiB limit"
+        ) { path in
             try WALFixture.make(path)
             try WALFixture.rewrite(path + "-wal") { frames in frames[frames.count - 1].pageCount = 0xFFFF_FFFF }
         },
-        BadFile(description: "a -wal file of another page size", kind: .malformed, messageContains: "-wal file's pages are 1024 bytes") { path in
+        BadFile(
+            description: "a -wal file of another page size", kind: .malformed,
+            messageContains: "-wal file's pages are 1024 bytes"
+        ) { path in
             try WALFixture.make(path)
             var wal = try Data(contentsOf: URL(fileURLWithPath: path + "-wal"))
             wal.replaceSubrange(8..<12, with: [0, 0, 4, 0])
             try WALFixture.resumHeader(&wal)
             try wal.write(to: URL(fileURLWithPath: path + "-wal"))
         },
-        BadFile(description: "a -wal file of an unknown format version", kind: .malformed, messageContains: "format version") { path in
+        BadFile(
+            description: "a -wal file of an unknown format version", kind: .malformed, messageContains: "format version"
+        ) { path in
             try WALFixture.make(path)
             var wal = try Data(contentsOf: URL(fileURLWithPath: path + "-wal"))
             wal.replaceSubrange(4..<8, with: [0, 0x2D, 0xE2, 0x19])
@@ -389,7 +423,8 @@ struct KeychainSQLiteReaderTests {
         BadFile(description: "a directory", kind: .unreadable, messageContains: "not a regular file") { path in
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
         },
-        BadFile(description: "a FIFO (must not hang)", kind: .unreadable, messageContains: "not a regular file") { path in
+        BadFile(description: "a FIFO (must not hang)", kind: .unreadable, messageContains: "not a regular file") {
+            path in
             #expect(mkfifo(path, 0o600) == 0)
         },
     ]
@@ -405,7 +440,8 @@ struct KeychainSQLiteReaderTests {
         database.run("COMMIT;")
     }
 
-    @Test("bad files: a DumpError naming the path, never a crash or a hang", .timeLimit(.minutes(2)), arguments: badFiles)
+    @Test(
+        "bad files: a DumpError naming the path, never a crash or a hang", .timeLimit(.minutes(2)), arguments: badFiles)
     func badFile(_ bad: BadFile) throws {
         let folder = try ScratchFolder()
         let path = folder.file("dump.db")
@@ -434,11 +470,17 @@ struct KeychainSQLiteReaderTests {
     static let both = base + ["second-updated", "first-2", "second-1"]
 
     static let walCases: [WALCase] = [
-        WALCase(description: "intact: both transactions, the second updating a page of the first", expected: both) { _ in },
-        WALCase(description: "the last frame cut short: the second transaction is left out", expected: firstOnly) { wal in
+        WALCase(description: "intact: both transactions, the second updating a page of the first", expected: both) {
+            _ in
+        },
+        WALCase(description: "the last frame cut short: the second transaction is left out", expected: firstOnly) {
+            wal in
             wal.removeLast(100)
         },
-        WALCase(description: "a byte of the last page damaged: its checksum fails, the second transaction is left out", expected: firstOnly) { wal in
+        WALCase(
+            description: "a byte of the last page damaged: its checksum fails, the second transaction is left out",
+            expected: firstOnly
+        ) { wal in
             wal[wal.count - 10] ^= 0x55
         },
         WALCase(description: "a salt of the first frame damaged: the log ends before it", expected: base) { wal in
@@ -450,7 +492,10 @@ struct KeychainSQLiteReaderTests {
         WALCase(description: "checksums of big-endian words (magic 0x377f0683)", expected: both) { wal in
             try WALFixture.rewrite(&wal, bigEndian: true) { _ in }
         },
-        WALCase(description: "the first transaction's commit mark removed: only what the second commits counts", expected: both) { wal in
+        WALCase(
+            description: "the first transaction's commit mark removed: only what the second commits counts",
+            expected: both
+        ) { wal in
             try WALFixture.rewrite(&wal) { frames in
                 if let commit = frames.firstIndex(where: { $0.pageCount != 0 }) { frames[commit].pageCount = 0 }
             }
@@ -547,7 +592,9 @@ enum WALFixture {
             BEGIN; UPDATE genp SET acct = 'second-updated' WHERE acct = 'first-1';
                    INSERT INTO genp VALUES ('second-1', 's', randomblob(5000)); COMMIT;
             """)
-        let files = (try Data(contentsOf: URL(fileURLWithPath: path)), try Data(contentsOf: URL(fileURLWithPath: path + "-wal")))
+        let files = (
+            try Data(contentsOf: URL(fileURLWithPath: path)), try Data(contentsOf: URL(fileURLWithPath: path + "-wal"))
+        )
         withExtendedLifetime(writer) {}
         return files
     }
@@ -555,7 +602,9 @@ enum WALFixture {
     /// The accounts of `genp` in row order, as SQLite reads the database and its WAL.
     static func accounts(_ path: String) -> [String] {
         guard let database = try? Connection(path: path, flags: SQLITE_OPEN_READWRITE) else { return ["open failed"] }
-        guard let statement = try? database.prepare("SELECT acct FROM genp ORDER BY rowid") else { return ["prepare failed"] }
+        guard let statement = try? database.prepare("SELECT acct FROM genp ORDER BY rowid") else {
+            return ["prepare failed"]
+        }
         var accounts: [String] = []
         while (try? statement.step()) == true { accounts.append(statement.string(0) ?? "") }
         return accounts
@@ -577,7 +626,8 @@ enum WALFixture {
         for index in stride(from: 0, to: data.count, by: 8) {
             func word(_ at: Int) -> UInt32 {
                 let b = data[at..<at + 4].map(UInt32.init)
-                return bigEndian ? b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3] : b[3] << 24 | b[2] << 16 | b[1] << 8 | b[0]
+                return bigEndian
+                    ? b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3] : b[3] << 24 | b[2] << 16 | b[1] << 8 | b[0]
             }
             sums.0 = sums.0 &+ word(index) &+ sums.1
             sums.1 = sums.1 &+ word(index + 4) &+ sums.0

@@ -9,7 +9,8 @@ struct ObjectionJSONReaderTests {
     /// One objection item: every field objection writes, empty, then the overrides.
     static func item(_ overrides: [String: String] = [:]) -> [String: String] {
         let names = [
-            "access_control", "accessible_attribute", "account", "alias", "comment", "create_date", "creator", "custom_icon",
+            "access_control", "accessible_attribute", "account", "alias", "comment", "create_date", "creator",
+            "custom_icon",
             "data", "dataHex", "description", "entitlement_group", "generic", "invisible", "label", "modification_date",
             "negative", "protected", "script_code", "service", "type",
         ]
@@ -47,7 +48,8 @@ struct ObjectionJSONReaderTests {
         #expect(records.allSatisfy { $0.protection == "akpu" })
         #expect(records.allSatisfy { $0.accessGroup == "8AH3PS2AS7.za.sensepost.ipewpew" })
         #expect(records.allSatisfy { $0.accessControl == AccessControlDescription(flags: [], raw: "None") })
-        #expect(records.allSatisfy { $0.createdAt == Self.date("2019-04-01T06:17:32Z") && $0.modifiedAt == $0.createdAt })
+        #expect(
+            records.allSatisfy { $0.createdAt == Self.date("2019-04-01T06:17:32Z") && $0.modifiedAt == $0.createdAt })
         #expect(records.allSatisfy { $0.creator == nil && $0.label == nil && $0.extra.isEmpty && !$0.synchronizable })
         guard case .damaged(let reason) = records[0].value else {
             Issue.record("item 1 should be damaged")
@@ -80,8 +82,10 @@ struct ObjectionJSONReaderTests {
     @Test(
         "item_class reads as a constant name or a class code",
         arguments: [
-            ("kSecClassGenericPassword", "genp"), ("genp", "genp"), ("kSecClassInternetPassword", "inet"), ("inet", "inet"),
-            ("kSecClassCertificate", "cert"), ("kSecClassKey", "keys"), ("kSecClassIdentity", "idnt"), ("weird", "weird"),
+            ("kSecClassGenericPassword", "genp"), ("genp", "genp"), ("kSecClassInternetPassword", "inet"),
+            ("inet", "inet"),
+            ("kSecClassCertificate", "cert"), ("kSecClassKey", "keys"), ("kSecClassIdentity", "idnt"),
+            ("weird", "weird"),
         ])
     func itemClasses(found: String, expected: String) throws {
         #expect(try Self.read([Self.item(["item_class": found])]).first?.itemClass == expected)
@@ -92,7 +96,8 @@ struct ObjectionJSONReaderTests {
         arguments: [
             ("kSecAttrAccessibleWhenUnlocked", "ak"), ("kSecAttrAccessibleAfterFirstUnlock", "ck"),
             ("kSecAttrAccessibleAlways", "dk"), ("kSecAttrAccessibleWhenUnlockedThisDeviceOnly", "aku"),
-            ("kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly", "cku"), ("kSecAttrAccessibleAlwaysThisDeviceOnly", "dku"),
+            ("kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly", "cku"),
+            ("kSecAttrAccessibleAlwaysThisDeviceOnly", "dku"),
             ("kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly", "akpu"), ("ak", "ak"),
         ])
     func protections(name: String, code: String) throws {
@@ -115,7 +120,10 @@ struct ObjectionJSONReaderTests {
         let inet = "kSecClassInternetPassword"
         let records = try Self.read([
             Self.item(["item_class": inet]),
-            Self.item(["item_class": inet, "server": "https://api.example.com:8443", "port": "8443", "protocol": "htps", "path": "/v1"]),
+            Self.item([
+                "item_class": inet, "server": "https://api.example.com:8443", "port": "8443", "protocol": "htps",
+                "path": "/v1",
+            ]),
             Self.item(["item_class": inet, "server": "", "port": ""]),
             Self.item(["server": "https://example.com"]),
         ])
@@ -129,7 +137,9 @@ struct ObjectionJSONReaderTests {
         // An empty server is a server, as for service and account.
         #expect(records[2].server == "" && records[2].port == nil && records[2].unrecorded == ["ptcl", "path"])
         // A generic password has no server: the field stays an extra one, and nothing is unrecorded.
-        #expect(records[3].server == nil && records[3].unrecorded.isEmpty && records[3].extra == ["server": "https://example.com"])
+        #expect(
+            records[3].server == nil && records[3].unrecorded.isEmpty
+                && records[3].extra == ["server": "https://example.com"])
         let error = try #require(throws: DumpError.self) {
             try Self.read([Self.item(["item_class": inet, "port": "s3cr3t"])])
         }
@@ -154,7 +164,10 @@ struct ObjectionJSONReaderTests {
             Self.item(["access_control": "kSecAccessControlDevicePasscode And kSecAccessControlBiometryCurrentSet"]),
             Self.item(["access_control": "kSecAttrKeyClassPrivate"]),
         ])
-        #expect(records.map { $0.accessControl?.flags } == [[], [.devicePasscode, .and, .biometryCurrentSet], [.privateKeyUsage]])
+        #expect(
+            records.map { $0.accessControl?.flags } == [
+                [], [.devicePasscode, .and, .biometryCurrentSet], [.privateKeyUsage],
+            ])
     }
 
     // MARK: data and dataHex
@@ -238,19 +251,34 @@ struct ObjectionJSONReaderTests {
             ("truncated after the first field", Data("[{\"access_control\": \"None\",".utf8), "the file is not JSON"),
             ("truncated", valid.prefix(valid.count - 3), "the file is not JSON"),
             ("invalid UTF-8", invalidUTF8, "the file is not UTF-8 text"),
-            ("item a string", Data("[{\"item_class\": \"genp\"}, \"s3cr3t\"]".utf8), "item 2 is a string, expected an object"),
+            (
+                "item a string", Data("[{\"item_class\": \"genp\"}, \"s3cr3t\"]".utf8),
+                "item 2 is a string, expected an object"
+            ),
             ("item null", Data("[{\"item_class\": \"genp\"}, null]".utf8), "item 2 is null, expected an object"),
             ("service a number", with("service", 5), "item 1: service is a number, expected a string"),
-            ("account an object", with("account", ["k": "s3cr3t"]), "item 1: account is a dictionary, expected a string"),
+            (
+                "account an object", with("account", ["k": "s3cr3t"]),
+                "item 1: account is a dictionary, expected a string"
+            ),
             ("data a boolean", with("data", true), "item 1: data is a boolean, expected a string"),
             ("dataHex an array", with("dataHex", ["s3cr3t"]), "item 1: dataHex is an array, expected a string"),
             ("item_class missing", with("item_class", NSNull()), "item 1: has no item_class"),
             ("item_class empty", with("item_class", ""), "item 1: has no item_class"),
             ("create_date unreadable", with("create_date", "s3cr3t"), "item 1: create_date is not a date"),
-            ("modification_date impossible", with("modification_date", "2019-02-30 10:00:00 +0000"), "item 1: modification_date is not a date"),
-            ("creator unreadable", with("creator", "s3cr3t"), "item 1: creator is neither a decimal number nor four characters"),
+            (
+                "modification_date impossible", with("modification_date", "2019-02-30 10:00:00 +0000"),
+                "item 1: modification_date is not a date"
+            ),
+            (
+                "creator unreadable", with("creator", "s3cr3t"),
+                "item 1: creator is neither a decimal number nor four characters"
+            ),
             ("creator too large", with("creator", "4294967296"), "item 1: creator is neither"),
-            ("access_control unknown word", with("access_control", "s3cr3t"), "item 1: access_control is not a list of objection's"),
+            (
+                "access_control unknown word", with("access_control", "s3cr3t"),
+                "item 1: access_control is not a list of objection's"
+            ),
             ("unknown field nested 42 deep", with("future", deepField), "item 1: future nests deeper than 32 levels"),
         ]
     }()
@@ -262,11 +290,20 @@ struct ObjectionJSONReaderTests {
             ("empty", Data(), "the file is empty"),
             ("only a bracket", Data("[".utf8), "the file is not JSON"),
             ("UTF-16", Data("[]".utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }), "the file is not"),
-            ("a package.json", Data("{\"name\": \"s3cr3t\", \"version\": \"1.0.0\"}".utf8), "the top level is a dictionary, expected an array of objection's items"),
-            ("a top-level object with objection's names", Data("{\"item_class\": \"genp\"}".utf8), "the top level is a dictionary"),
+            (
+                "a package.json", Data("{\"name\": \"s3cr3t\", \"version\": \"1.0.0\"}".utf8),
+                "the top level is a dictionary, expected an array of objection's items"
+            ),
+            (
+                "a top-level object with objection's names", Data("{\"item_class\": \"genp\"}".utf8),
+                "the top level is a dictionary"
+            ),
             ("top-level string", Data("\"s3cr3t\"".utf8), "the top level is a string"),
             ("an array of strings", Data("[\"s3cr3t\"]".utf8), "no element of the array has an item_class"),
-            ("an array of other objects", Data("[{\"id\": 1, \"title\": \"s3cr3t\"}]".utf8), "no element of the array has an item_class"),
+            (
+                "an array of other objects", Data("[{\"id\": 1, \"title\": \"s3cr3t\"}]".utf8),
+                "no element of the array has an item_class"
+            ),
             ("nested 10000 deep", Data(deep.utf8), "the file is not JSON"),
         ]
     }()
@@ -274,7 +311,9 @@ struct ObjectionJSONReaderTests {
     @Test("JSON that is not objection's is refused as not a dump", arguments: notDumps.indices)
     func notADump(index: Int) throws {
         let (name, data, message) = Self.notDumps[index]
-        let error = try #require(throws: DumpError.self, "\(name)") { try ObjectionJSONReader.read(data, path: "in/package.json") }
+        let error = try #require(throws: DumpError.self, "\(name)") {
+            try ObjectionJSONReader.read(data, path: "in/package.json")
+        }
         #expect(error.kind == .notADump, "\(name)")
         #expect(error.path == "in/package.json", "\(name)")
         #expect(error.message.hasPrefix("not a keychain dump: "), "\(name): \(error.message)")
@@ -282,10 +321,14 @@ struct ObjectionJSONReaderTests {
         #expect(!error.message.contains("s3cr3t"), "\(name)")
     }
 
-    @Test("malformed input is refused with DumpError(.malformed) naming the path and the problem", arguments: malformed.indices)
+    @Test(
+        "malformed input is refused with DumpError(.malformed) naming the path and the problem",
+        arguments: malformed.indices)
     func malformedInput(index: Int) throws {
         let (name, data, message) = Self.malformed[index]
-        let error = try #require(throws: DumpError.self, "\(name)") { try ObjectionJSONReader.read(data, path: "in/keychain.json") }
+        let error = try #require(throws: DumpError.self, "\(name)") {
+            try ObjectionJSONReader.read(data, path: "in/keychain.json")
+        }
         #expect(error.kind == .malformed, "\(name)")
         #expect(error.path == "in/keychain.json", "\(name)")
         #expect(error.message.contains(message), "\(name): \(error.message)")

@@ -43,7 +43,8 @@ struct ParserBoundsTests {
         // [0xA2, 1, 1] holds two references to object 1; cut to one, the second would be the offset table's byte.
         #expect(Self.plistError(TinyBinaryPlist.build([[0xA2, 1, 1], [0x09]])) == nil)
         for object in [[0xA2, 1], [0xD1, 1], [0xA2, 0x00, 0x01]] as [[UInt8]] {
-            let error = try #require(Self.plistError(TinyBinaryPlist.build([object], refSize: object.count == 3 ? 2 : 1)))
+            let error = try #require(
+                Self.plistError(TinyBinaryPlist.build([object], refSize: object.count == 3 ? 2 : 1)))
             #expect(error.kind == .binaryMalformed, "\(error.message)")
             #expect(error.detail == "an object's length runs past the end of the objects", "\(error.message)")
         }
@@ -57,17 +58,21 @@ struct ParserBoundsTests {
         for entry in 0..<3 {
             for target in [table, table + 1, valid.count, Int(UInt32.max)] {
                 var bytes = [UInt8](valid)
-                bytes.replaceSubrange((table + 4 * entry)..<(table + 4 * entry + 4), with: TinyBinaryPlist.bigEndian(target, 4))
+                bytes.replaceSubrange(
+                    (table + 4 * entry)..<(table + 4 * entry + 4), with: TinyBinaryPlist.bigEndian(target, 4))
                 let error = try #require(Self.plistError(Data(bytes)))
                 #expect(error.kind == .binaryMalformed && error.detail == "its offset table points outside its objects")
             }
         }
     }
 
-    @Test("binary plist: every prefix of a real file is a parse error, and binaryMalformed once it could hold a trailer")
+    @Test(
+        "binary plist: every prefix of a real file is a parse error, and binaryMalformed once it could hold a trailer")
     func binaryPlistPrefixes() throws {
         let file = try PropertyListSerialization.data(
-            fromPropertyList: [["class": "genp", "svce": "s", "v_Data": Data("made-up".utf8), "tags": ["é", 1.5, -7]]],
+            fromPropertyList: [
+                ["class": "genp", "svce": "s", "v_Data": Data("made-up".utf8), "tags": ["é", 1.5, -7]]
+            ],
             format: .binary, options: 0)
         #expect(Self.plistError(file) == nil)
         for length in 0..<file.count {
@@ -95,14 +100,21 @@ struct ParserBoundsTests {
         arguments: [
             // An entry (offset 0) holding key "k" (offset 2) and a Value (offset 5) whose field starts at offset 7.
             ([0x15, 1, 0, 0, 0], [0x15, 1, 0, 0], "fixed32 at offset 8 runs past the end of its message"),
-            ([0x39, 1, 0, 0, 0, 0, 0, 0, 0], [0x39, 1, 0, 0, 0, 0, 0, 0], "fixed64 at offset 8 runs past the end of its message"),
-            ([0x2A, 2, 0x61, 0x62], [0x2A, 3, 0x61, 0x62], "length 3 at offset 8 runs past the end of its message (2 bytes left)"),
+            (
+                [0x39, 1, 0, 0, 0, 0, 0, 0, 0], [0x39, 1, 0, 0, 0, 0, 0, 0],
+                "fixed64 at offset 8 runs past the end of its message"
+            ),
+            (
+                [0x2A, 2, 0x61, 0x62], [0x2A, 3, 0x61, 0x62],
+                "length 3 at offset 8 runs past the end of its message (2 bytes left)"
+            ),
             ([0x08, 0x81, 0x01], [0x08, 0x81], "truncated varint at offset 8"),
         ] as [([UInt8], [UInt8], String)])
     func protobufFieldAtTheMessageEnd(fits: [UInt8], over: [UInt8], message: String) {
         let following = DataStoreProto.entry("next", .boolean(true))
         func file(_ value: [UInt8]) -> [UInt8] {
-            DataStoreProto.field(1, bytes: DataStoreProto.field(1, string: "k") + DataStoreProto.field(2, bytes: value)) + following
+            DataStoreProto.field(1, bytes: DataStoreProto.field(1, string: "k") + DataStoreProto.field(2, bytes: value))
+                + following
         }
         #expect(Self.protobufError(file(fits)) == nil)
         #expect(Self.protobufError(file(over)) == message)
@@ -114,7 +126,9 @@ struct ParserBoundsTests {
         // in the file.
         let entry: [UInt8] = [0x0A, 0x02, 0x0A, 0x02] + DataStoreProto.entry("next", .boolean(true))
         #expect(Self.protobufError(entry) == "length 2 at offset 3 runs past the end of its message (0 bytes left)")
-        #expect(Self.protobufError([0x0A, 0x03, 0x0A]) == "length 3 at offset 1 runs past the end of its message (1 bytes left)")
+        #expect(
+            Self.protobufError([0x0A, 0x03, 0x0A])
+                == "length 3 at offset 1 runs past the end of its message (1 bytes left)")
         #expect(
             Self.protobufError([0x0A] + DataStoreProto.varint(UInt64(Int.max) + 1))
                 == "length \(UInt64(Int.max) + 1) at offset 1 runs past the end of its message (0 bytes left)")
@@ -176,7 +190,9 @@ struct ParserBoundsTests {
         #expect(
             Self.derError([0x31, 0x05, 0x30, 0x03, 0x0C, 0x01, 0x61, 0x0C, 0x01, 0x62])
                 == "DER truncated: a value is missing at byte 7")
-        #expect(Self.derError([0x31, 0x03, 0x30, 0x05, 0x0C, 0x01, 0x61]) == "DER length 5 at byte 4 runs past the end of its container")
+        #expect(
+            Self.derError([0x31, 0x03, 0x30, 0x05, 0x0C, 0x01, 0x61])
+                == "DER length 5 at byte 4 runs past the end of its container")
         #expect(Self.derError([0x31]) == "DER truncated: a length is missing at byte 1")
         #expect(Self.derError([0x04, 0x82, 0x01]) == "DER truncated inside a length at byte 1")
         #expect(
@@ -188,10 +204,14 @@ struct ParserBoundsTests {
 
     // MARK: Sealed keychain blob header
 
-    @Test("sealed blob header: a blob that holds its wrapped key and tag exactly is sealed; a byte less, or a header alone, is data")
+    @Test(
+        "sealed blob header: a blob that holds its wrapped key and tag exactly is sealed; a byte less, or a header alone, is data"
+    )
     func sealedBlobAtItsLength() throws {
         func value(_ blob: Data) throws -> DumpValue? {
-            let pair: [String: Any] = ["v_Data": blob, "v_PersistentRef": Data("genp".utf8) + Data(repeating: 0, count: 8)]
+            let pair: [String: Any] = [
+                "v_Data": blob, "v_PersistentRef": Data("genp".utf8) + Data(repeating: 0, count: 8),
+            ]
             let plist = try PropertyListSerialization.data(
                 fromPropertyList: ["genp": [IOSPlistReaderTests.genericItem, pair]], format: .binary, options: 0)
             return try IOSPlistReader.read(plist, path: "m").last?.value
@@ -199,7 +219,8 @@ struct ParserBoundsTests {
         // Version 2, key class 7, a wrapped key of 40 bytes: 12 + 40 + 16 bytes in all.
         let header = Data([2, 0, 0, 0, 7, 0, 0, 0, 40, 0, 0, 0])
         let exact = header + Data(repeating: 0xA5, count: 40 + 16)
-        #expect(try value(exact) == .damaged("v_Data is a sealed keychain blob (version 2, key class 7), not the secret"))
+        #expect(
+            try value(exact) == .damaged("v_Data is a sealed keychain blob (version 2, key class 7), not the secret"))
         #expect(try value(exact.dropLast()) == .data(exact.dropLast()))
         #expect(try value(header) == .data(header))
         #expect(try value(header.prefix(5)) == .data(header.prefix(5)))
@@ -231,7 +252,9 @@ struct ParserBoundsTests {
     @Test("SharedPreferences: an ampersand reference at the very start or end of a name decodes, nothing read past it")
     func attributeReferenceAtTheEnd() throws {
         let names = ["&amp;", "a&amp;", "&amp;b", "&amp;&amp;", "a&amp;#38", "a&#38;#38"]
-        let xml = "<map>" + names.enumerated().map { "<string name=\"\($0.element)\">v\($0.offset)</string>" }.joined() + "</map>"
+        let xml =
+            "<map>" + names.enumerated().map { "<string name=\"\($0.element)\">v\($0.offset)</string>" }.joined()
+            + "</map>"
         let entries = try SharedPreferencesReader.read(Data(xml.utf8), path: "p.xml")
         #expect(entries.map(\.name) == ["&", "a&", "&b", "&&", "a&#38", "a&#38"])
     }

@@ -20,7 +20,8 @@ enum PlistCanonical {
         case .null: "null"
         case .array(let elements): "[" + elements.map(text).joined(separator: ",") + "]"
         case .dictionary(let dictionary):
-            "{" + dictionary.uniqueEntries().map { text($0.key) + ":" + text($0.value) }.sorted().joined(separator: ",") + "}"
+            "{" + dictionary.uniqueEntries().map { text($0.key) + ":" + text($0.value) }.sorted().joined(separator: ",")
+                + "}"
         }
     }
 
@@ -130,12 +131,16 @@ struct PlistParserTests {
         let binary = try IOSPlistReader.read(try Self.plist(Self.sampleTree, .binary), path: "x.plist")
         #expect(xml.count == 2)
         #expect(xml == binary)
-        #expect(xml[0].extra["tags"] == "[\"é\", \"日本\", \"😀\", 1.5, -7, -9223372036854775808, 18446744073709551615, false]")
+        #expect(
+            xml[0].extra["tags"] == "[\"é\", \"日本\", \"😀\", 1.5, -7, -9223372036854775808, 18446744073709551615, false]"
+        )
         #expect(xml[0].extra["nest"] == "{\"a\": {\"b\": [\"hex:\", \"\"]}}")
         #expect(xml[1].value == .data(Data([0, 0xFF, 0x80])))
     }
 
-    @Test("both parsers give the tree Foundation gives, for XML and binary", arguments: [PropertyListSerialization.PropertyListFormat.xml, .binary])
+    @Test(
+        "both parsers give the tree Foundation gives, for XML and binary",
+        arguments: [PropertyListSerialization.PropertyListFormat.xml, .binary])
     func matchesFoundation(format: PropertyListSerialization.PropertyListFormat) throws {
         let fixtures = [
             ("generated-ios", "keychain-by-class.plist"), ("real-world", "itunes-backup-keychain-backup-OTAPKI.plist"),
@@ -143,7 +148,8 @@ struct PlistParserTests {
         ]
         var inputs: [Any] = [Self.sampleTree]
         for (folder, name) in fixtures {
-            inputs.append(try PropertyListSerialization.propertyList(from: try IOSFixtures.data(folder, name), format: nil))
+            inputs.append(
+                try PropertyListSerialization.propertyList(from: try IOSFixtures.data(folder, name), format: nil))
         }
         for input in inputs {
             let data = try Self.plist(input, format)
@@ -158,7 +164,8 @@ struct PlistParserTests {
             ("generated-ios", "keychain-by-class.plist"), ("real-world", "itunes-backup-keychain-backup-OTAPKI.plist"),
             ("real-world", "ios-device-keys-keybag-passcode0000.plist"),
             ("generated/react-native-keychain/ios", "keychain.plist"),
-            ("generated/react-native-keychain/ios", "keychain-binary.plist"), ("generated/expo-secure-store/ios", "keychain.plist"),
+            ("generated/react-native-keychain/ios", "keychain-binary.plist"),
+            ("generated/expo-secure-store/ios", "keychain.plist"),
         ]
         for (folder, name) in files {
             let data = try IOSFixtures.data(folder, name)
@@ -172,10 +179,14 @@ struct PlistParserTests {
     @Test(
         "binary integers of every width: 1, 2 and 4 bytes unsigned, 8 bytes signed, 16 bytes 128-bit",
         arguments: [
-            ([0x10, 0xFF], "i(255)"), ([0x11, 0xFF, 0xFE], "i(65534)"), ([0x12, 0xFF, 0xFF, 0xFF, 0xFF], "i(4294967295)"),
+            ([0x10, 0xFF], "i(255)"), ([0x11, 0xFF, 0xFE], "i(65534)"),
+            ([0x12, 0xFF, 0xFF, 0xFF, 0xFF], "i(4294967295)"),
             ([0x13, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFE], "i(-2)"),
             ([0x13, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF], "i(9223372036854775807)"),
-            ([0x14] + [UInt8](repeating: 0, count: 8) + [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF], "i(18446744073709551615)"),
+            (
+                [0x14] + [UInt8](repeating: 0, count: 8) + [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF],
+                "i(18446744073709551615)"
+            ),
             ([0x14] + [UInt8](repeating: 0, count: 15) + [0x05], "i(5)"),
             ([0x14] + [UInt8](repeating: 0xFF, count: 16), "i(-1)"),
         ] as [([UInt8], String)])
@@ -187,7 +198,8 @@ struct PlistParserTests {
         "binary scalars: null, booleans, reals of 4 and 8 bytes, dates, data, ASCII, UTF-16 and UIDs",
         arguments: [
             ([0x00], "null"), ([0x08], "b(false)"), ([0x09], "b(true)"),
-            ([0x22, 0x3F, 0xC0, 0x00, 0x00], "r(1.5)"), ([0x23, 0xC0, 0x09, 0x21, 0xFB, 0x54, 0x44, 0x2D, 0x18], "r(-3.141592653589793)"),
+            ([0x22, 0x3F, 0xC0, 0x00, 0x00], "r(1.5)"),
+            ([0x23, 0xC0, 0x09, 0x21, 0xFB, 0x54, 0x44, 0x2D, 0x18], "r(-3.141592653589793)"),
             ([0x33, 0x41, 0xC0, 0x82, 0x7E, 0x98, 0x00, 0x00, 0x00], "t(553975088.0)"),
             ([0x42, 0x00, 0xFF], "d(00ff)"), ([0x40], "d()"), ([0x53, 0x61, 0x62, 0x63], "s(\"abc\")"),
             ([0x61, 0x00, 0xE9], "s(\"é\")"), ([0x62, 0xD8, 0x3D, 0xDE, 0x00], "s(\"😀\")"),
@@ -248,7 +260,8 @@ struct PlistParserTests {
     func dates() throws {
         let date = Date(timeIntervalSinceReferenceDate: 553_885_475)
         for format in [PropertyListSerialization.PropertyListFormat.xml, .binary] {
-            let record = try #require(try IOSPlistReader.read(try Self.plist([["class": "genp", "cdat": date]], format), path: "d").first)
+            let record = try #require(
+                try IOSPlistReader.read(try Self.plist([["class": "genp", "cdat": date]], format), path: "d").first)
             #expect(record.createdAt == date)
         }
         let fraction = Date(timeIntervalSinceReferenceDate: -12.75)
@@ -287,7 +300,8 @@ struct PlistParserTests {
     /// Two items, `{class: genp, svce: "a" + U+D800}` and `{class: genp, svce: "a" + U+D801}`.
     static func loneSurrogateServices() -> Data {
         TinyBinaryPlist.build([
-            [0xA2, 1, 2], [0xD2, 3, 4, 5, 6], [0xD2, 3, 4, 5, 7], [0x55] + Array("class".utf8), [0x54] + Array("svce".utf8),
+            [0xA2, 1, 2], [0xD2, 3, 4, 5, 6], [0xD2, 3, 4, 5, 7], [0x55] + Array("class".utf8),
+            [0x54] + Array("svce".utf8),
             [0x54] + Array("genp".utf8), [0x62, 0x00, 0x61, 0xD8, 0x00], [0x62, 0x00, 0x61, 0xD8, 0x01],
         ])
     }
@@ -295,7 +309,8 @@ struct PlistParserTests {
     /// One object byte (`true`) and an offset table of three entries that all point at it.
     static func aliasedOffsets() -> Data {
         var bytes = Array("bplist00".utf8) + [0x09] + [8, 8, 8]
-        bytes += [0, 0, 0, 0, 0, 0, 1, 1] + TinyBinaryPlist.bigEndian(3, 8) + TinyBinaryPlist.bigEndian(0, 8)
+        bytes +=
+            [0, 0, 0, 0, 0, 0, 1, 1] + TinyBinaryPlist.bigEndian(3, 8) + TinyBinaryPlist.bigEndian(0, 8)
             + TinyBinaryPlist.bigEndian(9, 8)
         return Data(bytes)
     }
@@ -307,54 +322,142 @@ struct PlistParserTests {
         return [
             ("truncated trailer", valid.prefix(valid.count - 1), "its trailer does not fit the file"),
             ("trailer cut to 40 bytes", valid.prefix(40), "a binary property list that is malformed"),
-            ("offset table past the end", patched(valid, at: trailer + 24, TinyBinaryPlist.bigEndian(valid.count, 8)), "its trailer does not fit the file"),
-            ("object count too large", patched(valid, at: trailer + 8, TinyBinaryPlist.bigEndian(1 << 40, 8)), "its trailer does not fit the file"),
-            ("top object out of range", patched(valid, at: trailer + 16, TinyBinaryPlist.bigEndian(1 << 20, 8)), "its trailer does not fit the file"),
+            (
+                "offset table past the end",
+                patched(valid, at: trailer + 24, TinyBinaryPlist.bigEndian(valid.count, 8)),
+                "its trailer does not fit the file"
+            ),
+            (
+                "object count too large", patched(valid, at: trailer + 8, TinyBinaryPlist.bigEndian(1 << 40, 8)),
+                "its trailer does not fit the file"
+            ),
+            (
+                "top object out of range", patched(valid, at: trailer + 16, TinyBinaryPlist.bigEndian(1 << 20, 8)),
+                "its trailer does not fit the file"
+            ),
             ("offset size 0", patched(valid, at: trailer + 6, [0]), "its trailer does not fit the file"),
             ("reference size 9", patched(valid, at: trailer + 7, [9]), "its trailer does not fit the file"),
-            ("offset into the offset table", TinyBinaryPlist.build([[0x09]]).map { $0 }.withOffset(0, 9), "its offset table points outside its objects"),
-            ("offset into the magic", TinyBinaryPlist.build([[0x09]]).map { $0 }.withOffset(0, 3), "its offset table points outside its objects"),
-            ("reference out of range", TinyBinaryPlist.build([[0xA1, 7]]), "an object reference to an object that does not exist"),
+            (
+                "offset into the offset table", TinyBinaryPlist.build([[0x09]]).map { $0 }.withOffset(0, 9),
+                "its offset table points outside its objects"
+            ),
+            (
+                "offset into the magic", TinyBinaryPlist.build([[0x09]]).map { $0 }.withOffset(0, 3),
+                "its offset table points outside its objects"
+            ),
+            (
+                "reference out of range", TinyBinaryPlist.build([[0xA1, 7]]),
+                "an object reference to an object that does not exist"
+            ),
             ("array containing itself", TinyBinaryPlist.build([[0xA1, 0]]), "contains itself"),
-            ("cycle through a dictionary", TinyBinaryPlist.build([[0xA1, 1], [0xD1, 2, 0], [0x51, 0x6B]]), "contains itself"),
-            ("nested \(PlistNode.maxNesting + 1) deep", deepBinary, "nested deeper than \(PlistNode.maxNesting) levels"),
-            ("a shared chain reused below another chain", sharedChains(200), "nested deeper than \(PlistNode.maxNesting) levels"),
+            (
+                "cycle through a dictionary", TinyBinaryPlist.build([[0xA1, 1], [0xD1, 2, 0], [0x51, 0x6B]]),
+                "contains itself"
+            ),
+            (
+                "nested \(PlistNode.maxNesting + 1) deep", deepBinary,
+                "nested deeper than \(PlistNode.maxNesting) levels"
+            ),
+            (
+                "a shared chain reused below another chain", sharedChains(200),
+                "nested deeper than \(PlistNode.maxNesting) levels"
+            ),
             ("more objects than bytes (aliased offsets)", aliasedOffsets(), "more objects than its objects take bytes"),
-            ("array count 2^62", TinyBinaryPlist.build([[0xAF, 0x13, 0x40, 0, 0, 0, 0, 0, 0, 0, 1]]), "runs past the end"),
-            ("dictionary count 2^62 (overflows the byte count)", TinyBinaryPlist.build([[0xDF, 0x13, 0x40, 0, 0, 0, 0, 0, 0, 0]]), "runs past the end"),
-            ("negative length", TinyBinaryPlist.build([[0x4F, 0x13, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]]), "length is not a valid integer"),
-            ("length that is not an integer", TinyBinaryPlist.build([[0x4F, 0x51, 0x61]]), "length is not a valid integer"),
-            ("UTF-16 length past the end", TinyBinaryPlist.build([[0x6F, 0x12, 0x7F, 0xFF, 0xFF, 0xFF, 0x00]]), "runs past the end"),
+            (
+                "array count 2^62", TinyBinaryPlist.build([[0xAF, 0x13, 0x40, 0, 0, 0, 0, 0, 0, 0, 1]]),
+                "runs past the end"
+            ),
+            (
+                "dictionary count 2^62 (overflows the byte count)",
+                TinyBinaryPlist.build([[0xDF, 0x13, 0x40, 0, 0, 0, 0, 0, 0, 0]]), "runs past the end"
+            ),
+            (
+                "negative length",
+                TinyBinaryPlist.build([[0x4F, 0x13, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]]),
+                "length is not a valid integer"
+            ),
+            (
+                "length that is not an integer", TinyBinaryPlist.build([[0x4F, 0x51, 0x61]]),
+                "length is not a valid integer"
+            ),
+            (
+                "UTF-16 length past the end", TinyBinaryPlist.build([[0x6F, 0x12, 0x7F, 0xFF, 0xFF, 0xFF, 0x00]]),
+                "runs past the end"
+            ),
             ("integer past the end", TinyBinaryPlist.build([[0x13, 0x01]]), "an integer past the end of the objects"),
-            ("integer of 32 bytes", TinyBinaryPlist.build([[0x15] + [UInt8](repeating: 0, count: 32)]), "an integer wider than 16 bytes"),
-            ("128-bit integer too large", TinyBinaryPlist.build([[0x14, 1] + [UInt8](repeating: 0, count: 15)]), "does not fit in 64 bits"),
+            (
+                "integer of 32 bytes", TinyBinaryPlist.build([[0x15] + [UInt8](repeating: 0, count: 32)]),
+                "an integer wider than 16 bytes"
+            ),
+            (
+                "128-bit integer too large", TinyBinaryPlist.build([[0x14, 1] + [UInt8](repeating: 0, count: 15)]),
+                "does not fit in 64 bits"
+            ),
             ("real of 2 bytes", TinyBinaryPlist.build([[0x21, 0, 0]]), "a real that is neither 4 nor 8 bytes"),
             ("ASCII above 0x7F", TinyBinaryPlist.build([[0x51, 0xE9]]), "an ASCII string with a byte above 0x7F"),
-            ("UTF-16 lone high surrogate", TinyBinaryPlist.build([[0x61, 0xD8, 0x00]]), "a UTF-16 string with a lone surrogate"),
-            ("UTF-16 lone low surrogate after a letter", TinyBinaryPlist.build([[0x62, 0x00, 0x61, 0xDC, 0x01]]), "a UTF-16 string with a lone surrogate"),
-            ("UTF-16 high surrogate before a letter", TinyBinaryPlist.build([[0x62, 0xD8, 0x3D, 0x00, 0x61]]), "a UTF-16 string with a lone surrogate"),
-            ("UTF-16 surrogates in the wrong order", TinyBinaryPlist.build([[0x62, 0xDE, 0x00, 0xD8, 0x3D]]), "a UTF-16 string with a lone surrogate"),
+            (
+                "UTF-16 lone high surrogate", TinyBinaryPlist.build([[0x61, 0xD8, 0x00]]),
+                "a UTF-16 string with a lone surrogate"
+            ),
+            (
+                "UTF-16 lone low surrogate after a letter", TinyBinaryPlist.build([[0x62, 0x00, 0x61, 0xDC, 0x01]]),
+                "a UTF-16 string with a lone surrogate"
+            ),
+            (
+                "UTF-16 high surrogate before a letter", TinyBinaryPlist.build([[0x62, 0xD8, 0x3D, 0x00, 0x61]]),
+                "a UTF-16 string with a lone surrogate"
+            ),
+            (
+                "UTF-16 surrogates in the wrong order", TinyBinaryPlist.build([[0x62, 0xDE, 0x00, 0xD8, 0x3D]]),
+                "a UTF-16 string with a lone surrogate"
+            ),
             // Two services that differ only in their lone surrogates: as U+FFFD they were one service.
-            ("UTF-16 lone surrogates in two items' svce", loneSurrogateServices(), "a UTF-16 string with a lone surrogate"),
+            (
+                "UTF-16 lone surrogates in two items' svce", loneSurrogateServices(),
+                "a UTF-16 string with a lone surrogate"
+            ),
             ("fill byte as an object", TinyBinaryPlist.build([[0x0F]]), "a fill byte"),
             ("unknown marker", TinyBinaryPlist.build([[0x70]]), "an object of unknown type 0x7"),
             ("a set", TinyBinaryPlist.build([[0xA1, 1], [0xC1, 2], [0x51, 0x61]]), "holding a set"),
             ("a set reachable from nothing", TinyBinaryPlist.build([[0xA0], [0xC0]]), "holding a set"),
             ("version 01", Data("bplist01".utf8) + valid.dropFirst(8), "a format version other than 00"),
-            ("bad XML", Data("<?xml version=\"1.0\"?><plist><array><string>s3cr3t</array></plist>".utf8), "an XML property list that is malformed"),
-            ("XML unknown element", Data("<plist><array><secret>s3cr3t</secret></array></plist>".utf8), "line 1: an element that is not a plist value: <secret>"),
-            ("XML key without value", Data("<plist><dict><key>s3cr3t</key></dict></plist>".utf8), "a <key> without a value"),
-            ("XML value without key", Data("<plist><dict><string>s3cr3t</string></dict></plist>".utf8), "a value without a <key>"),
-            ("XML text in an array", Data("<plist><array>s3cr3t</array></plist>".utf8), "text or a reference inside <array>"),
-            ("XML bad integer", Data("<plist><array><integer>12s3cr3t</integer></array></plist>".utf8), "an <integer> that is not a 64-bit integer"),
-            ("XML integer too large", Data("<plist><integer>18446744073709551616</integer></plist>".utf8), "not a 64-bit integer"),
+            (
+                "bad XML", Data("<?xml version=\"1.0\"?><plist><array><string>s3cr3t</array></plist>".utf8),
+                "an XML property list that is malformed"
+            ),
+            (
+                "XML unknown element", Data("<plist><array><secret>s3cr3t</secret></array></plist>".utf8),
+                "line 1: an element that is not a plist value: <secret>"
+            ),
+            (
+                "XML key without value", Data("<plist><dict><key>s3cr3t</key></dict></plist>".utf8),
+                "a <key> without a value"
+            ),
+            (
+                "XML value without key", Data("<plist><dict><string>s3cr3t</string></dict></plist>".utf8),
+                "a value without a <key>"
+            ),
+            (
+                "XML text in an array", Data("<plist><array>s3cr3t</array></plist>".utf8),
+                "text or a reference inside <array>"
+            ),
+            (
+                "XML bad integer", Data("<plist><array><integer>12s3cr3t</integer></array></plist>".utf8),
+                "an <integer> that is not a 64-bit integer"
+            ),
+            (
+                "XML integer too large", Data("<plist><integer>18446744073709551616</integer></plist>".utf8),
+                "not a 64-bit integer"
+            ),
             ("XML bad real", Data("<plist><real>s3cr3t</real></plist>".utf8), "a <real> that is not a number"),
             ("XML bad date", Data("<plist><date>s3cr3t</date></plist>".utf8), "a <date> that is not an ISO 8601 date"),
             ("XML two values", Data("<plist><array/><array/></plist>".utf8), "holds more than one value"),
             ("XML empty plist", Data("<plist version=\"1.0\"></plist>".utf8), "holds no value"),
             (
                 "XML entity declaration",
-                Data("<?xml version=\"1.0\"?><!DOCTYPE plist [<!ENTITY e \"s3cr3t\">]><plist><string>&e;</string></plist>".utf8),
+                Data(
+                    "<?xml version=\"1.0\"?><!DOCTYPE plist [<!ENTITY e \"s3cr3t\">]><plist><string>&e;</string></plist>"
+                        .utf8),
                 "DOCTYPE declares entities"
             ),
             (
@@ -366,7 +469,9 @@ struct PlistParserTests {
             ),
             (
                 "XML external entity",
-                Data("<?xml version=\"1.0\"?><!DOCTYPE plist [<!ENTITY x SYSTEM \"file:///etc/passwd\">]><plist><string>&x;</string></plist>".utf8),
+                Data(
+                    "<?xml version=\"1.0\"?><!DOCTYPE plist [<!ENTITY x SYSTEM \"file:///etc/passwd\">]><plist><string>&x;</string></plist>"
+                        .utf8),
                 "DOCTYPE declares entities"
             ),
             (
@@ -376,11 +481,16 @@ struct PlistParserTests {
                         + "<plist><string>&x;</string></plist>").utf8),
                 "holds an element or a reference"
             ),
-            ("XML element declaration", Data("<!DOCTYPE plist [<!ELEMENT plist ANY>]><plist><array/></plist>".utf8), "DOCTYPE declares"),
+            (
+                "XML element declaration", Data("<!DOCTYPE plist [<!ELEMENT plist ANY>]><plist><array/></plist>".utf8),
+                "DOCTYPE declares"
+            ),
         ]
     }()
 
-    @Test("malformed input is a DumpError(.malformed) naming the file and what is wrong, never a value", arguments: malformed.indices)
+    @Test(
+        "malformed input is a DumpError(.malformed) naming the file and what is wrong, never a value",
+        arguments: malformed.indices)
     func malformedInput(index: Int) throws {
         let (name, data, message) = Self.malformed[index]
         let error = try Self.readError(data, name)
@@ -404,7 +514,9 @@ struct PlistParserTests {
     @Test("objects shared exponentially are decoded once; an extra value that would expand enormously is refused")
     func exponentialSharing() throws {
         // Level k (k < 28) is an array holding level k + 1 twice: 2^28 leaves from 29 objects, within 32 levels.
-        var objects: [[UInt8]] = [[0xA1, 1], [0xD2, 2, 3, 4, 5], [0x55] + Array("class".utf8), [0x54] + Array("tags".utf8)]
+        var objects: [[UInt8]] = [
+            [0xA1, 1], [0xD2, 2, 3, 4, 5], [0x55] + Array("class".utf8), [0x54] + Array("tags".utf8),
+        ]
         objects.append([0x54] + Array("genp".utf8))
         for level in 0..<28 { objects.append([0xA2, UInt8(6 + level), UInt8(6 + level)]) }
         objects.append([0x51, 0x78])
@@ -414,7 +526,9 @@ struct PlistParserTests {
         #expect(error.message.hasPrefix("the file refers to the same objects over and over"))
     }
 
-    @Test("the expansion budget is one per read: many items sharing one large value, or one item referred to over and over, are refused")
+    @Test(
+        "the expansion budget is one per read: many items sharing one large value, or one item referred to over and over, are refused"
+    )
     func expansionBudgetPerRead() throws {
         // One item whose `tags` expands to 2^14 values (well within one entry's share), referred to 2^10 times.
         var objects: [[UInt8]] = [[0xAF, 0x11, 0x04, 0x00] + Array(repeating: 1, count: 1024)]
@@ -438,7 +552,8 @@ struct PlistParserTests {
             var xml = "<plist><array>"
             for index in 0..<9000 {
                 let fault = faults[index] ?? ""
-                xml += "<dict><key>class</key><string>genp</string><key>svce</key><string>s\(index)</string>\(fault)</dict>"
+                xml +=
+                    "<dict><key>class</key><string>genp</string><key>svce</key><string>s\(index)</string>\(fault)</dict>"
             }
             return Data((xml + "</array></plist>").utf8)
         }
@@ -465,11 +580,15 @@ struct PlistParserTests {
         // budget (2^21 values for a small file); all of them together are over it at k = 8, not at k = 7.
         func shared(_ levels: Int) -> Data {
             let count = 5000
-            var objects: [[UInt8]] = [[0xAF, 0x11] + TinyBinaryPlist.bigEndian(count, 2) + Array(repeating: [0, 1], count: count).flatMap { $0 }]
+            var objects: [[UInt8]] = [
+                [0xAF, 0x11] + TinyBinaryPlist.bigEndian(count, 2)
+                    + Array(repeating: [0, 1], count: count).flatMap { $0 }
+            ]
             objects.append([0xD2, 0, 2, 0, 3, 0, 4, 0, 5])
             objects += [[0x55] + Array("class".utf8), [0x54] + Array("tags".utf8), [0x54] + Array("genp".utf8)]
             for level in 0..<levels {
-                objects.append([0xA2] + TinyBinaryPlist.bigEndian(6 + level, 2) + TinyBinaryPlist.bigEndian(6 + level, 2))
+                objects.append(
+                    [0xA2] + TinyBinaryPlist.bigEndian(6 + level, 2) + TinyBinaryPlist.bigEndian(6 + level, 2))
             }
             objects.append([0x51, 0x78])
             return TinyBinaryPlist.build(objects, refSize: 2)
@@ -482,20 +601,32 @@ struct PlistParserTests {
 
     @Test("the text classification of files that are no plist")
     func notAPlist() throws {
-        #expect(try Self.readError(Data("{ a = b; }".utf8), "openstep").message == "the file is not an XML or binary property list")
-        #expect(try Self.readError(Data([0x00, 0x01, 0x02]), "bytes").message == "the file is not a property list (XML or binary)")
         #expect(
-            try Self.readError(Data("<?xml version=\"1.0\"?><map><string name=\"a\">b</string></map>".utf8), "prefs").message
+            try Self.readError(Data("{ a = b; }".utf8), "openstep").message
+                == "the file is not an XML or binary property list")
+        #expect(
+            try Self.readError(Data([0x00, 0x01, 0x02]), "bytes").message
                 == "the file is not a property list (XML or binary)")
-        #expect(try Self.readError(Data("bplist00".utf8) + Data([0xFF]), "short").message.contains("shorter than its header"))
+        #expect(
+            try Self.readError(Data("<?xml version=\"1.0\"?><map><string name=\"a\">b</string></map>".utf8), "prefs")
+                .message
+                == "the file is not a property list (XML or binary)")
+        #expect(
+            try Self.readError(Data("bplist00".utf8) + Data([0xFF]), "short").message.contains(
+                "shorter than its header"))
     }
 
     @Test("the reader's errors for the items are unchanged by the parser: non-string keys, wrong kinds")
     func itemErrors() throws {
         let nonStringKey = TinyBinaryPlist.build([[0xA1, 1], [0xD1, 2, 3], [0x10, 0x01], [0x51, 0x78]])
         #expect(try Self.readError(nonStringKey, "k").message == "item 1 has a key that is not a string")
-        let uid = TinyBinaryPlist.build([[0xA1, 1], [0xD2, 2, 3, 4, 5], [0x55] + Array("class".utf8), [0x54] + Array("svce".utf8), [0x54] + Array("genp".utf8), [0x80, 1]])
-        #expect(try Self.readError(uid, "u").message == "item 1: svce is a value of an unknown type, expected a string or data")
+        let uid = TinyBinaryPlist.build([
+            [0xA1, 1], [0xD2, 2, 3, 4, 5], [0x55] + Array("class".utf8), [0x54] + Array("svce".utf8),
+            [0x54] + Array("genp".utf8), [0x80, 1],
+        ])
+        #expect(
+            try Self.readError(uid, "u").message
+                == "item 1: svce is a value of an unknown type, expected a string or data")
     }
 }
 

@@ -47,7 +47,8 @@ struct PlistXMLSplitTests {
         xml += "\t\t\t<key>sync</key>\n\t\t\t<integer>\(index % 2)</integer>\n"
         if index % 3 == 0 { xml += "\t\t\t<key>flag</key>\n\t\t\t<true/>\n" }
         if index % 5 == 0 {
-            xml += "\t\t\t<key>nested</key>\n\t\t\t<array><dict><key>a</key><real>1.5</real></dict><array/><false/></array>\n"
+            xml +=
+                "\t\t\t<key>nested</key>\n\t\t\t<array><dict><key>a</key><real>1.5</real></dict><array/><false/></array>\n"
         }
         return xml + "\t\t</dict>\n"
     }
@@ -63,30 +64,31 @@ struct PlistXMLSplitTests {
     /// A document with what a byte-level scan could stumble on: markup-like text in comments, CDATA, processing
     /// instructions, quoted root attributes and escaped text; items that are empty, not dictionaries, or hold
     /// containers; comments and instructions between items.
-    static let awkward = prolog + """
-        <!-- before the root: </dict></array><dict> > -->
-        <plist version="1.0" note='a > b "q" /' other="x/>y">
-        <dict>
-        \t<key>keybag-uuid</key><data>AAEC</data>
-        \t<key>genp</key>
-        \t<array>
-        \(items(0..<6))\t\t<!-- between items: </dict></array></plist> -->
-        \t\t<?pi </array> > ?>
-        \t\t<dict><key>svce</key><string><![CDATA[</dict></array><dict> ]]]]></string></dict>
-        \t\t<dict/>
-        \t\t<true/>
-        \t\t<string>text &lt;/dict&gt; &#60;/array&#62;</string>
-        \t\t<array><dict/><dict><key>k</key><string>v</string></dict></array>
-        \(items(6..<14))\t</array>
-        \t<key>inet</key>
-        \t<array>
-        \(items(100..<103))\t</array>
-        </dict>
-        </plist>
-        <!-- after the root -->
-        <?after it?>
+    static let awkward =
+        prolog + """
+            <!-- before the root: </dict></array><dict> > -->
+            <plist version="1.0" note='a > b "q" /' other="x/>y">
+            <dict>
+            \t<key>keybag-uuid</key><data>AAEC</data>
+            \t<key>genp</key>
+            \t<array>
+            \(items(0..<6))\t\t<!-- between items: </dict></array></plist> -->
+            \t\t<?pi </array> > ?>
+            \t\t<dict><key>svce</key><string><![CDATA[</dict></array><dict> ]]]]></string></dict>
+            \t\t<dict/>
+            \t\t<true/>
+            \t\t<string>text &lt;/dict&gt; &#60;/array&#62;</string>
+            \t\t<array><dict/><dict><key>k</key><string>v</string></dict></array>
+            \(items(6..<14))\t</array>
+            \t<key>inet</key>
+            \t<array>
+            \(items(100..<103))\t</array>
+            </dict>
+            </plist>
+            <!-- after the root -->
+            <?after it?>
 
-        """
+            """
 
     /// A dump as tools write it: the array form, or the dictionary form by class.
     static func dump(_ count: Int, byClass: Bool) -> String {
@@ -147,7 +149,8 @@ struct PlistXMLSplitTests {
         #expect(barePlan.containers == 1)
         #expect(barePlan.path.isEmpty)
 
-        let deep = "<plist><array><string/><dict><key>a</key><true/><key>b</key><array>\(Self.items(0..<40))</array></dict></array></plist>"
+        let deep =
+            "<plist><array><string/><dict><key>a</key><true/><key>b</key><array>\(Self.items(0..<40))</array></dict></array></plist>"
         let deepPlan = try #require(Self.plan(deep))
         #expect(deepPlan.path == [1, 1])
         #expect(deepPlan.containers == 3)
@@ -194,9 +197,10 @@ struct PlistXMLSplitTests {
     @Test("cut into any number of pieces, at any item, the value is the whole document's")
     func sameValueEverywhere() throws {
         var documents = [Self.awkward, Self.dump(60, byClass: false), Self.dump(60, byClass: true)]
-        for name in ["generated-ios/keychain-by-class.plist", "generated/expo-secure-store/ios/keychain.plist",
-            "generated/react-native-keychain/ios/keychain.plist"]
-        {
+        for name in [
+            "generated-ios/keychain-by-class.plist", "generated/expo-secure-store/ios/keychain.plist",
+            "generated/react-native-keychain/ios/keychain.plist",
+        ] {
             let url = try #require(Bundle.module.resourceURL).appendingPathComponent("Fixtures/\(name)")
             documents.append(String(decoding: try Data(contentsOf: url), as: UTF8.self))
         }
@@ -221,7 +225,8 @@ struct PlistXMLSplitTests {
         // One piece per item: the string's piece is `<plist><array>`, the item, `</array></plist>`, so sliding
         // the padding moves the `]]>` across offset 4000, where a read through libxml2's callback would end.
         for padding in 3960..<4010 {
-            let xml = "<plist><array>\(Self.items(0..<3))<string>\(String(repeating: "a", count: padding))]]>q</string>"
+            let xml =
+                "<plist><array>\(Self.items(0..<3))<string>\(String(repeating: "a", count: padding))]]>q</string>"
                 + "\(Self.items(3..<6))</array></plist>"
             let data = Data(xml.utf8)
             let whole = Self.outcome(data, nil)
@@ -247,7 +252,8 @@ struct PlistXMLSplitTests {
         for fault in broken {
             for place in 0..<3 {
                 var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\">\n<array>\n"
-                xml += place == 0 ? fault + before + after : place == 1 ? before + fault + after : before + after + fault
+                xml +=
+                    place == 0 ? fault + before + after : place == 1 ? before + fault + after : before + after + fault
                 xml += "</array>\n</plist>\n"
                 let data = Data(xml.utf8)
                 let whole = Self.outcome(data, nil)
@@ -257,7 +263,8 @@ struct PlistXMLSplitTests {
         }
         // An error in the document around the array (the first piece) too.
         let outside = "<plist><array>\(before)\(after)</array><string>second value</string></plist>"
-        #expect(Self.outcome(Data(outside.utf8), .init(pieces: 4, granularity: 1)) == Self.outcome(Data(outside.utf8), nil))
+        #expect(
+            Self.outcome(Data(outside.utf8), .init(pieces: 4, granularity: 1)) == Self.outcome(Data(outside.utf8), nil))
     }
 
     @Test("names that overflow libxml2's dictionary in the whole document, but in no piece, fail as the whole does")
@@ -288,9 +295,11 @@ struct PlistXMLSplitTests {
         // whole document reads is at depth maxNesting, and one more is refused, with its line.
         for extra in [0, 1] {
             let levels = PlistNode.maxNesting - 3 + extra
-            let deepItem = "<dict><key>n</key>" + String(repeating: "<array>", count: levels)
+            let deepItem =
+                "<dict><key>n</key>" + String(repeating: "<array>", count: levels)
                 + String(repeating: "</array>", count: levels) + "</dict>\n"
-            let xml = "<plist><dict><key>genp</key><array>\n\(Self.items(0..<10))\(deepItem)\(Self.items(10..<20))</array></dict></plist>"
+            let xml =
+                "<plist><dict><key>genp</key><array>\n\(Self.items(0..<10))\(deepItem)\(Self.items(10..<20))</array></dict></plist>"
             let data = Data(xml.utf8)
             let whole = Self.outcome(data, nil)
             #expect(whole.hasPrefix("error") == (extra == 1))

@@ -39,7 +39,9 @@ struct PlistXMLStreamingTests {
         }
         let ascii = String(repeating: "abcdefghij", count: 50_000)
         let node = try Self.parse("<plist><array><string>\(escaped)</string><string>\(ascii)</string></array></plist>")
-        guard case .array(let values) = node, values.count == 2, case .string(let first) = values[0], case .string(let second) = values[1] else {
+        guard case .array(let values) = node, values.count == 2, case .string(let first) = values[0],
+            case .string(let second) = values[1]
+        else {
             Issue.record("unexpected tree \(PlistCanonical.text(node).prefix(200))")
             return
         }
@@ -51,7 +53,8 @@ struct PlistXMLStreamingTests {
     func cdataMixedWithText() throws {
         let node = try Self.parse(
             "<plist><dict><key>k<![CDATA[<e>]]>y</key><string>a<![CDATA[<b>&amp;]]>c<![CDATA[]]>d</string>"
-                + "<key>n</key><integer><![CDATA[ 4]]>2 </integer><key>d</key><data>AA<![CDATA[EC]]></data></dict></plist>")
+                + "<key>n</key><integer><![CDATA[ 4]]>2 </integer><key>d</key><data>AA<![CDATA[EC]]></data></dict></plist>"
+        )
         #expect(PlistCanonical.text(node) == "{s(\"d\"):d(000102),s(\"k<e>y\"):s(\"a<b>&amp;cd\"),s(\"n\"):i(42)}")
     }
 
@@ -59,7 +62,8 @@ struct PlistXMLStreamingTests {
     func commentsInsideValues() throws {
         let node = try Self.parse(
             "<plist><!-- a --><dict><!-- b --><key>s<!-- c -->t</key><?pi d?><string>a<!-- e -->b<?pi f?>c</string>\n"
-                + "<key>i</key><!-- g --><integer>1<!-- h -->2</integer><key>t</key><true><!-- i --></true></dict><!-- j --></plist>")
+                + "<key>i</key><!-- g --><integer>1<!-- h -->2</integer><key>t</key><true><!-- i --></true></dict><!-- j --></plist>"
+        )
         #expect(PlistCanonical.text(node) == "{s(\"i\"):i(12),s(\"st\"):s(\"abc\"),s(\"t\"):b(true)}")
     }
 
@@ -78,60 +82,98 @@ struct PlistXMLStreamingTests {
         let tooDeep = String(repeating: "<array>\n", count: limit + 1) + String(repeating: "</array>", count: limit + 1)
         #expect(Self.message(tooDeep) == Self.structural(limit + 1, "containers nested deeper than \(limit) levels"))
         // Inside a <plist> root, libxml2's own limit on nested elements (the root counts) is met first.
-        let inPlist = "<plist>" + String(repeating: "<array>", count: limit) + String(repeating: "</array>", count: limit) + "</plist>"
+        let inPlist =
+            "<plist>" + String(repeating: "<array>", count: limit) + String(repeating: "</array>", count: limit)
+            + "</plist>"
         #expect(throws: Never.self) { try Self.parse(inPlist) }
-        let valueTooDeep = "<plist>" + String(repeating: "<dict><key>k</key>", count: limit) + "<true/>" + String(repeating: "</dict>", count: limit) + "</plist>"
+        let valueTooDeep =
+            "<plist>" + String(repeating: "<dict><key>k</key>", count: limit) + "<true/>"
+            + String(repeating: "</dict>", count: limit) + "</plist>"
         #expect(Self.message(valueTooDeep) == "the file is \(PlistParseError(.xmlMalformed).what)")
-        let pastPlist = "<plist>" + String(repeating: "<array>", count: limit + 1) + String(repeating: "</array>", count: limit + 1) + "</plist>"
+        let pastPlist =
+            "<plist>" + String(repeating: "<array>", count: limit + 1) + String(repeating: "</array>", count: limit + 1)
+            + "</plist>"
         #expect(Self.message(pastPlist) == "the file is \(PlistParseError(.xmlMalformed).what)")
     }
 
     @Test("a <key> without a value: before another key, and at the end of a <dict>")
     func keyWithoutValue() {
-        #expect(Self.message("<plist><dict>\n<key>a</key>\n<key>b</key><true/></dict></plist>") == Self.structural(3, "a <key> without a value"))
+        #expect(
+            Self.message("<plist><dict>\n<key>a</key>\n<key>b</key><true/></dict></plist>")
+                == Self.structural(3, "a <key> without a value"))
         #expect(
             Self.message("<plist><array><true/>\n<dict><key>a</key><true/><key>b</key>\n</dict></array></plist>")
                 == Self.structural(2, "a <key> without a value at the end of a <dict>"))
-        #expect(Self.message("<plist><dict><true/></dict></plist>") == Self.structural(1, "a value without a <key> in a <dict>"))
+        #expect(
+            Self.message("<plist><dict><true/></dict></plist>")
+                == Self.structural(1, "a value without a <key> in a <dict>"))
     }
 
     @Test("stray text: inside containers and the root, split by comments, in CDATA; white space alone is fine")
     func strayText() throws {
-        #expect(Self.message("<plist><array>\n<true/>\n  x\n</array></plist>") == Self.structural(4, "text or a reference inside <array>"))
-        #expect(Self.message("<plist><dict>  <!-- c -->\n x<key>a</key><true/></dict></plist>") == Self.structural(2, "text or a reference inside <dict>"))
+        #expect(
+            Self.message("<plist><array>\n<true/>\n  x\n</array></plist>")
+                == Self.structural(4, "text or a reference inside <array>"))
+        #expect(
+            Self.message("<plist><dict>  <!-- c -->\n x<key>a</key><true/></dict></plist>")
+                == Self.structural(2, "text or a reference inside <dict>"))
         // CDATA has the line of the node before it, as libxml2's tree gives it: here the element, then the white space.
-        #expect(Self.message("<plist><array>\n<true/><![CDATA[ ]]></array></plist>") == Self.structural(2, "text or a reference inside <array>"))
-        #expect(Self.message("<plist><array><true/>\n\n<![CDATA[ ]]></array></plist>") == Self.structural(3, "text or a reference inside <array>"))
-        #expect(Self.message("<plist><array/>\n\nx</plist>") == Self.structural(3, "text or a reference inside <plist>"))
-        #expect(PlistCanonical.text(try Self.parse("<plist>\n\t<array>\r\n <true/> \n</array>\n</plist>")) == "[b(true)]")
+        #expect(
+            Self.message("<plist><array>\n<true/><![CDATA[ ]]></array></plist>")
+                == Self.structural(2, "text or a reference inside <array>"))
+        #expect(
+            Self.message("<plist><array><true/>\n\n<![CDATA[ ]]></array></plist>")
+                == Self.structural(3, "text or a reference inside <array>"))
+        #expect(
+            Self.message("<plist><array/>\n\nx</plist>") == Self.structural(3, "text or a reference inside <plist>"))
+        #expect(
+            PlistCanonical.text(try Self.parse("<plist>\n\t<array>\r\n <true/> \n</array>\n</plist>")) == "[b(true)]")
         // Text where only text may be, but with an element inside: the element's line.
-        #expect(Self.message("<plist><string>a\n<b/></string></plist>") == Self.structural(2, "<string> holds an element or a reference, not only text"))
+        #expect(
+            Self.message("<plist><string>a\n<b/></string></plist>")
+                == Self.structural(2, "<string> holds an element or a reference, not only text"))
     }
 
     @Test("an error after many items names its line; the rest of the value is skipped, not read")
     func errorAfterManyItems() {
         let items = String(repeating: "<dict>\n<key>svce</key>\n<string>s</string>\n</dict>\n", count: 5000)
-        let xml = "<plist>\n<array>\n" + items + "<dict><key>n</key><integer>x</integer><foo/></dict>\n<dict/></array></plist>"
+        let xml =
+            "<plist>\n<array>\n" + items
+            + "<dict><key>n</key><integer>x</integer><foo/></dict>\n<dict/></array></plist>"
         #expect(Self.message(xml) == Self.structural(2 + 5000 * 4 + 1, "an <integer> that is not a 64-bit integer"))
     }
 
     @Test("errors come in the order a walk over the whole document finds them")
     func errorOrder() {
         // libxml2's own errors win over anything found before them.
-        #expect(Self.message("<plist><array><foo/></array><array></plist>") == "the file is \(PlistParseError(.xmlMalformed).what)")
+        #expect(
+            Self.message("<plist><array><foo/></array><array></plist>")
+                == "the file is \(PlistParseError(.xmlMalformed).what)")
         // Among the root's children, a second value or stray text wins over an error inside the first value.
-        #expect(Self.message("<plist><array><foo/></array>\n<array/></plist>") == Self.structural(2, "the <plist> element holds more than one value"))
-        #expect(Self.message("<plist><array><foo/></array>\nx</plist>") == Self.structural(2, "text or a reference inside <plist>"))
-        #expect(Self.message("<plist><!-- only a comment -->\n</plist>") == Self.structural(1, "the <plist> element holds no value"))
+        #expect(
+            Self.message("<plist><array><foo/></array>\n<array/></plist>")
+                == Self.structural(2, "the <plist> element holds more than one value"))
+        #expect(
+            Self.message("<plist><array><foo/></array>\nx</plist>")
+                == Self.structural(2, "text or a reference inside <plist>"))
+        #expect(
+            Self.message("<plist><!-- only a comment -->\n</plist>")
+                == Self.structural(1, "the <plist> element holds no value"))
         // Inside the value, the first problem in document order.
-        #expect(Self.message("<plist><array><integer>x</integer>\n<foo/></array></plist>") == Self.structural(1, "an <integer> that is not a 64-bit integer"))
+        #expect(
+            Self.message("<plist><array><integer>x</integer>\n<foo/></array></plist>")
+                == Self.structural(1, "an <integer> that is not a 64-bit integer"))
         // What is inside <true/> is never read.
         #expect(PlistCanonical.text((try? Self.parse("<plist><true>x<foo/></true></plist>")) ?? .null) == "b(true)")
     }
 
     @Test("element names: a prefix without a namespace is part of the name; a declared namespace is not")
     func prefixedNames() throws {
-        #expect(Self.message("<plist><x:string>a</x:string></plist>").contains("an element that is not a plist value: <x:string>"))
-        #expect(PlistCanonical.text(try Self.parse("<p:plist xmlns:p=\"u\"><p:string>a</p:string></p:plist>")) == "s(\"a\")")
+        #expect(
+            Self.message("<plist><x:string>a</x:string></plist>").contains(
+                "an element that is not a plist value: <x:string>"))
+        #expect(
+            PlistCanonical.text(try Self.parse("<p:plist xmlns:p=\"u\"><p:string>a</p:string></p:plist>")) == "s(\"a\")"
+        )
     }
 }

@@ -8,11 +8,14 @@ import Foundation
 /// tests: the streaming reader must give the same entries, or the same error, for any input.
 enum SharedPreferencesDOMReference {
     static func read(_ data: Data, path: String) throws(DumpError) -> [PreferenceEntry] {
-        guard !data.isEmpty else { throw DumpError(.malformed, path: path, "empty file, not a SharedPreferences XML file") }
+        guard !data.isEmpty else {
+            throw DumpError(.malformed, path: path, "empty file, not a SharedPreferences XML file")
+        }
         guard data.count <= DumpLimits.maxXMLBytes else {
             throw DumpError(
                 .malformed, path: path,
-                "\(data.count) bytes is larger than the \(DumpLimits.maxXMLBytes >> 20) MiB limit for an XML preferences file")
+                "\(data.count) bytes is larger than the \(DumpLimits.maxXMLBytes >> 20) MiB limit for an XML preferences file"
+            )
         }
         let parsed = SafeXML.parse(data, documentTypes: .refused, user: nil, content: nil)
         let usable = parsed.state.refusedLine == nil && parsed.wellFormed
@@ -21,7 +24,8 @@ enum SharedPreferencesDOMReference {
         if let line = parsed.state.refusedLine {
             throw DumpError(
                 .malformed, path: path,
-                "line \(line): the document declares a DTD (<!DOCTYPE>); SharedPreferences files have none, and documents with DTDs or entity declarations are refused")
+                "line \(line): the document declares a DTD (<!DOCTYPE>); SharedPreferences files have none, and documents with DTDs or entity declarations are refused"
+            )
         }
         guard let document = tree else {
             throw DumpError(.malformed, path: path, describeParseFailure(parsed.state))
@@ -48,7 +52,8 @@ enum SharedPreferencesDOMReference {
         guard root.pointee.ns == nil, elementName(root) == "map" else {
             throw DumpError(
                 .malformed, path: path,
-                "line \(xmlGetLineNo(root)): the root element is <\(printableName(root))>, not <map>; not a SharedPreferences file")
+                "line \(xmlGetLineNo(root)): the root element is <\(printableName(root))>, not <map>; not a SharedPreferences file"
+            )
         }
         var entries: [PreferenceEntry] = []
         var child = root.pointee.children
@@ -82,7 +87,8 @@ enum SharedPreferencesDOMReference {
         else {
             throw DumpError(
                 .malformed, path: path,
-                "line \(line): unknown element <\(printableName(node))>; a SharedPreferences entry is <string>, <boolean>, <int>, <long>, <float>, <double> or <set>")
+                "line \(line): unknown element <\(printableName(node))>; a SharedPreferences entry is <string>, <boolean>, <int>, <long>, <float>, <double> or <set>"
+            )
         }
         guard let name = attribute("name", of: node) else {
             throw DumpError(.malformed, path: path, "line \(line): <\(type)> has no name attribute")
@@ -134,7 +140,9 @@ enum SharedPreferencesDOMReference {
     /// of any other child is an error.
     private static func text(of node: xmlNodePtr, path: String) throws(DumpError) -> String {
         guard let first = node.pointee.children else { return "" }
-        if first.pointee.next == nil, first.pointee.type == XML_TEXT_NODE || first.pointee.type == XML_CDATA_SECTION_NODE {
+        if first.pointee.next == nil,
+            first.pointee.type == XML_TEXT_NODE || first.pointee.type == XML_CDATA_SECTION_NODE
+        {
             return string(first.pointee.content)
         }
         var bytes: [UInt8] = []
@@ -166,7 +174,8 @@ enum SharedPreferencesDOMReference {
             guard node.pointee.ns == nil, elementName(node) == "string" else {
                 throw DumpError(
                     .malformed, path: path,
-                    "line \(xmlGetLineNo(node)): <set> holds <\(printableName(node))>; only <string> elements are allowed")
+                    "line \(xmlGetLineNo(node)): <set> holds <\(printableName(node))>; only <string> elements are allowed"
+                )
             }
             strings.append(try text(of: node, path: path))
         }

@@ -10,7 +10,9 @@ private func realFixture(_ name: String) throws -> (data: Data, path: String) {
     return (try Data(contentsOf: url), url.path)
 }
 
-private func readXML(_ text: String, path: String = "/dumps/shared_prefs/test.xml") throws(DumpError) -> [PreferenceEntry] {
+private func readXML(
+    _ text: String, path: String = "/dumps/shared_prefs/test.xml"
+) throws(DumpError) -> [PreferenceEntry] {
     try SharedPreferencesReader.read(Data(text.utf8), path: path)
 }
 
@@ -51,7 +53,8 @@ struct SharedPreferencesReaderTests {
             Issue.record("values are not strings")
             return
         }
-        #expect(user == "AQL+SIyCOQTbwB84By9oa1NNruzfEO3xQMx/Qj5IQBWbPQ+w83nDf3vI1qo6CVvG9+ikvN4L3Ccd\nrKq5lPnT1bE=\n    ")
+        #expect(
+            user == "AQL+SIyCOQTbwB84By9oa1NNruzfEO3xQMx/Qj5IQBWbPQ+w83nDf3vI1qo6CVvG9+ikvN4L3Ccd\nrKq5lPnT1bE=\n    ")
         #expect(longValue.split(separator: "\n", omittingEmptySubsequences: false).count == 17)
         #expect(longValue.hasSuffix("EEHOR\n    "))
         // The Base64 decodes once the whitespace Android wrapped it with is removed.
@@ -63,7 +66,11 @@ struct SharedPreferencesReaderTests {
     func concealKeyFile() throws {
         let (data, path) = try realFixture("rnkeychain-conceal-eclipse7-crypto.KEY_256.xml")
         let entries = try SharedPreferencesReader.read(data, path: path)
-        #expect(entries == [PreferenceEntry(name: "cipher_key", value: .string("f8WwucPW1fxcJ/sb65X2Dz9qkd4xrOZmKdmyIgOTtRM=\n    "))])
+        #expect(
+            entries == [
+                PreferenceEntry(
+                    name: "cipher_key", value: .string("f8WwucPW1fxcJ/sb65X2Dz9qkd4xrOZmKdmyIgOTtRM=\n    "))
+            ])
     }
 
     @Test("expo SecureStore.xml files: XML-escaped JSON comes back unescaped once, with org.json's \\/ kept")
@@ -85,7 +92,8 @@ struct SharedPreferencesReaderTests {
             #expect(object["usesKeystoreSuffix"] as? Bool == true)
         }
         guard case .string(let first) = entries[0].value else { return }
-        #expect(first.hasPrefix("{\"ct\":\"p1MWAyTriAtHAqrxuQ3jI9kgataahrEz0efOv8GAK+E1GF\\/2eOI8KTJUY443mMs++924BA==\","))
+        #expect(
+            first.hasPrefix("{\"ct\":\"p1MWAyTriAtHAqrxuQ3jI9kgataahrEz0efOv8GAK+E1GF\\/2eOI8KTJUY443mMs++924BA==\","))
 
         let (expoGo, expoGoPath) = try realFixture("expo-securestore-expogo-scoped-key_v1-SecureStore.xml")
         let single = try SharedPreferencesReader.read(expoGo, path: expoGoPath)
@@ -162,7 +170,8 @@ struct SharedPreferencesReaderTests {
     @Test("an empty map and a map without declaration read as no entries")
     func emptyMaps() throws {
         #expect(try readXML("<map />").isEmpty)
-        #expect(try readXML("\u{FEFF}<?xml version='1.0' encoding='utf-8' standalone='yes' ?>\r\n<map>\r\n</map>").isEmpty)
+        #expect(
+            try readXML("\u{FEFF}<?xml version='1.0' encoding='utf-8' standalone='yes' ?>\r\n<map>\r\n</map>").isEmpty)
     }
 
     @Test("errors name the line of the element, also past line 65535")
@@ -207,8 +216,12 @@ struct SharedPreferencesReaderTests {
         for yes in ["<map/>", "<map>", "\u{FEFF}<map>", "  <!-- c --> <map\n>", "<?xml version='1.0'?><map />"] {
             #expect(SharedPreferencesReader.looksLike(Data(yes.utf8)), "\(yes)")
         }
-        let plist = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" \"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n<plist version=\"1.0\"><array/></plist>"
-        for no in ["", "<mapping>", "<map", "[{\"a\":1}]", "SQLite format 3\0", "<?xml version='1.0'", plist, "<!-- unterminated <map>"] {
+        let plist =
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" \"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n<plist version=\"1.0\"><array/></plist>"
+        for no in [
+            "", "<mapping>", "<map", "[{\"a\":1}]", "SQLite format 3\0", "<?xml version='1.0'", plist,
+            "<!-- unterminated <map>",
+        ] {
             #expect(!SharedPreferencesReader.looksLike(Data(no.utf8)), "\(no)")
         }
     }
@@ -216,7 +229,8 @@ struct SharedPreferencesReaderTests {
     // MARK: Hostile and malformed input
 
     /// A local file the hostile documents point their entities at: a fixture whose content is known.
-    private static let secretFile = realWorld.appendingPathComponent("rnkeychain-conceal-eclipse7-crypto.KEY_256.xml").path
+    private static let secretFile = realWorld.appendingPathComponent("rnkeychain-conceal-eclipse7-crypto.KEY_256.xml")
+        .path
     private static let secretText = "f8WwucPW1fxcJ"
 
     struct BadInput: CustomStringConvertible, Sendable {
@@ -230,12 +244,18 @@ struct SharedPreferencesReaderTests {
         func add(_ name: String, _ text: String, _ message: String? = nil) {
             cases.append(BadInput(description: name, data: Data(text.utf8), messageContains: message))
         }
-        let real = (try? Data(contentsOf: realWorld.appendingPathComponent("rnkeychain-conceal-eclipse7-RN_KEYCHAIN.xml"))) ?? Data()
+        let real =
+            (try? Data(contentsOf: realWorld.appendingPathComponent("rnkeychain-conceal-eclipse7-RN_KEYCHAIN.xml")))
+            ?? Data()
         cases.append(BadInput(description: "empty", data: Data(), messageContains: "empty"))
         add("whitespace only", "  \n ")
-        cases.append(BadInput(description: "truncated", data: real.prefix(real.count / 2), messageContains: "truncated"))
+        cases.append(
+            BadInput(description: "truncated", data: real.prefix(real.count / 2), messageContains: "truncated"))
         add("wrong magic: JSON", "{\"a\": \"b\"}")
-        cases.append(BadInput(description: "wrong magic: SQLite", data: Data("SQLite format 3\0".utf8) + Data(repeating: 0, count: 100)))
+        cases.append(
+            BadInput(
+                description: "wrong magic: SQLite",
+                data: Data("SQLite format 3\0".utf8) + Data(repeating: 0, count: 100)))
         cases.append(BadInput(description: "wrong magic: binary", data: Data((0..<256).map { UInt8($0) })))
         add("wrong root", "<plist version=\"1.0\"><dict/></plist>", "root element is <plist>")
         add("int not a number", xml("<int name=\"n\" value=\"abc\" />"), "line 3")
@@ -249,7 +269,9 @@ struct SharedPreferencesReaderTests {
         add("name missing", xml("<string>orphan</string>"), "no name")
         add("unknown element", xml("<byte-array name=\"b\" num=\"1\">00</byte-array>"), "unknown element <byte-array>")
         add("null element", xml("<null name=\"n\" />"), "unknown element <null>")
-        add("namespaced element", "<map xmlns:a=\"urn:x\"><a:string name=\"s\">v</a:string></map>", "unknown element <a:string>")
+        add(
+            "namespaced element", "<map xmlns:a=\"urn:x\"><a:string name=\"s\">v</a:string></map>",
+            "unknown element <a:string>")
         add("element inside string", xml("<string name=\"s\">a<b/>c</string>"), "<string>")
         add("text inside map", xml("loose text"), "text")
         add("set inside set", xml("<set name=\"s\"><set name=\"t\" /></set>"), "<set>")
@@ -259,21 +281,30 @@ struct SharedPreferencesReaderTests {
         add("two roots", "<map /><map />")
         let depth = 10_000
         add("10k nested elements", String(repeating: "<map>", count: depth) + String(repeating: "</map>", count: depth))
-        add("10k nested sets", "<map>" + String(repeating: "<set name=\"s\">", count: depth) + String(repeating: "</set>", count: depth) + "</map>")
+        add(
+            "10k nested sets",
+            "<map>" + String(repeating: "<set name=\"s\">", count: depth) + String(repeating: "</set>", count: depth)
+                + "</map>")
         cases.append(
             BadInput(
                 description: "invalid UTF-8",
-                data: Data("<?xml version='1.0' encoding='utf-8'?><map><string name=\"s\">".utf8) + Data([0xC3, 0x28, 0xFF])
+                data: Data("<?xml version='1.0' encoding='utf-8'?><map><string name=\"s\">".utf8)
+                    + Data([0xC3, 0x28, 0xFF])
                     + Data("</string></map>".utf8)))
         cases.append(
-            BadInput(description: "NUL byte", data: Data("<map><string name=\"s\">a".utf8) + Data([0]) + Data("b</string></map>".utf8)))
+            BadInput(
+                description: "NUL byte",
+                data: Data("<map><string name=\"s\">a".utf8) + Data([0]) + Data("b</string></map>".utf8)))
         add("unsupported encoding", "<?xml version='1.0' encoding='x-no-such-charset'?><map />")
         cases.append(
             BadInput(
                 description: "larger than the XML limit",
-                data: Data("<map><string name=\"s\">".utf8) + Data(repeating: 0x41, count: DumpLimits.maxXMLBytes) + Data("</string></map>".utf8),
+                data: Data("<map><string name=\"s\">".utf8) + Data(repeating: 0x41, count: DumpLimits.maxXMLBytes)
+                    + Data("</string></map>".utf8),
                 messageContains: "limit"))
-        add("huge attribute", "<map><string name=\"" + String(repeating: "n", count: 20_000_000) + "\">v</string></map>")
+        add(
+            "huge attribute", "<map><string name=\"" + String(repeating: "n", count: 20_000_000) + "\">v</string></map>"
+        )
         let laughs = """
             <?xml version="1.0"?>
             <!DOCTYPE map [
@@ -300,11 +331,15 @@ struct SharedPreferencesReaderTests {
             "<!DOCTYPE map [<!ENTITY % p SYSTEM \"file://\(secretFile)\"> %p;]><map />", "DTD")
         add("external DTD", "<!DOCTYPE map SYSTEM \"file://\(secretFile)\"><map />", "DTD")
         add("harmless DOCTYPE", "<!DOCTYPE map><map />", "DTD")
-        add("DOCTYPE after comments on line 3", "<?xml version='1.0'?>\n<!-- c -->\n<!DOCTYPE map []>\n<map />", "line 3")
+        add(
+            "DOCTYPE after comments on line 3", "<?xml version='1.0'?>\n<!-- c -->\n<!DOCTYPE map []>\n<map />",
+            "line 3")
         return cases
     }()
 
-    @Test("malformed and hostile input: a DumpError naming the path, never a crash, a hang or a leak", .timeLimit(.minutes(2)), arguments: badInputs)
+    @Test(
+        "malformed and hostile input: a DumpError naming the path, never a crash, a hang or a leak",
+        .timeLimit(.minutes(2)), arguments: badInputs)
     func malformed(_ input: BadInput) {
         let path = "/dumps/\(input.description.replacingOccurrences(of: " ", with: "-")).xml"
         do {
@@ -324,7 +359,8 @@ struct SharedPreferencesReaderTests {
 
     @Test("an external entity's or DTD's file is never opened (a FIFO would block the reader)", .timeLimit(.minutes(1)))
     func externalFilesNeverOpened() throws {
-        let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("apex-prefs-fifo-\(UUID().uuidString)").path
+        let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("apex-prefs-fifo-\(UUID().uuidString)")
+            .path
         try #require(mkfifo(fifo, 0o600) == 0)
         defer { unlink(fifo) }
         let documents = [
@@ -351,8 +387,10 @@ struct SharedPreferencesReaderTests {
         #expect(dup2(output, 2) == 2)
         close(output)
         let bad = [
-            "<map><string name=\"s\">v</int></map>", "<map>&undeclared;</map>", "<!DOCTYPE map [<!ENTITY a \"b\">]><map/>",
-            "<?xml version='1.0' encoding='x-no-such-charset'?><map />", "<map><string name=\"s\">\u{FFFE}</string></map>",
+            "<map><string name=\"s\">v</int></map>", "<map>&undeclared;</map>",
+            "<!DOCTYPE map [<!ENTITY a \"b\">]><map/>",
+            "<?xml version='1.0' encoding='x-no-such-charset'?><map />",
+            "<map><string name=\"s\">\u{FFFE}</string></map>",
             String(repeating: "<a>", count: 5000),
         ]
         var failures = 0
@@ -371,7 +409,9 @@ struct SharedPreferencesReaderTests {
         // Other tests may write to standard error meanwhile: give their text back, and look only for libxml2's.
         let others = captured.replacingOccurrences(of: "probe: capture works\n", with: "")
         if !others.isEmpty { FileHandle.standardError.write(Data(others.utf8)) }
-        for libxmlOutput in ["parser error", "namespace error", "Entity: line", "encoding error", "I/O error", "Excessive depth"] {
+        for libxmlOutput in [
+            "parser error", "namespace error", "Entity: line", "encoding error", "I/O error", "Excessive depth",
+        ] {
             #expect(!captured.contains(libxmlOutput), "libxml2 printed: \(captured)")
         }
     }

@@ -50,7 +50,9 @@ private func tree(_ data: Data, _ path: String = "/dumps/prefs.xml") -> String {
 
 /// Expects both readers to give the same for `data`; returns whether they did.
 @discardableResult
-private func expectSame(_ data: Data, _ label: @autoclosure () -> String, sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
+private func expectSame(
+    _ data: Data, _ label: @autoclosure () -> String, sourceLocation: SourceLocation = #_sourceLocation
+) -> Bool {
     let expected = tree(data)
     let actual = streaming(data)
     guard actual != expected else { return true }
@@ -113,7 +115,8 @@ struct SharedPreferencesStreamingTests {
             if case .some = try? SharedPreferencesReader.read(data, path: path) { read += 1 }
             // Every offset of a small file; about 2,000 of a larger one, plus the last 64.
             let stride = max(1, data.count / 2000)
-            let offsets = Set(Swift.stride(from: 0, to: data.count, by: stride)).union(max(0, data.count - 64)..<data.count)
+            let offsets = Set(Swift.stride(from: 0, to: data.count, by: stride)).union(
+                max(0, data.count - 64)..<data.count)
             for offset in offsets.sorted() where !expectSame(data.prefix(offset), "\(path) cut at \(offset)") { break }
         }
         #expect(read == fixtures.count, "every fixture reads")
@@ -134,14 +137,20 @@ struct SharedPreferencesStreamingTests {
         // White space, comments, processing instructions.
         add("empty map", "<map/>")
         add("empty map with end tag", "<map></map>")
-        add("CR LF and tabs", "<?xml version='1.0'?>\r\n<map>\r\n\t<string name=\"a\">x\r\ny</string>\r\n\t<int name=\"b\" value=\"1\"/>\r\n</map>\r\n")
+        add(
+            "CR LF and tabs",
+            "<?xml version='1.0'?>\r\n<map>\r\n\t<string name=\"a\">x\r\ny</string>\r\n\t<int name=\"b\" value=\"1\"/>\r\n</map>\r\n"
+        )
         add(
             "comments and PIs everywhere",
             "<!-- before --><?pi before?>\n<map><!-- c --><?pi x?>\n<string name=\"s\">a<!-- c -->b<?pi y?>c</string>\n"
                 + "<int name=\"i\" value=\"2\"><!-- c --><?pi?></int>\n"
-                + "<set name=\"t\"><!-- c --><string>x<!--c--></string><?pi?></set><!-- end --></map><!-- after --><?pi after?>")
+                + "<set name=\"t\"><!-- c --><string>x<!--c--></string><?pi?></set><!-- end --></map><!-- after --><?pi after?>"
+        )
         add("comment between white space", xml("  <!-- c -->  \n  <string name=\"a\">v</string>"))
-        add("character references that are white space in the map", xml("&#32;&#10;&#13;&#9; <string name=\"a\">v</string>"))
+        add(
+            "character references that are white space in the map",
+            xml("&#32;&#10;&#13;&#9; <string name=\"a\">v</string>"))
         add("a character reference that is text in the map", xml("<string name=\"a\">v</string>&#65;"))
         add("a predefined entity in the map", xml("<string name=\"a\">v</string>\n&amp;"))
         add("text split by a comment in the map", xml("<string name=\"a\">v</string>\n  a<!-- c -->b"))
@@ -176,12 +185,19 @@ struct SharedPreferencesStreamingTests {
         add("CDATA in a set's string", xml("<set name=\"s\"><string>a<![CDATA[<b>]]>c</string></set>"))
 
         // References.
-        add("escapes in text", xml("<string name=\"e\">&lt;a href=&quot;x&quot;&gt; &amp; &apos;q&apos; &#233;&#x263A;&#10;&#13;</string>"))
-        add("references in names", xml("<string name=\"a&amp;b &lt;&gt;&quot;&apos; &#38; &#x26; &amp;#38; &#233;\">v</string>"))
+        add(
+            "escapes in text",
+            xml("<string name=\"e\">&lt;a href=&quot;x&quot;&gt; &amp; &apos;q&apos; &#233;&#x263A;&#10;&#13;</string>")
+        )
+        add(
+            "references in names",
+            xml("<string name=\"a&amp;b &lt;&gt;&quot;&apos; &#38; &#x26; &amp;#38; &#233;\">v</string>"))
         add("white space and references in a name", xml("<string name=\"a\tb\nc\r\nd &#9;&#10;&#13; e\">v</string>"))
         add("non-ASCII name", xml("<string name=\"naïve ☺ 日本\">x</string>"))
         add("empty name", xml("<string name=\"\">x</string>"))
-        add("reference in a value attribute", xml("<int name=\"n\" value=\"&#49;&#50;\"/><boolean name=\"b\" value=\"&#116;rue\"/>"))
+        add(
+            "reference in a value attribute",
+            xml("<int name=\"n\" value=\"&#49;&#50;\"/><boolean name=\"b\" value=\"&#116;rue\"/>"))
         add("ampersand in a value attribute", xml("<int name=\"n\" value=\"1&amp;\"/>"))
         add("undeclared entity in text", xml("<string name=\"s\">&secret;</string>"))
         add("undeclared entity in a name", xml("<string name=\"&secret;\">v</string>"))
@@ -197,17 +213,27 @@ struct SharedPreferencesStreamingTests {
         add("prefixed name attribute, undeclared", xml("<string a:name=\"x\">v</string>"))
         add("xml:name attribute", xml("<string xml:name=\"x\">v</string>"))
         add("name and a prefixed name", xml("<string a:name=\"x\" name=\"y\">v</string>"))
-        add("extra attributes", xml("<string name=\"s\" value=\"ignored\" other=\"o\">v</string><int other=\"o\" value=\"3\" name=\"n\"/>"))
+        add(
+            "extra attributes",
+            xml("<string name=\"s\" value=\"ignored\" other=\"o\">v</string><int other=\"o\" value=\"3\" name=\"n\"/>"))
         add("missing value", xml("<long name=\"n\"/>"))
-        add("duplicate names", xml("<string name=\"d\">1</string><int name=\"d\" value=\"2\"/><string name=\"d\">3</string>"))
+        add(
+            "duplicate names",
+            xml("<string name=\"d\">1</string><int name=\"d\" value=\"2\"/><string name=\"d\">3</string>"))
         add("duplicate attributes", xml("<string name=\"a\" name=\"b\">v</string>"))
         add("unknown element", xml("<byte-array name=\"b\">00</byte-array>"))
         add("unknown element with a long name", xml("<\(String(repeating: "x", count: 60))/>"))
         add("unknown element with a long non-ASCII name", xml("<\(String(repeating: "é", count: 50)) name=\"n\"/>"))
-        add("unknown element after entries", xml("<string name=\"a\">v</string>\n<null name=\"n\"/>\n<string name=\"b\">v</string>"))
+        add(
+            "unknown element after entries",
+            xml("<string name=\"a\">v</string>\n<null name=\"n\"/>\n<string name=\"b\">v</string>"))
         add("namespaced entry, declared prefix", "<map xmlns:a=\"urn:x\"><a:string name=\"s\">v</a:string></map>")
         add("namespaced entry, undeclared prefix", xml("<a:string name=\"s\">v</a:string>"))
-        add("namespaced entry, long prefix", xml("<\(String(repeating: "p", count: 45)):string name=\"s\">v</\(String(repeating: "p", count: 45)):string>"))
+        add(
+            "namespaced entry, long prefix",
+            xml(
+                "<\(String(repeating: "p", count: 45)):string name=\"s\">v</\(String(repeating: "p", count: 45)):string>"
+            ))
         add("entry in a default namespace", xml("<string xmlns=\"urn:x\" name=\"s\">v</string>"))
         add("entry with xml: prefix", xml("<xml:string name=\"s\">v</xml:string>"))
         add("entry undeclaring the default namespace", xml("<string xmlns=\"\" name=\"s\">v</string>"))
@@ -221,16 +247,30 @@ struct SharedPreferencesStreamingTests {
 
         // Nesting.
         add("element in a string", xml("<string name=\"s\">a<b/>c</string>"))
-        add("element in a string after a comment on another line", xml("<string name=\"s\"><!-- c -->\n\n<b/></string>"))
+        add(
+            "element in a string after a comment on another line", xml("<string name=\"s\"><!-- c -->\n\n<b/></string>")
+        )
         add("element in a set's string", xml("<set name=\"s\"><string>a\n<b/></string></set>"))
         add("set in a set", xml("<set name=\"s\"><set name=\"t\" /></set>"))
         add("namespaced string in a set", "<map xmlns:a=\"u\"><set name=\"s\"><a:string>x</a:string></set></map>")
         add("unknown element in a set", xml("<set name=\"s\"><string>a</string>\n<int name=\"i\" value=\"1\"/></set>"))
-        add("string in a set with attributes", xml("<set name=\"s\"><string name=\"ignored\" value=\"v\">a</string><string/></set>"))
+        add(
+            "string in a set with attributes",
+            xml("<set name=\"s\"><string name=\"ignored\" value=\"v\">a</string><string/></set>"))
         add("element in an int", xml("<int name=\"n\" value=\"1\"><x/></int>"))
-        add("deep nesting in an unknown element", xml("<unknown>" + String(repeating: "<a>", count: 100) + String(repeating: "</a>", count: 100) + "</unknown>"))
-        add("nesting past libxml2's limit in a string", xml("<string name=\"s\">" + String(repeating: "<a>", count: 300) + String(repeating: "</a>", count: 300) + "</string>"))
-        add("nesting past libxml2's limit in the map", String(repeating: "<map>", count: 300) + String(repeating: "</map>", count: 300))
+        add(
+            "deep nesting in an unknown element",
+            xml(
+                "<unknown>" + String(repeating: "<a>", count: 100) + String(repeating: "</a>", count: 100)
+                    + "</unknown>"))
+        add(
+            "nesting past libxml2's limit in a string",
+            xml(
+                "<string name=\"s\">" + String(repeating: "<a>", count: 300) + String(repeating: "</a>", count: 300)
+                    + "</string>"))
+        add(
+            "nesting past libxml2's limit in the map",
+            String(repeating: "<map>", count: 300) + String(repeating: "</map>", count: 300))
 
         // Values.
         for (type, values) in [
@@ -239,7 +279,10 @@ struct SharedPreferencesStreamingTests {
             ("long", ["9223372036854775807", "-9223372036854775808", "9223372036854775808", "1e3", "+0", "-"]),
             (
                 "float",
-                ["1.5", "1.0E10", "NaN", "Infinity", "-Infinity", "+Infinity", "inf", "nan", "0x1p3", "1e", ".5", "5.", "-0.0", "1E-45", "3.4028236E38", "e", "+", ""]
+                [
+                    "1.5", "1.0E10", "NaN", "Infinity", "-Infinity", "+Infinity", "inf", "nan", "0x1p3", "1e", ".5",
+                    "5.", "-0.0", "1E-45", "3.4028236E38", "e", "+", "",
+                ]
             ),
             ("double", ["0.1", "1.7976931348623157E308", "1e309", "4.9E-324", "NaN", "-", "1..2", "1e5e5"]),
         ] {
@@ -249,10 +292,19 @@ struct SharedPreferencesStreamingTests {
         }
 
         // Encodings and bytes.
-        addData("UTF-16 with a byte order mark", Data([0xFF, 0xFE]) + xml("<string name=\"s\">é</string>").data(using: .utf16LittleEndian)!)
-        addData("Latin-1", Data("<?xml version='1.0' encoding='ISO-8859-1'?><map><string name=\"s\">".utf8) + Data([0xE9, 0xFF]) + Data("</string></map>".utf8))
-        addData("invalid UTF-8", Data("<map><string name=\"s\">".utf8) + Data([0xC3, 0x28, 0xFF]) + Data("</string></map>".utf8))
-        addData("invalid UTF-8 in a name", Data("<map><string name=\"".utf8) + Data([0xFF]) + Data("\">v</string></map>".utf8))
+        addData(
+            "UTF-16 with a byte order mark",
+            Data([0xFF, 0xFE]) + xml("<string name=\"s\">é</string>").data(using: .utf16LittleEndian)!)
+        addData(
+            "Latin-1",
+            Data("<?xml version='1.0' encoding='ISO-8859-1'?><map><string name=\"s\">".utf8) + Data([0xE9, 0xFF])
+                + Data("</string></map>".utf8))
+        addData(
+            "invalid UTF-8",
+            Data("<map><string name=\"s\">".utf8) + Data([0xC3, 0x28, 0xFF]) + Data("</string></map>".utf8))
+        addData(
+            "invalid UTF-8 in a name",
+            Data("<map><string name=\"".utf8) + Data([0xFF]) + Data("\">v</string></map>".utf8))
         addData("NUL byte", Data("<map><string name=\"s\">a".utf8) + Data([0]) + Data("b</string></map>".utf8))
         addData("byte order mark", Data([0xEF, 0xBB, 0xBF]) + Data("<map><string name=\"s\">v</string></map>".utf8))
         add("unsupported encoding", "<?xml version='1.0' encoding='x-no-such-charset'?><map />")
@@ -266,7 +318,9 @@ struct SharedPreferencesStreamingTests {
         add("mismatched tags", xml("<string name=\"s\">v</int>"))
         add("unclosed map", "<map><string name=\"s\">v</string>")
         add("DOCTYPE", "<!DOCTYPE map><map />")
-        add("DOCTYPE with an entity", "<?xml version='1.0'?>\n<!DOCTYPE map [<!ENTITY e \"x\">]>\n<map><string name=\"s\">&e;</string></map>")
+        add(
+            "DOCTYPE with an entity",
+            "<?xml version='1.0'?>\n<!DOCTYPE map [<!ENTITY e \"x\">]>\n<map><string name=\"s\">&e;</string></map>")
         add("DOCTYPE after the root", "<map/><!DOCTYPE map>")
         add("CDATA end in text", xml("<string name=\"s\">a]]>b</string>"))
         add("stray less-than in an attribute", xml("<string name=\"a<b\">v</string>"))
@@ -275,19 +329,33 @@ struct SharedPreferencesStreamingTests {
         add("two structural errors", xml("<x/>\n<string>no name</string>"))
         add("a structural error, then an ill-formed document", xml("<x/>\n<string name=\"s\">v</int>"))
         add("a structural error, then an undeclared entity", xml("<x/>\n<string name=\"s\">&e;</string>"))
-        add("a structural error in an entry's children before its value", xml("<int name=\"n\" value=\"bad\">\n<x/></int>"))
-        add("an error in a set's string before the next entry's", xml("<set name=\"s\"><string><x/></string></set><y/>"))
+        add(
+            "a structural error in an entry's children before its value",
+            xml("<int name=\"n\" value=\"bad\">\n<x/></int>"))
+        add(
+            "an error in a set's string before the next entry's", xml("<set name=\"s\"><string><x/></string></set><y/>")
+        )
 
         // libxml2's tree builder: xml:id values.
         add("xml:id valid", xml("<string name=\"s\" xml:id=\"a\">v</string>"))
         add("xml:id not a name", xml("<string name=\"s\" xml:id=\"1 2\">v</string>"))
-        add("xml:id not a name, then an ill-formed document", xml("<string name=\"s\" xml:id=\"1\">v</string>\n<string name=\"t\">v</int>"))
-        add("xml:id with spaces around a name, then an ill-formed document", xml("<string name=\"s\" xml:id=\"  a  \">v</string>\n</x>"))
+        add(
+            "xml:id not a name, then an ill-formed document",
+            xml("<string name=\"s\" xml:id=\"1\">v</string>\n<string name=\"t\">v</int>"))
+        add(
+            "xml:id with spaces around a name, then an ill-formed document",
+            xml("<string name=\"s\" xml:id=\"  a  \">v</string>\n</x>"))
         add("xml:id empty, then an ill-formed document", xml("<string name=\"s\" xml:id=\"\">v</string>\n</x>"))
-        add("xml:id with a reference, then an ill-formed document", xml("<string name=\"s\" xml:id=\"a&amp;b\">v</string>\n</x>"))
-        add("xml:id twice, then an ill-formed document", xml("<string name=\"s\" xml:id=\"a\">v</string>\n<int name=\"i\" value=\"1\" xml:id=\"a\"/>\n</x>"))
+        add(
+            "xml:id with a reference, then an ill-formed document",
+            xml("<string name=\"s\" xml:id=\"a&amp;b\">v</string>\n</x>"))
+        add(
+            "xml:id twice, then an ill-formed document",
+            xml("<string name=\"s\" xml:id=\"a\">v</string>\n<int name=\"i\" value=\"1\" xml:id=\"a\"/>\n</x>"))
         add("xml:id twice", xml("<string name=\"s\" xml:id=\"a\">v</string><int name=\"i\" value=\"1\" xml:id=\"a\"/>"))
-        add("xml:id on the root, then an ill-formed document", "<map xml:id=\"-\">\n<string name=\"s\">v</string>\n</mapx>")
+        add(
+            "xml:id on the root, then an ill-formed document",
+            "<map xml:id=\"-\">\n<string name=\"s\">v</string>\n</mapx>")
         add("xml:id in skipped content, then an ill-formed document", xml("<unknown><a xml:id=\"7\"/></unknown>\n<b>"))
         add("xml:id after a namespace error", xml("<p:x xml:id=\"7\"/>\n<b>"))
         add("id without the xml prefix", xml("<string name=\"s\" id=\"1 2\">v</string>\n</x>"))
@@ -302,7 +370,8 @@ struct SharedPreferencesStreamingTests {
     @Test("every edge input cut off at every offset reads the same", .timeLimit(.minutes(5)))
     func edgeInputsTruncated() {
         for input in Self.edgeInputs where input.data.count <= 4096 {
-            for offset in 0..<input.data.count where !expectSame(input.data.prefix(offset), "\(input.description) cut at \(offset)") {
+            for offset in 0..<input.data.count
+            where !expectSame(input.data.prefix(offset), "\(input.description) cut at \(offset)") {
                 break
             }
         }
@@ -311,9 +380,12 @@ struct SharedPreferencesStreamingTests {
     @Test("seeded mutations of the inputs read the same", .timeLimit(.minutes(5)))
     func mutations() throws {
         let tokens = [
-            "<", ">", "/", "&", "&amp;", "&#38;", "&#65;", "&#10;", "&x;", "<![CDATA[x]]>", "<![CDATA[]]>", "<!--c-->", "<?pi d?>",
-            "<x/>", "<string>", "</string>", "<set name=\"q\">", "</set>", "<int name=\"i\" value=\"1\"/>", "\n", "\n\n\n", " ",
-            "name=\"q\"", "value=\"1\"", "value=\"x\"", "xml:id=\"a\"", "xml:id=\"1\"", "a:", "xmlns:a=\"u\"", "é", "☺", "\"", "'",
+            "<", ">", "/", "&", "&amp;", "&#38;", "&#65;", "&#10;", "&x;", "<![CDATA[x]]>", "<![CDATA[]]>", "<!--c-->",
+            "<?pi d?>",
+            "<x/>", "<string>", "</string>", "<set name=\"q\">", "</set>", "<int name=\"i\" value=\"1\"/>", "\n",
+            "\n\n\n", " ",
+            "name=\"q\"", "value=\"1\"", "value=\"x\"", "xml:id=\"a\"", "xml:id=\"1\"", "a:", "xmlns:a=\"u\"", "é", "☺",
+            "\"", "'",
             "]]>", "\u{0}", "\r\n", "<map>", "</map>", "<!DOCTYPE map>",
         ].map { Array($0.utf8) }
         var bases = try Self.fixtures().map { [UInt8]($0.data) }.filter { $0.count < 20_000 }
@@ -336,7 +408,9 @@ struct SharedPreferencesStreamingTests {
                     bytes.insert(contentsOf: bytes[at..<end], at: end)
                 }
             }
-            if !expectSame(Data(bytes), "mutant \(round): \(String(decoding: bytes.prefix(300), as: UTF8.self).debugDescription)") {
+            if !expectSame(
+                Data(bytes), "mutant \(round): \(String(decoding: bytes.prefix(300), as: UTF8.self).debugDescription)")
+            {
                 failures += 1
                 if failures >= 5 { break }
             }
@@ -347,24 +421,30 @@ struct SharedPreferencesStreamingTests {
     func bigFile() {
         var body = ""
         for index in 0..<5000 {
-            body += "    <string name=\"key\(index)\">AQIvZ0rae6csEKp09v5UvJfWyehtBM3rtPHsRJIPVxHy\(index)=\n    </string>\n"
+            body +=
+                "    <string name=\"key\(index)\">AQIvZ0rae6csEKp09v5UvJfWyehtBM3rtPHsRJIPVxHy\(index)=\n    </string>\n"
             body += "    <boolean name=\"b\(index)\" value=\"\(index.isMultiple(of: 2))\" />\n"
             body += "    <int name=\"i\(index)\" value=\"\(index - 2500)\" />\n"
             body += "    <long name=\"l\(index)\" value=\"\(index * 1_000_000_007)\" />\n"
             body += "    <float name=\"f\(index)\" value=\"\(Float(index) / 7)\" />\n"
-            body += "    <set name=\"s\(index)\">\n        <string>a\(index)</string>\n        <string>é\(index)</string>\n    </set>\n"
+            body +=
+                "    <set name=\"s\(index)\">\n        <string>a\(index)</string>\n        <string>é\(index)</string>\n    </set>\n"
         }
         let good = Data(xml(body).utf8)
         #expect(expectSame(good, "30,000 entries"))
         #expect((try? SharedPreferencesReader.read(good, path: "big.xml"))?.count == 30_000)
-        #expect(expectSame(Data(xml(body + "    <int name=\"bad\" value=\"x\" />").utf8), "an error after 30,000 entries"))
-        #expect(expectSame(Data(xml(body + "    <int name=\"bad\" value=\"1\">text</int>").utf8), "text after 30,000 entries"))
+        #expect(
+            expectSame(Data(xml(body + "    <int name=\"bad\" value=\"x\" />").utf8), "an error after 30,000 entries"))
+        #expect(
+            expectSame(
+                Data(xml(body + "    <int name=\"bad\" value=\"1\">text</int>").utf8), "text after 30,000 entries"))
         #expect(expectSame(Data(xml(body + "</string>").utf8), "an ill-formed end after 30,000 entries"))
     }
 
     // MARK: What streaming newly risks
 
-    @Test("text that libxml2 hands over in many pieces is joined exactly: long, non-ASCII, references and CDATA between")
+    @Test(
+        "text that libxml2 hands over in many pieces is joined exactly: long, non-ASCII, references and CDATA between")
     func textInPieces() throws {
         var expected = ""
         var escaped = ""
@@ -376,16 +456,20 @@ struct SharedPreferencesStreamingTests {
         let ascii = String(repeating: "abcdefghij", count: 50_000)
         let wrapped = String(repeating: "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo=\n    ", count: 20_000)
         let data = Data(
-            xml("<string name=\"s\">\(escaped)</string><string name=\"a\">\(ascii)</string><set name=\"t\"><string>\(escaped)</string><string>\(wrapped)</string></set>")
-                .utf8)
+            xml(
+                "<string name=\"s\">\(escaped)</string><string name=\"a\">\(ascii)</string><set name=\"t\"><string>\(escaped)</string><string>\(wrapped)</string></set>"
+            )
+            .utf8)
         let entries = try SharedPreferencesReader.read(data, path: "pieces.xml")
         #expect(entries.count == 3)
-        guard entries.count == 3, case .string(let first) = entries[0].value, case .string(let second) = entries[1].value,
+        guard entries.count == 3, case .string(let first) = entries[0].value,
+            case .string(let second) = entries[1].value,
             case .stringSet(let strings) = entries[2].value
         else { return }
         #expect(Array(first.unicodeScalars) == Array(expected.unicodeScalars))
         #expect(second == ascii)
-        #expect(strings.map { Array($0.unicodeScalars) } == [Array(expected.unicodeScalars), Array(wrapped.unicodeScalars)])
+        #expect(
+            strings.map { Array($0.unicodeScalars) } == [Array(expected.unicodeScalars), Array(wrapped.unicodeScalars)])
         #expect(expectSame(data, "text in pieces"))
         // Loose text in many pieces is one text node, named by the line of its first piece.
         let loose = Data(xml("<string name=\"a\">v</string>\n\n" + String(repeating: "é&amp;\n", count: 2000)).utf8)
@@ -399,14 +483,22 @@ struct SharedPreferencesStreamingTests {
         #expect(message("<x/>\n<string>no name</string>").contains("line 3: unknown element <x>"))
         #expect(message("<string>no name</string>\n<x/>").contains("line 3: <string> has no name attribute"))
         // A number's value is checked after its children, as a walk over the tree does.
-        #expect(message("<int name=\"n\" value=\"bad\">\n<x/></int>").contains("line 4: <int> holds an element; it must be empty"))
-        #expect(message("<int name=\"n\" value=\"bad\">\n</int>\nx").contains("line 3: the value of <int> is not a valid int"))
+        #expect(
+            message("<int name=\"n\" value=\"bad\">\n<x/></int>").contains(
+                "line 4: <int> holds an element; it must be empty"))
+        #expect(
+            message("<int name=\"n\" value=\"bad\">\n</int>\nx").contains(
+                "line 3: the value of <int> is not a valid int"))
         // Whatever was found first, a document that turns out ill-formed is refused as such.
-        #expect(message("<x/>\n<string name=\"s\">v</int>").contains("not a well-formed XML file: an end tag does not match its start tag"))
+        #expect(
+            message("<x/>\n<string name=\"s\">v</int>").contains(
+                "not a well-formed XML file: an end tag does not match its start tag"))
         #expect(message("<x/>\n&undeclared;").contains("reference to an undeclared entity"))
         // Nothing after the first problem is read: a later entry's problem never replaces it.
         let many = (0..<2000).map { "<int name=\"n\($0)\" value=\"\($0)\" />" }.joined(separator: "\n")
-        #expect(message(many + "\n<int name=\"x\" value=\"x\" />\n<y/>\n<string/>").contains("line 2003: the value of <int> is not a valid int"))
+        #expect(
+            message(many + "\n<int name=\"x\" value=\"x\" />\n<y/>\n<string/>").contains(
+                "line 2003: the value of <int> is not a valid int"))
     }
 
     @Test("lines past 65,535 are the element's own, where the tree named a neighbouring node's")
@@ -425,7 +517,9 @@ struct SharedPreferencesStreamingTests {
         #expect(expectSame(last, "a last element past line 65,535"))
     }
 
-    @Test("a text node past libxml2's 10 MB tree limit is read whole, and what follows it too (a tree cut it short and dropped the rest)", .timeLimit(.minutes(2)))
+    @Test(
+        "a text node past libxml2's 10 MB tree limit is read whole, and what follows it too (a tree cut it short and dropped the rest)",
+        .timeLimit(.minutes(2)))
     func textNodeLimit() throws {
         let limit = 10_000_000
         func document(_ body: String) -> Data { Data(xml(body).utf8) }
@@ -433,7 +527,8 @@ struct SharedPreferencesStreamingTests {
             try SharedPreferencesReader.read(data, path: "big.xml").map { entry in
                 switch entry.value {
                 case .string(let text): "\(entry.name)=\(text.utf8.count)"
-                case .stringSet(let strings): "\(entry.name)=" + strings.map { "\($0.utf8.count)" }.joined(separator: ",")
+                case .stringSet(let strings):
+                    "\(entry.name)=" + strings.map { "\($0.utf8.count)" }.joined(separator: ",")
                 default: "\(entry.name)=\(entry.value)"
                 }
             }
@@ -443,11 +538,16 @@ struct SharedPreferencesStreamingTests {
         let pastLimit = document("<string name=\"s\">" + big + "&amp;bbbb</string>\n<string name=\"t\">kept</string>")
         #expect(try read(pastLimit) == ["s=\(limit + 1)", "t=4"])
         #expect(tree(pastLimit).hasPrefix("\"s\" = string") && !tree(pastLimit).contains("\"t\" = "))
-        let inSet = document("<set name=\"t\"><string>x</string><string>" + big + "&amp;bbbb</string><string>y</string></set>")
+        let inSet = document(
+            "<set name=\"t\"><string>x</string><string>" + big + "&amp;bbbb</string><string>y</string></set>")
         #expect(try read(inSet) == ["t=1,\(limit + 1),1"])
-        let cdata = document("<string name=\"s\"><![CDATA[" + String(repeating: "c", count: 6_000_000) + "]]><![CDATA[" + String(repeating: "c", count: 6_000_000) + "]]></string>")
+        let cdata = document(
+            "<string name=\"s\"><![CDATA[" + String(repeating: "c", count: 6_000_000) + "]]><![CDATA["
+                + String(repeating: "c", count: 6_000_000) + "]]></string>")
         #expect(try read(cdata) == ["s=12000000"])
-        let space = document(String(repeating: " ", count: 6_000_000) + "&#32;" + String(repeating: " ", count: 6_000_000) + "<int name=\"n\" value=\"1\"/>")
+        let space = document(
+            String(repeating: " ", count: 6_000_000) + "&#32;" + String(repeating: " ", count: 6_000_000)
+                + "<int name=\"n\" value=\"1\"/>")
         #expect(try read(space) == ["n=\(PreferenceValue.int(1))"])
         // Text that is not white space where only elements may be is refused, however long.
         let inInt = document("<int name=\"n\" value=\"1\">\n" + big + "&amp;bbbb</int>")
@@ -458,12 +558,18 @@ struct SharedPreferencesStreamingTests {
     func xmlIDs() {
         let invalid = Data(xml("<string name=\"s\" xml:id=\"1\">v</string>\n<string name=\"t\">v</int>").utf8)
         #expect(expectSame(invalid, "an xml:id that is not a name"))
-        #expect(streaming(invalid).contains("line 3: not a well-formed XML file: not well-formed (libxml2 error \(XML_DTD_XMLID_VALUE.rawValue))"))
-        let twice = Data(xml("<string name=\"s\" xml:id=\"a\">v</string>\n<int name=\"i\" value=\"1\" xml:id=\"a\"/>\n</x>").utf8)
+        #expect(
+            streaming(invalid).contains(
+                "line 3: not a well-formed XML file: not well-formed (libxml2 error \(XML_DTD_XMLID_VALUE.rawValue))"))
+        let twice = Data(
+            xml("<string name=\"s\" xml:id=\"a\">v</string>\n<int name=\"i\" value=\"1\" xml:id=\"a\"/>\n</x>").utf8)
         #expect(expectSame(twice, "an xml:id twice"))
-        #expect(streaming(twice).contains("line 4: not a well-formed XML file: not well-formed (libxml2 error \(XML_DTD_ID_REDEFINED.rawValue))"))
+        #expect(
+            streaming(twice).contains(
+                "line 4: not a well-formed XML file: not well-formed (libxml2 error \(XML_DTD_ID_REDEFINED.rawValue))"))
         // In a well-formed document they change nothing.
-        let wellFormed = Data(xml("<string name=\"s\" xml:id=\"1\">v</string><string name=\"t\" xml:id=\"1\">w</string>").utf8)
+        let wellFormed = Data(
+            xml("<string name=\"s\" xml:id=\"1\">v</string><string name=\"t\" xml:id=\"1\">w</string>").utf8)
         #expect(expectSame(wellFormed, "xml:ids in a well-formed document"))
         #expect(streaming(wellFormed) == "\"s\" = string \"v\"\n\"t\" = string \"w\"")
     }

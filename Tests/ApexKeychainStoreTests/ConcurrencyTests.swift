@@ -36,16 +36,22 @@ struct ConcurrencyTests {
         #expect(try store.integrityCheck() == "ok", sourceLocation: sourceLocation)
         let db = try store.open()
         let accounts = try db.attributes(matching: ItemQuery()).map(\.account)
-        #expect(!accounts.contains { $0.contains("\u{0}") }, "a staged item was left behind", sourceLocation: sourceLocation)
+        #expect(
+            !accounts.contains { $0.contains("\u{0}") }, "a staged item was left behind", sourceLocation: sourceLocation
+        )
         #expect(accounts.count == written.count, "one item per key", sourceLocation: sourceLocation)
         let kc = try keychain(db)
-        #expect(try await kc.getAllKeys() == written.keys.sorted { $0.utf16.lexicographicallyPrecedes($1.utf16) }, sourceLocation: sourceLocation)
+        #expect(
+            try await kc.getAllKeys() == written.keys.sorted { $0.utf16.lexicographicallyPrecedes($1.utf16) },
+            sourceLocation: sourceLocation)
         for (key, value) in last {
             #expect(try await kc.getItem(key) == value, "own key \(key)", sourceLocation: sourceLocation)
         }
         for (key, values) in written where key.hasPrefix("shared") {
             let value = try await kc.getItem(key)
-            #expect(value.map(values.contains) == true, "shared key \(key) holds \(value ?? "nothing")", sourceLocation: sourceLocation)
+            #expect(
+                value.map(values.contains) == true, "shared key \(key) holds \(value ?? "nothing")",
+                sourceLocation: sourceLocation)
         }
     }
 
@@ -94,7 +100,9 @@ struct ConcurrencyTests {
                         value: Data(write.value.utf8))
                     do {
                         try db.exclusively {
-                            if let current = try db.attributes(matching: ItemQuery(service: "threads", account: write.key)).first {
+                            if let current = try db.attributes(
+                                matching: ItemQuery(service: "threads", account: write.key)
+                            ).first {
                                 try db.replace(current.primaryKey, with: item)
                             } else {
                                 try db.add(item)
@@ -216,7 +224,9 @@ struct ConcurrencyTests {
         }
     }
 
-    @Test("a batch of writes in atomically is one transaction: another connection sees none of it until it returns, then all of it")
+    @Test(
+        "a batch of writes in atomically is one transaction: another connection sees none of it until it returns, then all of it"
+    )
     func batchIsOneTransaction() async throws {
         let db = try store.create()
         let other = try store.open()

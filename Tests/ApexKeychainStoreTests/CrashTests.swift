@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A process killed at any point of a write leaves every item old or new, never neither, and never a broken file.
@@ -35,7 +35,8 @@ struct CrashTests {
         let kc = try keychain(db, service: Self.service)
         for key in 0..<keys {
             try await kc.setItem(
-                "k\(key)", Self.initialValue(key, seed: seed), SetOptions(accessControl: Self.initialAccessControl(key)))
+                "k\(key)", Self.initialValue(key, seed: seed), SetOptions(accessControl: Self.initialAccessControl(key))
+            )
         }
     }
 
@@ -61,13 +62,18 @@ struct CrashTests {
                 allowed[Self.initialValue(key, seed: seed)] = Self.initialAccessControl(key)
             }
             if acknowledged % keys == key {
-                allowed[StoreWriter.value(acknowledged, seed: seed)] = StoreWriter.accessControl(acknowledged, keys: keys)
+                allowed[StoreWriter.value(acknowledged, seed: seed)] = StoreWriter.accessControl(
+                    acknowledged, keys: keys)
             }
             let value = try await kc.getItem("k\(key)")
             let info = try await kc.getItemInfo("k\(key)")
-            #expect(value.map { allowed[$0] != nil } == true, "k\(key) holds \(value ?? "nothing"); allowed: \(allowed.keys.sorted())")
+            #expect(
+                value.map { allowed[$0] != nil } == true,
+                "k\(key) holds \(value ?? "nothing"); allowed: \(allowed.keys.sorted())")
             if let value, let accessControl = allowed[value] {
-                #expect(info?.accessControl == accessControl, "k\(key): the protection is not that of the write of its value")
+                #expect(
+                    info?.accessControl == accessControl,
+                    "k\(key): the protection is not that of the write of its value")
             }
         }
     }
@@ -116,7 +122,8 @@ struct CrashTests {
         }
         writer.kill()
         writer.finish()
-        #expect(writer.process.terminationReason == .uncaughtSignal, "store-writer ended by itself: \(writer.errorOutput)")
+        #expect(
+            writer.process.terminationReason == .uncaughtSignal, "store-writer ended by itself: \(writer.errorOutput)")
         #expect(writer.process.terminationStatus == SIGKILL)
 
         let acknowledged = writer.acknowledged
@@ -155,7 +162,8 @@ struct CrashTests {
         try await prepare(keys: keys, seed: 100)
         var previous: [String: String] = [:]
         for round in 0..<4 {
-            let writer = try WriterProcess(store: store, seed: 100 + round, count: 1_000_000, keys: keys, service: Self.service)
+            let writer = try WriterProcess(
+                store: store, seed: 100 + round, count: 1_000_000, keys: keys, service: Self.service)
             try #require(writer.waitFor("ready"), "store-writer did not start: \(writer.errorOutput)")
             var seen = 0
             while seen < 3 + round * 2, let line = writer.nextLine() {

@@ -22,7 +22,9 @@ struct DamagedStoreTests {
         var testDescription: String { rawValue }
     }
 
-    @Test("a damaged or truncated store fails with damaged, naming the file, and is left as it was", arguments: Damage.allCases)
+    @Test(
+        "a damaged or truncated store fails with damaged, naming the file, and is left as it was",
+        arguments: Damage.allCases)
     func damaged(_ damage: Damage) async throws {
         do {
             let kc = try keychain(try store.create())

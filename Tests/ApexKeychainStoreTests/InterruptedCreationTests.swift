@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What an interrupted `create` leaves, and how the next `create` of the same store deals with it. A creation
@@ -74,7 +74,8 @@ struct InterruptedCreationTests {
         #expect(error?.message.contains("rm '\(store.keyFile.path)'") == true, "\(error?.message ?? "")")
         #expect(error?.message.contains("store init") == true)
         #expect(try Data(contentsOf: store.keyFile) == key, "the key file is kept")
-        #expect(try scratch.names() == ["other", "store.db.key"], "the dead creation's store is removed, no store is made")
+        #expect(
+            try scratch.names() == ["other", "store.db.key"], "the dead creation's store is removed, no store is made")
         // The key file still opens its store.
         #expect(throws: Never.self) { _ = try SQLiteKeychainDatabase(opening: other.url, key: .keyFile(store.keyFile)) }
     }

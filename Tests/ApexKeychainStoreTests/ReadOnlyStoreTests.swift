@@ -35,11 +35,15 @@ struct ReadOnlyStoreTests {
             try await kc.setItem("a", "new-secret")
         }
         #expect(error?.code == .INTERNAL, sourceLocation: sourceLocation)
-        #expect(error?.message.contains("the store is open read-only") == true, "\(error?.message ?? "")", sourceLocation: sourceLocation)
+        #expect(
+            error?.message.contains("the store is open read-only") == true, "\(error?.message ?? "")",
+            sourceLocation: sourceLocation)
         #expect(error?.message.contains("new-secret") == false, sourceLocation: sourceLocation)
     }
 
-    @Test("a store in a read-only folder opens read-only: its items read back, and a write fails saying why, changing nothing")
+    @Test(
+        "a store in a read-only folder opens read-only: its items read back, and a write fails saying why, changing nothing"
+    )
     func readOnlyFolder() async throws {
         // Characters that mean something in a SQLite URI, in the path.
         let store = try await makeStore(in: "read only ?#%20")
@@ -89,7 +93,10 @@ struct ReadOnlyStoreTests {
             // While a connection is open, the last writes are in the WAL only: copy the store then.
             let kc = try keychain(try store.open())
             try await kc.setItem("b", "secret-of-b")
-            for (from, to) in [(store.url.path, copy.url.path), (store.url.path + "-wal", copy.url.path + "-wal"), (store.keyFile.path, copy.keyFile.path)] {
+            for (from, to) in [
+                (store.url.path, copy.url.path), (store.url.path + "-wal", copy.url.path + "-wal"),
+                (store.keyFile.path, copy.keyFile.path),
+            ] {
                 try FileManager.default.copyItem(atPath: from, toPath: to)
             }
         }

@@ -55,7 +55,9 @@ struct SchemaMigrationTests {
             try await kc.setCredentials(Credentials(username: "alice", password: "new-password"))
         }
         #expect(try store.raw().text("SELECT seal FROM items WHERE acct = 'credentials'") == "2")
-        #expect(try store.raw().text("SELECT seal FROM items WHERE acct = 'token'") == "1", "rows not written keep binding 1")
+        #expect(
+            try store.raw().text("SELECT seal FROM items WHERE acct = 'token'") == "1",
+            "rows not written keep binding 1")
         let raw = try store.raw()
         try raw.execute("UPDATE items SET labl = 'mallory' WHERE acct = 'credentials'")
         #expect(raw.changes == 1)

@@ -6,7 +6,9 @@ import Testing
 /// The label (a credentials item's username), the generic attribute and the dates are bound to the sealed value
 /// too: edited in the file, the value no longer opens.
 extension SealingTests {
-    @Test("a credentials item whose username (labl) was edited in the file does not open: the password is not served with it")
+    @Test(
+        "a credentials item whose username (labl) was edited in the file does not open: the password is not served with it"
+    )
     func usernameEdited() async throws {
         do {
             let db = try store.create()
@@ -48,7 +50,9 @@ extension SealingTests {
         #expect(try await kc.getItem(untouched) == "secret-of-\(untouched)")
     }
 
-    @Test("an item whose creation or modification date was edited does not open", arguments: ["cdat = cdat - 86400", "mdat = mdat + 1"])
+    @Test(
+        "an item whose creation or modification date was edited does not open",
+        arguments: ["cdat = cdat - 86400", "mdat = mdat + 1"])
     func dateEdited(_ edit: String) async throws {
         try await populate([("a", "secret-of-a"), ("b", "secret-of-b")])
         try tamper("UPDATE items SET \(edit) WHERE acct = 'a'")
@@ -61,9 +65,13 @@ extension SealingTests {
     func genericEdited() async throws {
         try await populate([("a", "secret-of-a")], SetOptions(accessControl: .biometryAny, authValidity: 0))
         // A longer authValidity would keep the item open without a prompt.
-        try tamper("UPDATE items SET gena = CAST(replace(CAST(gena AS TEXT), 'av=0', 'av=600') AS BLOB) WHERE acct = 'a'")
+        try tamper(
+            "UPDATE items SET gena = CAST(replace(CAST(gena AS TEXT), 'av=0', 'av=600') AS BLOB) WHERE acct = 'a'")
         let db = try store.open()
-        #expect(try db.attributes(matching: ItemQuery(account: "a")).first?.generic.map { String(decoding: $0, as: UTF8.self) }?
+        #expect(
+            try db.attributes(matching: ItemQuery(account: "a")).first?.generic.map {
+                String(decoding: $0, as: UTF8.self)
+            }?
             .contains("av=600") == true, "the edit took effect")
         await expectDamaged(try keychain(db), "a", notMentioning: ["secret-of-a"])
     }

@@ -48,7 +48,9 @@ struct SealingTests {
                     result.append(("string \(index)", utf8))
                 }
                 var utf16 = Data()
-                for unit in string.prefix(24).utf16 { utf16.append(contentsOf: [UInt8(unit & 0xFF), UInt8(unit >> 8)]) }
+                for unit in string.prefix(24).utf16 {
+                    utf16.append(contentsOf: [UInt8(unit & 0xFF), UInt8(unit >> 8)])
+                }
                 result.append(("string \(index) as UTF-16", utf16))
             }
             for (index, data) in bytes.enumerated() {
@@ -139,7 +141,8 @@ struct SealingTests {
     // MARK: Tampering with the file
 
     /// Writes `items` (key → value) with `service`'s keychain on a new store, and closes it.
-    func populate(_ items: [(String, String)], service: String = "s", _ options: SetOptions = SetOptions()) async throws {
+    func populate(_ items: [(String, String)], service: String = "s", _ options: SetOptions = SetOptions()) async throws
+    {
         let db = try store.create()
         let kc = try keychain(db, service: service)
         for (key, value) in items { try await kc.setItem(key, value, options) }
@@ -154,11 +157,13 @@ struct SealingTests {
 
     /// Reads `key` through the core and expects INTERNAL "damaged", no value, and no value in the message.
     func expectDamaged(
-        _ kc: Keychain, _ key: String, notMentioning secrets: [String], sourceLocation: SourceLocation = #_sourceLocation
+        _ kc: Keychain, _ key: String, notMentioning secrets: [String],
+        sourceLocation: SourceLocation = #_sourceLocation
     ) async {
         let error = await #expect(throws: KeychainError.self, sourceLocation: sourceLocation) {
             let value = try await kc.getBytes(key)
-            Issue.record("the read returned \(value.map { "\($0.count) bytes" } ?? "nil")", sourceLocation: sourceLocation)
+            Issue.record(
+                "the read returned \(value.map { "\($0.count) bytes" } ?? "nil")", sourceLocation: sourceLocation)
         }
         #expect(error?.code == .INTERNAL, sourceLocation: sourceLocation)
         #expect(error?.message.contains("damaged") == true, "\(error?.message ?? "")", sourceLocation: sourceLocation)
@@ -204,7 +209,9 @@ struct SealingTests {
         await expectDamaged(kc, "b", notMentioning: ["secret-of-a", "secret-of-b"])
     }
 
-    @Test("an item whose accessible class (pdmn) was edited does not open", arguments: [("ak", "ck"), ("ak", "aku"), ("ck", "ak")])
+    @Test(
+        "an item whose accessible class (pdmn) was edited does not open",
+        arguments: [("ak", "ck"), ("ak", "aku"), ("ck", "ak")])
     func protectionDomainEdited(_ edit: (String, String)) async throws {
         let accessible: Accessible = edit.0 == "ak" ? .whenUnlocked : .afterFirstUnlock
         try await populate([("a", "secret-of-a"), ("b", "secret-of-b")], SetOptions(accessible: accessible))

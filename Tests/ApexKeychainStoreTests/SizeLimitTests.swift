@@ -28,9 +28,12 @@ struct SizeLimitTests {
         for key in ["largest", "new"] {
             let error = await #expect(throws: KeychainError.self) { try await kc.setBytes(key, tooLarge) }
             #expect(error?.code == .INTERNAL)
-            #expect(error?.message.contains("a store holds values of up to 16777216 bytes (16 MiB)") == true, "\(error?.message ?? "")")
+            #expect(
+                error?.message.contains("a store holds values of up to 16777216 bytes (16 MiB)") == true,
+                "\(error?.message ?? "")")
         }
-        let item = KeychainItem(attributes: ItemAttributes(service: "s", account: "raw", accessGroup: "g"), value: tooLarge)
+        let item = KeychainItem(
+            attributes: ItemAttributes(service: "s", account: "raw", accessGroup: "g"), value: tooLarge)
         let error = #expect(throws: DatabaseError.self) { try db.add(item) }
         #expect(error?.status == .io)
         #expect(try await kc.getAllKeys() == ["largest"])

@@ -76,7 +76,8 @@ struct StoreFileTests {
             switch self {
             case .emptyFile: break
             case .otherTables:
-                try db.execute("CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes(body) VALUES ('hello');")
+                try db.execute(
+                    "CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes(body) VALUES ('hello');")
             case .metaWithoutFormat:
                 try db.execute(
                     """
@@ -91,7 +92,9 @@ struct StoreFileTests {
         }
     }
 
-    @Test("an SQLite database of another schema is not a store, and is left as it was", arguments: ForeignDatabase.allCases)
+    @Test(
+        "an SQLite database of another schema is not a store, and is left as it was",
+        arguments: ForeignDatabase.allCases)
     func foreignDatabase(_ kind: ForeignDatabase) throws {
         try kind.write(to: storeURL)
         let before = try Data(contentsOf: storeURL)
@@ -179,7 +182,9 @@ struct StoreFileTests {
         #expect(try scratch.names().isEmpty)
     }
 
-    @Test("two creates of one store at the same time: one succeeds, the other fails with cannotCreate", arguments: ["passphrase", "keyFile"])
+    @Test(
+        "two creates of one store at the same time: one succeeds, the other fails with cannotCreate",
+        arguments: ["passphrase", "keyFile"])
     func concurrentCreates(_ key: String) async throws {
         let results = Mutex<[Int: Result<Bool, StoreError>]>([:])
         // Two real threads, released together, so that both creates run at once whatever else the machine does.
@@ -210,7 +215,8 @@ struct StoreFileTests {
         await withCheckedContinuation { continuation in done.notify(queue: .global()) { continuation.resume() } }
         let all = results.withLock { $0 }
         let winners = all.filter { if case .success = $0.value { true } else { false } }.map(\.key)
-        #expect(winners.count == 1, "\(winners.count) creates succeeded: \(all.sorted { $0.key < $1.key }.map(\.value))")
+        #expect(
+            winners.count == 1, "\(winners.count) creates succeeded: \(all.sorted { $0.key < $1.key }.map(\.value))")
         for (_, result) in all {
             if case .failure(let error) = result { #expect(error.kind == .cannotCreate) }
         }
@@ -251,7 +257,8 @@ struct StoreFileTests {
     func noTemporaryFilesWithPassphrase() throws {
         let allowed: Set = ["store.db", "store.db-wal", "store.db-shm"]
         do {
-            let db = try SQLiteKeychainDatabase.create(at: storeURL, key: .passphrase(Data("pass".utf8)), device: .linux)
+            let db = try SQLiteKeychainDatabase.create(
+                at: storeURL, key: .passphrase(Data("pass".utf8)), device: .linux)
             let names = Set(try scratch.names())
             #expect(names.isSubset(of: allowed), "unexpected files: \(names.subtracting(allowed).sorted())")
             #expect(names.contains("store.db"))
@@ -314,7 +321,9 @@ struct StoreFileTests {
 
     // MARK: Key files
 
-    @Test("a key file others can access is refused with keyFile and a 'chmod 600' hint", arguments: [0o644, 0o640, 0o604, 0o666, 0o660])
+    @Test(
+        "a key file others can access is refused with keyFile and a 'chmod 600' hint",
+        arguments: [0o644, 0o640, 0o604, 0o666, 0o660])
     func keyFileReadableByOthers(_ mode: Int) throws {
         do { _ = try store.create() }
         try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: store.keyFile.path)
@@ -439,7 +448,9 @@ struct StoreFileTests {
 
     // MARK: Devices
 
-    @Test("makeDevice models the profile recorded in the store", arguments: DeviceProfile.allCases.filter { $0 != .linux })
+    @Test(
+        "makeDevice models the profile recorded in the store", arguments: DeviceProfile.allCases.filter { $0 != .linux }
+    )
     func simulatedDevices(_ profile: DeviceProfile) throws {
         do { _ = try store.create(device: profile) }
         let db = try store.open()

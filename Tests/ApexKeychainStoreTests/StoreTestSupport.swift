@@ -6,7 +6,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // MARK: - A directory per test
@@ -124,7 +124,9 @@ func chattr(_ flag: String, _ path: String) -> Bool {
 let immutableFoldersAvailable: Bool = {
     guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chattr") else { return false }
     let probe = FileManager.default.temporaryDirectory.appendingPathComponent("apxk-chattr-probe-\(getpid())")
-    guard (try? FileManager.default.createDirectory(at: probe, withIntermediateDirectories: true)) != nil else { return false }
+    guard (try? FileManager.default.createDirectory(at: probe, withIntermediateDirectories: true)) != nil else {
+        return false
+    }
     defer { try? FileManager.default.removeItem(at: probe) }
     guard chattr("+i", probe.path) else { return false }
     let blocked = !FileManager.default.createFile(atPath: probe.appendingPathComponent("x").path, contents: Data())
@@ -141,7 +143,8 @@ final class RawDatabase {
 
     init(_ url: URL, create: Bool = false) throws {
         connection = try Connection(
-            path: url.path, flags: SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0), extendedResultCodes: false)
+            path: url.path, flags: SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0), extendedResultCodes: false
+        )
         connection.setBusyTimeout(milliseconds: 10_000)
     }
 
@@ -176,7 +179,8 @@ final class RawDatabase {
 enum StoreWriter {
     static var executable: URL {
         if let path = ProcessInfo.processInfo.environment["APXK_STORE_WRITER"] { return URL(fileURLWithPath: path) }
-        let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        let me =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? ProcessInfo.processInfo.arguments[0]
         return URL(fileURLWithPath: me).deletingLastPathComponent().appendingPathComponent("store-writer")
     }
@@ -199,9 +203,12 @@ final class WriterProcess {
     private var buffer = Data()
     private(set) var lines: [String] = []
 
-    init(store: TestStore, seed: Int, count: Int, keys: Int? = nil, prefix: String? = nil, service: String? = nil) throws {
+    init(
+        store: TestStore, seed: Int, count: Int, keys: Int? = nil, prefix: String? = nil, service: String? = nil
+    ) throws {
         var arguments = [
-            "--store", store.url.path, "--key-file", store.keyFile.path, "--seed", String(seed), "--count", String(count),
+            "--store", store.url.path, "--key-file", store.keyFile.path, "--seed", String(seed), "--count",
+            String(count),
         ]
         if let keys { arguments += ["--keys", String(keys)] }
         if let prefix { arguments += ["--prefix", prefix] }

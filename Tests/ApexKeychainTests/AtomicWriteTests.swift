@@ -109,8 +109,9 @@ struct AtomicWriteTests {
 
     // MARK: Faults
 
-    @Test("a fault at write N of a staged overwrite throws INTERNAL and leaves the old value (N=1, 2) or the new one (N=3)",
-          arguments: 1...3)
+    @Test(
+        "a fault at write N of a staged overwrite throws INTERNAL and leaves the old value (N=1, 2) or the new one (N=3)",
+        arguments: 1...3)
     func faultInStagedOverwrite(n: Int) async throws {
         let rig = try Rig()
         try await rig.keychain.setItem("k", "old", SetOptions(accessControl: .biometryAny, label: "old"))
@@ -153,7 +154,9 @@ struct AtomicWriteTests {
         let rig = try Rig()
         try await rig.keychain.setItem("k", "old", SetOptions(accessControl: .biometryAny, label: "old"))
         rig.db.failWrite(number: 2)
-        #expect(await errorCode { try await rig.keychain.setItem("k", "new", SetOptions(accessControl: .passcode)) } == .INTERNAL)
+        #expect(
+            await errorCode { try await rig.keychain.setItem("k", "new", SetOptions(accessControl: .passcode)) }
+                == .INTERNAL)
         try #require(rig.stagedAccounts == ["k\u{0}staged"])
         // The next write settles first (one write: the leftover goes), then fails at its own replace.
         rig.db.failWrite(number: 2)
@@ -163,8 +166,9 @@ struct AtomicWriteTests {
         #expect(try await rig.keychain.getItemInfo("k")?.accessControl == .biometryAny)
     }
 
-    @Test("a fault at any write of an overwrite leaves exactly the old item or the new one",
-          arguments: Change.allCases, 1...6)
+    @Test(
+        "a fault at any write of an overwrite leaves exactly the old item or the new one",
+        arguments: Change.allCases, 1...6)
     func faultSweep(change: Change, position: Int) async throws {
         let rig = try Rig()
         try await rig.keychain.setItem("k", "old", change.old)
@@ -245,7 +249,9 @@ struct AtomicWriteTests {
         // "a": the old item and an abandoned staged one (fault at the delete).
         try await rig.keychain.setItem("a", "old")
         rig.db.failWrite(number: 2)
-        #expect(await errorCode { try await rig.keychain.setItem("a", "new", SetOptions(accessControl: .passcode)) } == .INTERNAL)
+        #expect(
+            await errorCode { try await rig.keychain.setItem("a", "new", SetOptions(accessControl: .passcode)) }
+                == .INTERNAL)
         // "b": only the staged item (fault at the rename).
         try await Self.leaveOnlyStaged(rig, key: "b")
         try await rig.keychain.setItem("c", "plain")

@@ -13,7 +13,8 @@ struct ClearOnReinstallTests {
 
     /// A fixture whose app declares the setting, and may use the shared group.
     static func fixture(_ kind: DatabaseKind, clearOnReinstall: Bool = true) throws -> Fixture {
-        try Fixture(kind, device: SimulatedDevice(clearOnReinstall: clearOnReinstall, accessGroups: .listed([sharedGroup])))
+        try Fixture(
+            kind, device: SimulatedDevice(clearOnReinstall: clearOnReinstall, accessGroups: .listed([sharedGroup])))
     }
 
     /// Where an item is, and under which account.
@@ -56,8 +57,9 @@ struct ClearOnReinstallTests {
         try #require(try places(f).count == 9)
     }
 
-    @Test("after a reinstall the first call removes the package's own non-synchronizable items of the default group in every service, then sets the marker",
-          arguments: DatabaseKind.allCases)
+    @Test(
+        "after a reinstall the first call removes the package's own non-synchronizable items of the default group in every service, then sets the marker",
+        arguments: DatabaseKind.allCases)
     func clearsAfterReinstall(kind: DatabaseKind) async throws {
         let f = try Self.fixture(kind)
         try await Self.populate(f)
@@ -133,15 +135,18 @@ struct ClearOnReinstallTests {
             #expect(try await keychain.getAllKeys() == ["a-device-only", "a-guarded", "a-plain", "a-synced"])
             #expect(try await keychain.getItem("a-plain") == "v")
             try await keychain.setItem("a-more", "v")
-            #expect(try Self.places(f) == before.union([
-                Place(service: "svc.a", account: "a-more", accessGroup: f.device.defaultAccessGroup)
-            ]))
+            #expect(
+                try Self.places(f)
+                    == before.union([
+                        Place(service: "svc.a", account: "a-more", accessGroup: f.device.defaultAccessGroup)
+                    ]))
             #expect(f.device.installMarkerExists)
         }
     }
 
-    @Test("before the first unlock the first call fails with INTERACTION_NOT_ALLOWED and deletes nothing; after unlock the next call clears",
-          arguments: DatabaseKind.allCases)
+    @Test(
+        "before the first unlock the first call fails with INTERACTION_NOT_ALLOWED and deletes nothing; after unlock the next call clears",
+        arguments: DatabaseKind.allCases)
     func waitsForFirstUnlock(kind: DatabaseKind) async throws {
         let f = try Self.fixture(kind)
         try await Self.populate(f)

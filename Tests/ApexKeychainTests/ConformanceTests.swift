@@ -81,7 +81,8 @@ struct ConformanceTests {
     /// 000: "The same path takes over when the old item is locked away (errSecInteractionNotAllowed)." — the
     /// staged path of a write with access control, for a write without it. In-memory database only: no other
     /// database here locks an item away, and ``InMemoryKeychainDatabase/setLockedAway(_:_:)`` stands for it.
-    @Test("000 a write over a locked-away item takes the staged path: add under a temporary key, delete, move into place")
+    @Test(
+        "000 a write over a locked-away item takes the staged path: add under a temporary key, delete, move into place")
     func lockedAwayItemIsReplacedThroughStaging() async throws {
         let db = InMemoryKeychainDatabase()
         let device = SimulatedDevice()
@@ -108,8 +109,9 @@ struct ConformanceTests {
 
     /// 000: "A write is atomic: if the new value can't be stored, the old one stays" — on the path of 000's "The
     /// same path takes over when the old item is locked away", interrupted at each of its writes.
-    @Test("000 a locked-away item's staged replacement, interrupted at write N, leaves the old item (N=1, 2) or the new one (N=3)",
-          arguments: 1...3)
+    @Test(
+        "000 a locked-away item's staged replacement, interrupted at write N, leaves the old item (N=1, 2) or the new one (N=3)",
+        arguments: 1...3)
     func lockedAwayStagedWriteIsAtomic(n: Int) async throws {
         let db = InMemoryKeychainDatabase()
         let device = SimulatedDevice()
@@ -170,9 +172,12 @@ struct ConformanceTests {
 
     /// 000 (following from "the next call checks again" and "The marker is set without the key too"): without
     /// the setting, a marker that can't be written lets the call go on, and the next call checks again (C4).
-    @Test("000 without clearOnReinstall, a marker that can't be written is tried again on the next call",
-          arguments: DatabaseKind.allCases, [SimulatedDevice.InstallMarkerFailure.reading, .writing])
-    func markerFailureWithoutTheSettingIsRetried(kind: DatabaseKind, failure: SimulatedDevice.InstallMarkerFailure) async throws {
+    @Test(
+        "000 without clearOnReinstall, a marker that can't be written is tried again on the next call",
+        arguments: DatabaseKind.allCases, [SimulatedDevice.InstallMarkerFailure.reading, .writing])
+    func markerFailureWithoutTheSettingIsRetried(
+        kind: DatabaseKind, failure: SimulatedDevice.InstallMarkerFailure
+    ) async throws {
         let f = try Fixture(kind, device: SimulatedDevice(clearOnReinstall: false))
         f.device.failInstallMarker(failure)
         let keychain = try f.keychain()
@@ -219,8 +224,9 @@ struct ConformanceTests {
 
     /// 001: `const info = await vault.getItemInfo('credentials')` — "'Sign in as ivan@example.com': no prompt";
     /// `await vault.getCredentials()` — "The password: the prompt."
-    @Test("001 getItemInfo('credentials') of a biometryCurrentSet pair gives the username without a prompt; getCredentials prompts once",
-          arguments: DatabaseKind.allCases)
+    @Test(
+        "001 getItemInfo('credentials') of a biometryCurrentSet pair gives the username without a prompt; getCredentials prompts once",
+        arguments: DatabaseKind.allCases)
     func credentialsUsernameWithoutPromptPasswordWithPrompt(kind: DatabaseKind) async throws {
         let f = try Fixture(kind)
         let vault = try f.keychain(KeychainOptions(service: "vault"))
@@ -244,9 +250,12 @@ struct ConformanceTests {
     /// 003: "The same pattern holds for what the package returns: BiometryType (getBiometryTypes),
     /// HardwareSecurityLevel (getHardwareSecurityLevel) and the codes of KeychainErrorCode." The strings are the
     /// TypeScript API's; 003 gives canUseAccessControl's reasons too.
-    @Test("003 what the package returns is the TypeScript strings: BiometryType, HardwareSecurityLevel, KeychainErrorCode")
+    @Test(
+        "003 what the package returns is the TypeScript strings: BiometryType, HardwareSecurityLevel, KeychainErrorCode"
+    )
     func returnedValuesAreTheTypeScriptStrings() throws {
-        #expect(BiometryType.allCases.map(\.rawValue) == ["touchID", "faceID", "opticID", "fingerprint", "face", "iris"])
+        #expect(
+            BiometryType.allCases.map(\.rawValue) == ["touchID", "faceID", "opticID", "fingerprint", "face", "iris"])
         #expect(HardwareSecurityLevel.allCases.map(\.rawValue) == ["software", "tee", "strongbox"])
         #expect(
             KeychainErrorCode.allCases.map(\.rawValue) == [
@@ -260,7 +269,9 @@ struct ConformanceTests {
         // In JSON, where shared configuration and reports meet them, they are those strings.
         let json = try JSONEncoder().encode([BiometryType.faceID.rawValue, HardwareSecurityLevel.strongbox.rawValue])
         #expect(try JSONDecoder().decode([String].self, from: json) == ["faceID", "strongbox"])
-        #expect(String(decoding: try JSONEncoder().encode(KeychainErrorCode.KEY_INVALIDATED), as: UTF8.self) == #""KEY_INVALIDATED""#)
+        #expect(
+            String(decoding: try JSONEncoder().encode(KeychainErrorCode.KEY_INVALIDATED), as: UTF8.self)
+                == #""KEY_INVALIDATED""#)
         #expect(try JSONDecoder().decode(HardwareSecurityLevel.self, from: Data(#""tee""#.utf8)) == .tee)
         #expect(try JSONDecoder().decode(BiometryType.self, from: Data(#""fingerprint""#.utf8)) == .fingerprint)
     }
@@ -268,10 +279,12 @@ struct ConformanceTests {
     /// 003, whenUnlocked on Android: "The package checks the lock itself, on every version; on Android 9 (API 28)
     /// and newer the key also has setUnlockedDeviceRequired(true)." The same for whenUnlockedThisDeviceOnly and,
     /// "The lock as with whenUnlocked", for whenPasscodeSetThisDeviceOnly.
-    @Test("003 Android: the package checks the lock for whenUnlocked classes on every API level",
-          arguments: DatabaseKind.allCases, [24, 27, 28, 34])
+    @Test(
+        "003 Android: the package checks the lock for whenUnlocked classes on every API level",
+        arguments: DatabaseKind.allCases, [24, 27, 28, 34])
     func androidChecksTheLockOnEveryVersion(kind: DatabaseKind, apiLevel: Int) async throws {
-        let f = try Fixture(kind, device: SimulatedDevice(platform: .android(apiLevel: apiLevel), biometry: .fingerprint))
+        let f = try Fixture(
+            kind, device: SimulatedDevice(platform: .android(apiLevel: apiLevel), biometry: .fingerprint))
         let keychain = try f.keychain()
         let classes: [Accessible] = [.whenUnlocked, .whenUnlockedThisDeviceOnly, .whenPasscodeSetThisDeviceOnly]
         for accessible in classes {
@@ -282,7 +295,9 @@ struct ConformanceTests {
         for accessible in classes {
             #expect(await errorCode { _ = try await keychain.getItem(accessible.rawValue) } == .INTERACTION_NOT_ALLOWED)
             let options = SetOptions(accessible: accessible)
-            #expect(await errorCode { try await keychain.setItem(accessible.rawValue, "new", options) } == .INTERACTION_NOT_ALLOWED)
+            #expect(
+                await errorCode { try await keychain.setItem(accessible.rawValue, "new", options) }
+                    == .INTERACTION_NOT_ALLOWED)
         }
         #expect(try await keychain.getItem("background") == "v")
         f.device.unlock()
@@ -290,9 +305,13 @@ struct ConformanceTests {
     }
 
     /// 003: "ThisDeviceOnly changes nothing on Android: Keystore keys never leave the device."
-    @Test("003 Android: a …ThisDeviceOnly item behaves as its plain class, locked, before the first unlock and after",
-          arguments: DatabaseKind.allCases, [(Accessible.afterFirstUnlock, Accessible.afterFirstUnlockThisDeviceOnly),
-                                             (.whenUnlocked, .whenUnlockedThisDeviceOnly)])
+    @Test(
+        "003 Android: a …ThisDeviceOnly item behaves as its plain class, locked, before the first unlock and after",
+        arguments: DatabaseKind.allCases,
+        [
+            (Accessible.afterFirstUnlock, Accessible.afterFirstUnlockThisDeviceOnly),
+            (.whenUnlocked, .whenUnlockedThisDeviceOnly),
+        ])
     func thisDeviceOnlyChangesNothingOnAndroid(kind: DatabaseKind, pair: (Accessible, Accessible)) async throws {
         let device = SimulatedDevice(platform: .android(apiLevel: 34), biometry: .fingerprint, hasStrongBox: true)
         let f = try Fixture(kind, device: device)
@@ -322,7 +341,8 @@ struct ConformanceTests {
             thisDeviceOnly += await outcomes(pair.1)
         }
         #expect(plain == thisDeviceOnly)
-        #expect(plain.contains("INTERACTION_NOT_ALLOWED"))  // each pair meets the lock, before the first unlock at least
+        // Each pair meets the lock, before the first unlock at least.
+        #expect(plain.contains("INTERACTION_NOT_ALLOWED"))
 
         let a = try #require(try await keychain.getItemInfo(pair.0.rawValue))
         let b = try #require(try await keychain.getItemInfo(pair.1.rawValue))
@@ -334,9 +354,13 @@ struct ConformanceTests {
     /// 003: "It starts with a prompt of this app. The first read after the app starts always shows the prompt;
     /// unlocking the screen opens nothing." 004: "On Android the Keystore's own window is only an outer limit:
     /// unlocking the screen opens it, but not the package's."
-    @Test("003/004 unlocking the device opens no authValidity window, nor reopens a closed one",
-          arguments: DatabaseKind.allCases, [(Platform.iOS(major: 18), BiometryType.faceID),
-                                             (.android(apiLevel: 34), .fingerprint)])
+    @Test(
+        "003/004 unlocking the device opens no authValidity window, nor reopens a closed one",
+        arguments: DatabaseKind.allCases,
+        [
+            (Platform.iOS(major: 18), BiometryType.faceID),
+            (.android(apiLevel: 34), .fingerprint),
+        ])
     func unlockingOpensNoWindow(kind: DatabaseKind, profile: (Platform, BiometryType)) async throws {
         let f = try Fixture(kind, device: SimulatedDevice(platform: profile.0, biometry: profile.1))
         let keychain = try f.keychain(KeychainOptions(accessControl: .biometryAnyOrPasscode, authValidity: 30))
@@ -357,14 +381,17 @@ struct ConformanceTests {
     }
 
     /// 003 prompt, fallback: "localizedFallbackTitle, shown after a failed scan; '' hides the button".
-    @Test("003 a fallback of '' reaches the device as '', over the storage's own too; nil reaches it as nil",
-          arguments: DatabaseKind.allCases)
+    @Test(
+        "003 a fallback of '' reaches the device as '', over the storage's own too; nil reaches it as nil",
+        arguments: DatabaseKind.allCases)
     func emptyFallbackReachesTheDevice(kind: DatabaseKind) async throws {
         let f = try Fixture(kind)
         let plain = try f.keychain(KeychainOptions(service: "svc.plain", accessControl: .biometryAny))
         let titled = try f.keychain(
-            KeychainOptions(service: "svc.titled", accessControl: .biometryAny, prompt: Prompt(fallback: "Use password")))
-        let hidden = try f.keychain(KeychainOptions(service: "svc.hidden", accessControl: .biometryAny, prompt: Prompt(fallback: "")))
+            KeychainOptions(
+                service: "svc.titled", accessControl: .biometryAny, prompt: Prompt(fallback: "Use password")))
+        let hidden = try f.keychain(
+            KeychainOptions(service: "svc.hidden", accessControl: .biometryAny, prompt: Prompt(fallback: "")))
         for keychain in [plain, titled, hidden] { try await keychain.setItem("k", "v") }
         let empty = GetOptions(prompt: Prompt(fallback: ""))
 
@@ -380,8 +407,9 @@ struct ConformanceTests {
 
     /// 003 Hardware on Android: "'tee' (default) The Trusted Execution Environment"; 004 android: "Default
     /// { keyStorage: 'tee' }".
-    @Test("003/004 Android: a write that names no keyStorage keeps its key in the TEE, on a device with StrongBox too",
-          arguments: DatabaseKind.allCases)
+    @Test(
+        "003/004 Android: a write that names no keyStorage keeps its key in the TEE, on a device with StrongBox too",
+        arguments: DatabaseKind.allCases)
     func keyStorageDefaultsToTheTEE(kind: DatabaseKind) async throws {
         let device = SimulatedDevice(platform: .android(apiLevel: 34), biometry: .fingerprint, hasStrongBox: true)
         let f = try Fixture(kind, device: device)
@@ -395,7 +423,8 @@ struct ConformanceTests {
             #expect(try await keychain.getItemInfo(key)?.android?.securityLevel == .tee, "\(key)")
         }
         // The storage's own keyStorage is the default of its writes.
-        let strongbox = try f.keychain(KeychainOptions(service: "svc.sb", android: AndroidOptions(keyStorage: .strongbox)))
+        let strongbox = try f.keychain(
+            KeychainOptions(service: "svc.sb", android: AndroidOptions(keyStorage: .strongbox)))
         try await strongbox.setItem("k", "v")
         #expect(try await strongbox.getItemInfo("k")?.android?.securityLevel == .strongbox)
     }
@@ -404,8 +433,9 @@ struct ConformanceTests {
 
     /// 004: "A write's SetOptions override the protection options for one item, a read's GetOptions the prompt for
     /// one read; service and accessGroup belong to the storage alone."
-    @Test("004 service and accessGroup belong to the storage alone: a write's or a read's JSON options refuse them",
-          arguments: ["service", "accessGroup"])
+    @Test(
+        "004 service and accessGroup belong to the storage alone: a write's or a read's JSON options refuse them",
+        arguments: ["service", "accessGroup"])
     func serviceAndAccessGroupBelongToTheStorage(name: String) throws {
         let json = Data(#"{"\#(name)":"ABCDE12345.vault"}"#.utf8)
         let decoders: [(String, (Data) throws -> Void)] = [
@@ -428,8 +458,9 @@ struct ConformanceTests {
     }
 
     /// 004 prompt: "Default the system's texts".
-    @Test("004 with no prompt options, a read's prompt has no texts: every field nil but confirmationRequired (true)",
-          arguments: DatabaseKind.allCases)
+    @Test(
+        "004 with no prompt options, a read's prompt has no texts: every field nil but confirmationRequired (true)",
+        arguments: DatabaseKind.allCases)
     func noPromptOptionsLeavesTheSystemsTexts(kind: DatabaseKind) async throws {
         let f = try Fixture(kind)
         let keychain = try f.keychain(KeychainOptions(accessControl: .biometryAny))
@@ -448,37 +479,50 @@ struct ConformanceTests {
         let call: SetOptions
 
         static let all = [
-            Split(testDescription: "storage synchronizable, call whenUnlockedThisDeviceOnly",
-                  storage: KeychainOptions(synchronizable: true), call: SetOptions(accessible: .whenUnlockedThisDeviceOnly)),
-            Split(testDescription: "storage afterFirstUnlockThisDeviceOnly, call synchronizable",
-                  storage: KeychainOptions(accessible: .afterFirstUnlockThisDeviceOnly), call: SetOptions(synchronizable: true)),
-            Split(testDescription: "storage synchronizable, call passcode",
-                  storage: KeychainOptions(synchronizable: true), call: SetOptions(accessControl: .passcode)),
-            Split(testDescription: "storage biometryCurrentSet, call authValidity 30",
-                  storage: KeychainOptions(accessControl: .biometryCurrentSet), call: SetOptions(authValidity: 30)),
-            Split(testDescription: "storage biometryAny with authValidity 30, call biometryCurrentSetOrPasscode",
-                  storage: KeychainOptions(accessControl: .biometryAny, authValidity: 30),
-                  call: SetOptions(accessControl: .biometryCurrentSetOrPasscode)),
+            Split(
+                testDescription: "storage synchronizable, call whenUnlockedThisDeviceOnly",
+                storage: KeychainOptions(synchronizable: true),
+                call: SetOptions(accessible: .whenUnlockedThisDeviceOnly)),
+            Split(
+                testDescription: "storage afterFirstUnlockThisDeviceOnly, call synchronizable",
+                storage: KeychainOptions(accessible: .afterFirstUnlockThisDeviceOnly),
+                call: SetOptions(synchronizable: true)),
+            Split(
+                testDescription: "storage synchronizable, call passcode",
+                storage: KeychainOptions(synchronizable: true), call: SetOptions(accessControl: .passcode)),
+            Split(
+                testDescription: "storage biometryCurrentSet, call authValidity 30",
+                storage: KeychainOptions(accessControl: .biometryCurrentSet), call: SetOptions(authValidity: 30)),
+            Split(
+                testDescription: "storage biometryAny with authValidity 30, call biometryCurrentSetOrPasscode",
+                storage: KeychainOptions(accessControl: .biometryAny, authValidity: 30),
+                call: SetOptions(accessControl: .biometryCurrentSetOrPasscode)),
         ]
     }
 
     /// 004: "createKeychain checks its options as a write would, and a write checks the call's options over the
     /// storage's, the same way on both platforms".
-    @Test("004 a forbidden combination split between the storage's options and the call's is INVALID_ARGUMENT, on iOS and Android",
-          arguments: DatabaseKind.allCases, Split.all)
+    @Test(
+        "004 a forbidden combination split between the storage's options and the call's is INVALID_ARGUMENT, on iOS and Android",
+        arguments: DatabaseKind.allCases, Split.all)
     func splitCombinationIsRefused(kind: DatabaseKind, split: Split) async throws {
         let devices = [SimulatedDevice(), SimulatedDevice(platform: .android(apiLevel: 34), biometry: .fingerprint)]
         for device in devices {
             let f = try Fixture(kind, device: device)
             let keychain = try f.keychain(split.storage)
             let platform = device.state().platform
-            #expect(await errorCode { try await keychain.setItem("k", "v", split.call) } == .INVALID_ARGUMENT, "\(platform)")
-            #expect(await errorCode { try await keychain.checkWrite("k", split.call) } == .INVALID_ARGUMENT, "\(platform)")
+            #expect(
+                await errorCode { try await keychain.setItem("k", "v", split.call) } == .INVALID_ARGUMENT, "\(platform)"
+            )
+            #expect(
+                await errorCode { try await keychain.checkWrite("k", split.call) } == .INVALID_ARGUMENT, "\(platform)")
             let credentials = CredentialsOptions(
                 accessible: split.call.accessible, accessControl: split.call.accessControl,
                 authValidity: split.call.authValidity, synchronizable: split.call.synchronizable)
             #expect(
-                await errorCode { try await keychain.setCredentials(Credentials(username: "u", password: "p"), credentials) }
+                await errorCode {
+                    try await keychain.setCredentials(Credentials(username: "u", password: "p"), credentials)
+                }
                     == .INVALID_ARGUMENT, "\(platform)")
             #expect(try f.allItems().isEmpty)
             // Each half alone is a protection an item can have.
@@ -493,8 +537,9 @@ struct ConformanceTests {
     /// C1 (docs/CONFORMANCE.md; the pages list what makes a write fail, not which failure wins): every failure of
     /// the order holds at once, and each step removes the one that won, from the arguments down to a database
     /// fault. `checkWrite` answers the same at every step it can take (it has no value and writes nothing).
-    @Test("000/003/004 C1: a write reports the first failure in the documented order, step by step (iOS)",
-          arguments: DatabaseKind.allCases)
+    @Test(
+        "000/003/004 C1: a write reports the first failure in the documented order, step by step (iOS)",
+        arguments: DatabaseKind.allCases)
     func writeErrorOrder(kind: DatabaseKind) async throws {
         let device = SimulatedDevice(
             biometry: .faceID, passcodeSet: false, hasFaceIDUsageDescription: false, locked: true,
@@ -515,11 +560,13 @@ struct ConformanceTests {
         ) async throws {
             var write = options
             write.label = label
-            expectError(await thrown { try await keychain.setItem(key, value, write) }, code, naming: fragment,
-                        sourceLocation: sourceLocation)
+            expectError(
+                await thrown { try await keychain.setItem(key, value, write) }, code, naming: fragment,
+                sourceLocation: sourceLocation)
             if checkWrite {
-                expectError(await thrown { try await keychain.checkWrite(key, write) }, code, naming: fragment,
-                            sourceLocation: sourceLocation)
+                expectError(
+                    await thrown { try await keychain.checkWrite(key, write) }, code, naming: fragment,
+                    sourceLocation: sourceLocation)
             }
             #expect(try f.allItems().count == items, sourceLocation: sourceLocation)
         }
@@ -562,15 +609,17 @@ struct ConformanceTests {
             memory.failWrite(number: 1)
             try await expectWinner(.INTERNAL, naming: "database error", checkWrite: false)
         }
-        try await keychain.setItem(key, value, SetOptions(accessible: .whenUnlocked, accessControl: .biometryAny, label: label))
+        try await keychain.setItem(
+            key, value, SetOptions(accessible: .whenUnlocked, accessControl: .biometryAny, label: label))
         #expect(try await keychain.getItemInfo("k")?.accessControl == .biometryAny)
         #expect(device.promptCount == 0)
     }
 
     /// C1, step 4 on Android, where UNSUPPORTED and HARDWARE_UNAVAILABLE can hold, and on a device without a
     /// sensor, where BIOMETRY_NOT_AVAILABLE and BIOMETRY_NOT_ENROLLED hold together.
-    @Test("003 C1: the device's failures in order: UNSUPPORTED, PASSCODE_NOT_SET, BIOMETRY_NOT_AVAILABLE, BIOMETRY_NOT_ENROLLED, HARDWARE_UNAVAILABLE, then the lock",
-          arguments: DatabaseKind.allCases)
+    @Test(
+        "003 C1: the device's failures in order: UNSUPPORTED, PASSCODE_NOT_SET, BIOMETRY_NOT_AVAILABLE, BIOMETRY_NOT_ENROLLED, HARDWARE_UNAVAILABLE, then the lock",
+        arguments: DatabaseKind.allCases)
     func deviceErrorOrder(kind: DatabaseKind) async throws {
         let device = SimulatedDevice(
             platform: .android(apiLevel: 29), biometry: .fingerprint, passcodeSet: false, hasStrongBox: false,
@@ -608,8 +657,9 @@ struct ConformanceTests {
 
     /// C1, step 1 for credentials: "The value (or the server, username and password of credentials), the key and
     /// the label, then the protection".
-    @Test("001 C1: a credentials write checks the server, the username, the password, then the protection",
-          arguments: DatabaseKind.allCases)
+    @Test(
+        "001 C1: a credentials write checks the server, the username, the password, then the protection",
+        arguments: DatabaseKind.allCases)
     func credentialsArgumentOrder(kind: DatabaseKind) async throws {
         let f = try Fixture(kind)
         let keychain = try f.keychain()

@@ -37,7 +37,9 @@ struct CredentialsTests {
     func emptyUsernameRefused(kind: DatabaseKind) async throws {
         let f = try Fixture(kind)
         let kc = try f.keychain()
-        #expect(await errorCode { try await kc.setCredentials(Credentials(username: "", password: "pw")) } == .INVALID_ARGUMENT)
+        #expect(
+            await errorCode { try await kc.setCredentials(Credentials(username: "", password: "pw")) }
+                == .INVALID_ARGUMENT)
         #expect(try f.allItems().isEmpty)
     }
 
@@ -81,7 +83,9 @@ struct CredentialsTests {
         #expect(try f.allItems().isEmpty)
     }
 
-    @Test("getCredentials of an item without a label is INVALID_ARGUMENT, without a prompt", arguments: DatabaseKind.allCases)
+    @Test(
+        "getCredentials of an item without a label is INVALID_ARGUMENT, without a prompt",
+        arguments: DatabaseKind.allCases)
     func unlabelledItemRefused(kind: DatabaseKind) async throws {
         let f = try Fixture(kind)
         let kc = try f.keychain()
@@ -96,7 +100,8 @@ struct CredentialsTests {
     func missingIsNil(kind: DatabaseKind) async throws {
         let f = try Fixture(kind)
         let kc = try f.keychain()
-        try await kc.setCredentials(Credentials(username: "ada", password: "pw"), CredentialsOptions(server: "a.example"))
+        try await kc.setCredentials(
+            Credentials(username: "ada", password: "pw"), CredentialsOptions(server: "a.example"))
         #expect(try await kc.getCredentials() == nil)
         #expect(try await kc.getCredentials(CredentialsGetOptions(server: "b.example")) == nil)
     }

@@ -33,13 +33,17 @@ struct InMemoryDatabaseTests {
 
     /// Every item with its value, as a set: what "nothing changed" compares.
     static func snapshot(_ db: any KeychainDatabase) throws -> Set<String> {
-        Set(try db.attributes(matching: ItemQuery()).map { "\($0) = \(try db.value(for: $0.primaryKey).base64EncodedString())" })
+        Set(
+            try db.attributes(matching: ItemQuery()).map {
+                "\($0) = \(try db.value(for: $0.primaryKey).base64EncodedString())"
+            })
     }
 
     // MARK: The database contract
 
-    @Test("adding an item whose primary key exists fails with duplicateItem and changes nothing",
-          arguments: DatabaseKind.allCases)
+    @Test(
+        "adding an item whose primary key exists fails with duplicateItem and changes nothing",
+        arguments: DatabaseKind.allCases)
     func addDuplicate(kind: DatabaseKind) throws {
         let db = try Fixture(kind).database
         try db.add(Self.item("k", value: "first"))
@@ -73,8 +77,9 @@ struct InMemoryDatabaseTests {
         #expect(try Self.snapshot(db) == before)
     }
 
-    @Test("renaming onto an existing primary key fails with duplicateItem and changes nothing",
-          arguments: DatabaseKind.allCases)
+    @Test(
+        "renaming onto an existing primary key fails with duplicateItem and changes nothing",
+        arguments: DatabaseKind.allCases)
     func renameOntoExisting(kind: DatabaseKind) throws {
         let db = try Fixture(kind).database
         let a = Self.item("a", value: "A")
@@ -90,8 +95,9 @@ struct InMemoryDatabaseTests {
         #expect(try db.value(for: moved.primaryKey) == Data("A".utf8))
     }
 
-    @Test("delete(matching:) deletes every match and returns how many; delete(_:) says whether there was one",
-          arguments: DatabaseKind.allCases)
+    @Test(
+        "delete(matching:) deletes every match and returns how many; delete(_:) says whether there was one",
+        arguments: DatabaseKind.allCases)
     func deleteCounts(kind: DatabaseKind) throws {
         let db = try Fixture(kind).database
         for account in ["a", "b", "c"] { try db.add(Self.item(account)) }
@@ -128,7 +134,10 @@ struct InMemoryDatabaseTests {
         #expect(try accounts(ItemQuery(creator: apexCreator)) == all.subtracting(["no-creator", "other-creator"]))
         #expect(try accounts(ItemQuery(synchronizable: true)) == ["own-synced"])
         #expect(try accounts(ItemQuery(synchronizable: false)) == all.subtracting(["own-synced"]))
-        #expect(try accounts(ItemQuery(service: "svc", accessGroup: "G.app", creator: apexCreator)) == ["own", "own-synced"])
+        #expect(
+            try accounts(ItemQuery(service: "svc", accessGroup: "G.app", creator: apexCreator)) == [
+                "own", "own-synced",
+            ])
 
         let unmarked = Self.item("x", creator: nil).attributes
         #expect(ItemQuery().matches(unmarked))
@@ -141,8 +150,9 @@ struct InMemoryDatabaseTests {
 
     struct Abort: Error {}
 
-    @Test("atomically keeps every write of a scope that returns, and undoes every write of one that throws",
-          arguments: DatabaseKind.allCases)
+    @Test(
+        "atomically keeps every write of a scope that returns, and undoes every write of one that throws",
+        arguments: DatabaseKind.allCases)
     func atomicScope(kind: DatabaseKind) throws {
         let db = try Fixture(kind).database
         try db.add(Self.item("kept", value: "old"))
@@ -163,8 +173,9 @@ struct InMemoryDatabaseTests {
         #expect(try Self.snapshot(db) == committed, "nothing of the scope that threw is left")
     }
 
-    @Test("a nested scope that throws undoes only its own writes, and a write that fails inside a scope changes nothing while the scope goes on",
-          arguments: DatabaseKind.allCases)
+    @Test(
+        "a nested scope that throws undoes only its own writes, and a write that fails inside a scope changes nothing while the scope goes on",
+        arguments: DatabaseKind.allCases)
     func nestedScopes(kind: DatabaseKind) throws {
         let db = try Fixture(kind).database
         try db.atomically {
@@ -193,7 +204,9 @@ struct InMemoryDatabaseTests {
 
     // MARK: Fault injection and the write counter
 
-    @Test("failWrite(number:) fails exactly the Nth write from now with the given status and changes nothing; later writes succeed")
+    @Test(
+        "failWrite(number:) fails exactly the Nth write from now with the given status and changes nothing; later writes succeed"
+    )
     func failWriteFailsTheNth() throws {
         let db = InMemoryKeychainDatabase()
         try db.add(Self.item("a"))
@@ -202,7 +215,9 @@ struct InMemoryDatabaseTests {
         try db.add(Self.item("c"))  // 1
         try db.replace(Self.item("c").attributes.primaryKey, with: Self.item("c", value: "c2"))  // 2
         let before = db.allItems()
-        #expect(Self.status { try db.rename(Self.item("a").attributes.primaryKey, toAccount: "z") } == .interactionNotAllowed)
+        #expect(
+            Self.status { try db.rename(Self.item("a").attributes.primaryKey, toAccount: "z") }
+                == .interactionNotAllowed)
         #expect(db.allItems() == before)
         try db.rename(Self.item("a").attributes.primaryKey, toAccount: "z")  // 4
         #expect(db.allItems().map(\.attributes.account) == ["b", "c", "z"])
@@ -244,7 +259,9 @@ struct InMemoryDatabaseTests {
         #expect(db.allItems() != before)
     }
 
-    @Test("a locked-away item refuses replace, rename and its value with interactionNotAllowed; it is still found and deleted")
+    @Test(
+        "a locked-away item refuses replace, rename and its value with interactionNotAllowed; it is still found and deleted"
+    )
     func lockedAwayItem() throws {
         let db = InMemoryKeychainDatabase()
         try db.add(Self.item("a"))

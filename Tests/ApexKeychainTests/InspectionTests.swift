@@ -63,14 +63,17 @@ struct InspectionTests {
         #expect(states.state(of: "k\u{0}staged") == .absent)
     }
 
-    @Test("checkWrite with keyStates refuses a key another library holds, and passes a free one",
-          arguments: DatabaseKind.allCases)
+    @Test(
+        "checkWrite with keyStates refuses a key another library holds, and passes a free one",
+        arguments: DatabaseKind.allCases)
     func checkWriteWithStates(kind: DatabaseKind) async throws {
         let f = try Fixture(kind)
         let keychain = try await populate(f)
         let states = try await keychain.keyStates()
         for key in ["foreign", "shared", "cafe\u{301}"] {
-            #expect(await errorCode { try await keychain.checkWrite(key, SetOptions(), states: states) } == .INVALID_ARGUMENT)
+            #expect(
+                await errorCode { try await keychain.checkWrite(key, SetOptions(), states: states) }
+                    == .INVALID_ARGUMENT)
             #expect(await errorCode { try await keychain.checkWrite(key) } == .INVALID_ARGUMENT)
         }
         for key in ["absent", "plain", "caf\u{E9}"] {

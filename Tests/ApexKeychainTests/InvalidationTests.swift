@@ -12,8 +12,9 @@ private let passcodeBound: [SetOptions] =
 /// prompt, and the item is removed; every other item survives.
 @Suite("Invalidation")
 struct InvalidationTests {
-    @Test("changed biometrics invalidate and remove current-set items, without a prompt",
-          arguments: DatabaseKind.allCases, [AccessControl.biometryCurrentSet, .biometryCurrentSetOrPasscode])
+    @Test(
+        "changed biometrics invalidate and remove current-set items, without a prompt",
+        arguments: DatabaseKind.allCases, [AccessControl.biometryCurrentSet, .biometryCurrentSetOrPasscode])
     func enrolmentChangeInvalidates(kind: DatabaseKind, accessControl: AccessControl) async throws {
         let f = try Fixture(kind, device: SimulatedDevice())
         let kc = try f.keychain()
@@ -28,8 +29,9 @@ struct InvalidationTests {
         #expect(try f.allItems().map(\.account) == ["plain"])
     }
 
-    @Test("current-set items read as usual while the enrolled biometrics stay the same",
-          arguments: DatabaseKind.allCases, [AccessControl.biometryCurrentSet, .biometryCurrentSetOrPasscode])
+    @Test(
+        "current-set items read as usual while the enrolled biometrics stay the same",
+        arguments: DatabaseKind.allCases, [AccessControl.biometryCurrentSet, .biometryCurrentSetOrPasscode])
     func sameEnrolmentReads(kind: DatabaseKind, accessControl: AccessControl) async throws {
         let f = try Fixture(kind, device: SimulatedDevice())
         let kc = try f.keychain()
@@ -40,8 +42,9 @@ struct InvalidationTests {
         #expect(f.device.promptCount == 2)
     }
 
-    @Test("biometryAny items survive a change of enrolled biometrics",
-          arguments: DatabaseKind.allCases, [AccessControl.biometryAny, .biometryAnyOrPasscode])
+    @Test(
+        "biometryAny items survive a change of enrolled biometrics",
+        arguments: DatabaseKind.allCases, [AccessControl.biometryAny, .biometryAnyOrPasscode])
     func biometryAnySurvives(kind: DatabaseKind, accessControl: AccessControl) async throws {
         let f = try Fixture(kind, device: SimulatedDevice())
         let kc = try f.keychain()
@@ -52,8 +55,9 @@ struct InvalidationTests {
         #expect(try await kc.hasItem("k"))
     }
 
-    @Test("after an OS major upgrade, current-set items still read, and a change of enrolment still invalidates them",
-          arguments: DatabaseKind.allCases, [AccessControl.biometryCurrentSet, .biometryCurrentSetOrPasscode])
+    @Test(
+        "after an OS major upgrade, current-set items still read, and a change of enrolment still invalidates them",
+        arguments: DatabaseKind.allCases, [AccessControl.biometryCurrentSet, .biometryCurrentSetOrPasscode])
     func osUpgradeKeepsItemUntilEnrolment(kind: DatabaseKind, accessControl: AccessControl) async throws {
         let f = try Fixture(kind, device: SimulatedDevice(platform: .iOS(major: 18)))
         let kc = try f.keychain()
@@ -67,8 +71,9 @@ struct InvalidationTests {
         #expect(try await kc.hasItem("k") == false)
     }
 
-    @Test("a removed passcode invalidates and removes passcode-bound items, without a prompt",
-          arguments: DatabaseKind.allCases, passcodeBound)
+    @Test(
+        "a removed passcode invalidates and removes passcode-bound items, without a prompt",
+        arguments: DatabaseKind.allCases, passcodeBound)
     func passcodeRemovalInvalidates(kind: DatabaseKind, options: SetOptions) async throws {
         let f = try Fixture(kind, device: SimulatedDevice())
         let kc = try f.keychain()
@@ -82,8 +87,9 @@ struct InvalidationTests {
         #expect(try f.allItems().map(\.account) == ["plain"])
     }
 
-    @Test("plain items survive a removed passcode",
-          arguments: DatabaseKind.allCases, Accessible.allCases.filter { $0 != .whenPasscodeSetThisDeviceOnly })
+    @Test(
+        "plain items survive a removed passcode",
+        arguments: DatabaseKind.allCases, Accessible.allCases.filter { $0 != .whenPasscodeSetThisDeviceOnly })
     func plainItemsSurvivePasscodeRemoval(kind: DatabaseKind, accessible: Accessible) async throws {
         let f = try Fixture(kind, device: SimulatedDevice())
         let kc = try f.keychain()

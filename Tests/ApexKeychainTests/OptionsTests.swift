@@ -41,7 +41,9 @@ struct OptionsTests {
 
         static let all: [Impossible] =
             [
-                Impossible(testDescription: "biometryCurrentSet, authValidity 1", accessControl: .biometryCurrentSet, authValidity: 1),
+                Impossible(
+                    testDescription: "biometryCurrentSet, authValidity 1", accessControl: .biometryCurrentSet,
+                    authValidity: 1),
                 Impossible(
                     testDescription: "biometryCurrentSetOrPasscode, authValidity 30",
                     accessControl: .biometryCurrentSetOrPasscode, authValidity: 30),
@@ -122,7 +124,9 @@ struct OptionsTests {
 
     @Test("AndroidOptions decode from JSON")
     func androidOptionsDecode() throws {
-        #expect(try decode(AndroidOptions.self, #"{"keyStorage":"strongboxRequired"}"#) == AndroidOptions(keyStorage: .strongboxRequired))
+        #expect(
+            try decode(AndroidOptions.self, #"{"keyStorage":"strongboxRequired"}"#)
+                == AndroidOptions(keyStorage: .strongboxRequired))
         #expect(try decode(AndroidOptions.self, "{}") == AndroidOptions())
     }
 
@@ -168,20 +172,25 @@ struct OptionsTests {
 
     // MARK: Impossible combinations
 
-    @Test("an impossible combination of defaults is refused by Keychain.init", arguments: DatabaseKind.allCases, Impossible.all)
+    @Test(
+        "an impossible combination of defaults is refused by Keychain.init", arguments: DatabaseKind.allCases,
+        Impossible.all)
     func impossibleDefaultsRefused(kind: DatabaseKind, combination: Impossible) async throws {
         let f = try Fixture(kind)
         #expect(await errorCode { _ = try f.keychain(combination.keychainOptions) } == .INVALID_ARGUMENT)
     }
 
-    @Test("an impossible combination in a write is refused and the store is unchanged", arguments: DatabaseKind.allCases, Impossible.all)
+    @Test(
+        "an impossible combination in a write is refused and the store is unchanged", arguments: DatabaseKind.allCases,
+        Impossible.all)
     func impossibleWriteRefused(kind: DatabaseKind, combination: Impossible) async throws {
         let f = try Fixture(kind)
         let kc = try f.keychain()
         try await kc.setItem("k", "old", SetOptions(label: "old"))
         let before = try f.allItems()
         #expect(await errorCode { try await kc.setItem("k", "new", combination.setOptions) } == .INVALID_ARGUMENT)
-        #expect(await errorCode { try await kc.setBytes("fresh", Data([1]), combination.setOptions) } == .INVALID_ARGUMENT)
+        #expect(
+            await errorCode { try await kc.setBytes("fresh", Data([1]), combination.setOptions) } == .INVALID_ARGUMENT)
         #expect(try f.allItems() == before)
         #expect(try await kc.getItem("k") == "old")
         #expect(try await kc.getItemInfo("k")?.label == "old")
@@ -204,7 +213,9 @@ struct OptionsTests {
 
     // MARK: Defaults
 
-    @Test("without options a write is afterFirstUnlock, without access control, not synchronizable", arguments: DatabaseKind.allCases)
+    @Test(
+        "without options a write is afterFirstUnlock, without access control, not synchronizable",
+        arguments: DatabaseKind.allCases)
     func builtInDefaults(kind: DatabaseKind) async throws {
         let f = try Fixture(kind)
         let kc = try f.keychain()
@@ -228,7 +239,8 @@ struct OptionsTests {
         #expect(b.accessible == .afterFirstUnlock)
         #expect(b.accessControl == .passcode)
 
-        let synced = try f.keychain(KeychainOptions(service: "synced", accessible: .afterFirstUnlock, synchronizable: true))
+        let synced = try f.keychain(
+            KeychainOptions(service: "synced", accessible: .afterFirstUnlock, synchronizable: true))
         try await synced.setItem("c", "v", SetOptions(synchronizable: false))
         let c = try #require(try await synced.getItemInfo("c"))
         #expect(c.synchronizable == false)
@@ -264,7 +276,9 @@ struct OptionsTests {
 
     // MARK: The protection a read uses
 
-    @Test("a read prompts for an item written with access control, whatever the reader's defaults", arguments: DatabaseKind.allCases)
+    @Test(
+        "a read prompts for an item written with access control, whatever the reader's defaults",
+        arguments: DatabaseKind.allCases)
     func readUsesItemsProtection(kind: DatabaseKind) async throws {
         let f = try Fixture(kind)
         let writer = try f.keychain(KeychainOptions(service: "s", accessControl: .passcode))
@@ -275,7 +289,9 @@ struct OptionsTests {
         #expect(f.device.prompts.last?.policy == .passcodeOnly)
     }
 
-    @Test("a read does not prompt for an item written without access control, whatever the reader's defaults", arguments: DatabaseKind.allCases)
+    @Test(
+        "a read does not prompt for an item written without access control, whatever the reader's defaults",
+        arguments: DatabaseKind.allCases)
     func readIgnoresReadersDefaults(kind: DatabaseKind) async throws {
         let f = try Fixture(kind)
         let writer = try f.keychain(KeychainOptions(service: "s", accessControl: AccessControl.none))

@@ -33,14 +33,16 @@ struct OwnershipTests {
 
     // MARK: What every item carries
 
-    @Test("every item written carries creator 'ApxK', class genp, the service, the key as account and the default group",
-          arguments: DatabaseKind.allCases)
+    @Test(
+        "every item written carries creator 'ApxK', class genp, the service, the key as account and the default group",
+        arguments: DatabaseKind.allCases)
     func stampsOwnership(kind: DatabaseKind) async throws {
         let f = try Fixture(kind)
         let tokens = try f.keychain(KeychainOptions(service: "svc.tokens"))
         try await tokens.setItem("token", "abc")
         try await tokens.setBytes("blob", Data([0, 1, 2]))
-        try await tokens.setCredentials(Credentials(username: "ann", password: "pw"), CredentialsOptions(server: "example.com"))
+        try await tokens.setCredentials(
+            Credentials(username: "ann", password: "pw"), CredentialsOptions(server: "example.com"))
         try await tokens.setItem("guarded", "g", SetOptions(accessControl: .biometryAny))
         try await f.keychain().setItem("plain", "p")
 
@@ -56,8 +58,9 @@ struct OwnershipTests {
         }
     }
 
-    @Test("the metadata text records format version 1, the value encoding, the label flag and the OS major version",
-          arguments: DatabaseKind.allCases)
+    @Test(
+        "the metadata text records format version 1, the value encoding, the label flag and the OS major version",
+        arguments: DatabaseKind.allCases)
     func metadataRecordsEncoding(kind: DatabaseKind) async throws {
         let f = try Fixture(kind, device: SimulatedDevice(platform: .iOS(major: 17)))
         let keychain = try f.keychain()
@@ -82,8 +85,9 @@ struct OwnershipTests {
         }
     }
 
-    @Test("the metadata, pdmn and access-control flags record the protection the item was written with",
-          arguments: DatabaseKind.allCases)
+    @Test(
+        "the metadata, pdmn and access-control flags record the protection the item was written with",
+        arguments: DatabaseKind.allCases)
     func recordsProtection(kind: DatabaseKind) async throws {
         let f = try Fixture(kind)
         let keychain = try f.keychain()
@@ -119,7 +123,8 @@ struct OwnershipTests {
         }
         // The keychain's defaults are what a write without options records.
         let defaults = try f.keychain(
-            KeychainOptions(service: "svc.defaults", accessible: .afterFirstUnlock, accessControl: .passcode, authValidity: 10))
+            KeychainOptions(
+                service: "svc.defaults", accessible: .afterFirstUnlock, accessControl: .passcode, authValidity: 10))
         try await defaults.setItem("d", "v")
         let item = try #require(try f.allItems().first { $0.service == "svc.defaults" })
         #expect(item.protectionDomain == .ck)
@@ -128,8 +133,9 @@ struct OwnershipTests {
         #expect(Self.metadata(item)?["av"] == "10")
     }
 
-    @Test("a current-set item records the enrolled set in bio=, and a rewrite after a new enrolment records the new set",
-          arguments: DatabaseKind.allCases)
+    @Test(
+        "a current-set item records the enrolled set in bio=, and a rewrite after a new enrolment records the new set",
+        arguments: DatabaseKind.allCases)
     func recordsEnrolledSet(kind: DatabaseKind) async throws {
         let f = try Fixture(kind)
         let keychain = try f.keychain()
@@ -232,22 +238,27 @@ struct OwnershipTests {
         }
     }
 
-    @Test("a write under a key a foreign item holds fails with INVALID_ARGUMENT and leaves it byte-for-byte unchanged",
-          arguments: DatabaseKind.allCases)
+    @Test(
+        "a write under a key a foreign item holds fails with INVALID_ARGUMENT and leaves it byte-for-byte unchanged",
+        arguments: DatabaseKind.allCases)
     func writeOverForeignRefused(kind: DatabaseKind) async throws {
         for creator in Self.foreignCreators {
             let f = try Fixture(kind)
             let keychain = try f.keychain()
-            try f.seedForeign(service: keychain.service, account: "held", value: Data([0xDE, 0xAD, 0x00, 0xBE]), creator: creator)
+            try f.seedForeign(
+                service: keychain.service, account: "held", value: Data([0xDE, 0xAD, 0x00, 0xBE]), creator: creator)
             try await Self.expectWritesRefused(f, keychain, key: "held")
             try f.seedForeign(service: keychain.service, account: "credentials", creator: creator)
-            #expect(await errorCode { try await keychain.setCredentials(Credentials(username: "u", password: "p")) } == .INVALID_ARGUMENT)
+            #expect(
+                await errorCode { try await keychain.setCredentials(Credentials(username: "u", password: "p")) }
+                    == .INVALID_ARGUMENT)
             #expect(try await keychain.getAllKeys() == [])
         }
     }
 
-    @Test("a write that is not synchronizable is refused under a key a synchronizable foreign item holds",
-          arguments: DatabaseKind.allCases)
+    @Test(
+        "a write that is not synchronizable is refused under a key a synchronizable foreign item holds",
+        arguments: DatabaseKind.allCases)
     func writeOverSynchronizableForeignRefused(kind: DatabaseKind) async throws {
         for creator in Self.foreignCreators {
             let f = try Fixture(kind)
@@ -257,8 +268,9 @@ struct OwnershipTests {
         }
     }
 
-    @Test("a foreign item in another access group with the same service and account neither blocks a write nor changes",
-          arguments: DatabaseKind.allCases)
+    @Test(
+        "a foreign item in another access group with the same service and account neither blocks a write nor changes",
+        arguments: DatabaseKind.allCases)
     func foreignInOtherGroupIgnored(kind: DatabaseKind) async throws {
         for creator in Self.foreignCreators {
             let f = try Fixture(kind)
@@ -295,7 +307,8 @@ struct OwnershipTests {
 
     @Test("a keychain of a different access group doesn't see another group's items", arguments: DatabaseKind.allCases)
     func otherGroupBlind(kind: DatabaseKind) async throws {
-        let f = try Fixture(kind, device: SimulatedDevice(accessGroups: .listed(["ABCDE12345.shared", "ABCDE12345.other"])))
+        let f = try Fixture(
+            kind, device: SimulatedDevice(accessGroups: .listed(["ABCDE12345.shared", "ABCDE12345.other"])))
         let shared = try f.keychain(KeychainOptions(accessGroup: "ABCDE12345.shared"))
         try await shared.setItem("k", "shared value")
         for options in [KeychainOptions(), KeychainOptions(accessGroup: "ABCDE12345.other")] {

@@ -1,7 +1,8 @@
-@testable import ApexKeychain
 import Foundation
 import Synchronization
 import Testing
+
+@testable import ApexKeychain
 
 /// A ``Device`` that forwards to a ``SimulatedDevice`` and records how prompts ran: how many were on screen at
 /// once, how many started, and how often the device's state was asked for. It can hold prompts until released.
@@ -86,12 +87,14 @@ private let afterFirstUnlock: [Accessible] = [.afterFirstUnlock, .afterFirstUnlo
 /// within one session, service and access control.
 @Suite("Prompts")
 struct PromptTests {
-    @Test("reading a protected item prompts once, with the item's policy, service and key",
-          arguments: DatabaseKind.allCases, [
-              (AccessControl.biometryAny, AuthenticationRequest.Policy.biometryOnly),
-              (.biometryCurrentSet, .biometryOnly), (.biometryAnyOrPasscode, .biometryOrPasscode),
-              (.biometryCurrentSetOrPasscode, .biometryOrPasscode), (.passcode, .passcodeOnly),
-          ])
+    @Test(
+        "reading a protected item prompts once, with the item's policy, service and key",
+        arguments: DatabaseKind.allCases,
+        [
+            (AccessControl.biometryAny, AuthenticationRequest.Policy.biometryOnly),
+            (.biometryCurrentSet, .biometryOnly), (.biometryAnyOrPasscode, .biometryOrPasscode),
+            (.biometryCurrentSetOrPasscode, .biometryOrPasscode), (.passcode, .passcodeOnly),
+        ])
     func protectedReadPrompts(
         kind: DatabaseKind, expected: (AccessControl, AuthenticationRequest.Policy)
     ) async throws {
@@ -122,11 +125,13 @@ struct PromptTests {
         #expect(f.device.promptCount == 0)
     }
 
-    @Test("the prompt's outcome names the error and keeps the item",
-          arguments: DatabaseKind.allCases, [
-              (AuthenticationResult.canceled, KeychainErrorCode.USER_CANCELED),
-              (.fallback, .USER_FALLBACK), (.failed, .AUTHENTICATION_FAILED),
-          ])
+    @Test(
+        "the prompt's outcome names the error and keeps the item",
+        arguments: DatabaseKind.allCases,
+        [
+            (AuthenticationResult.canceled, KeychainErrorCode.USER_CANCELED),
+            (.fallback, .USER_FALLBACK), (.failed, .AUTHENTICATION_FAILED),
+        ])
     func promptOutcomes(kind: DatabaseKind, outcome: (AuthenticationResult, KeychainErrorCode)) async throws {
         let f = try Fixture(kind, device: SimulatedDevice())
         let kc = try f.keychain()
@@ -138,8 +143,9 @@ struct PromptTests {
         #expect(try await kc.getItem("k") == "v")
     }
 
-    @Test("biometry lockout fails a biometry-only read with BIOMETRY_LOCKOUT and shows no prompt",
-          arguments: DatabaseKind.allCases, [AccessControl.biometryAny, .biometryCurrentSet])
+    @Test(
+        "biometry lockout fails a biometry-only read with BIOMETRY_LOCKOUT and shows no prompt",
+        arguments: DatabaseKind.allCases, [AccessControl.biometryAny, .biometryCurrentSet])
     func lockoutBiometryOnly(kind: DatabaseKind, accessControl: AccessControl) async throws {
         let f = try Fixture(kind, device: SimulatedDevice())
         let kc = try f.keychain()
@@ -150,8 +156,9 @@ struct PromptTests {
         #expect(try await kc.hasItem("k"))
     }
 
-    @Test("biometry lockout still lets the passcode open an …OrPasscode item",
-          arguments: DatabaseKind.allCases, [AccessControl.biometryAnyOrPasscode, .biometryCurrentSetOrPasscode])
+    @Test(
+        "biometry lockout still lets the passcode open an …OrPasscode item",
+        arguments: DatabaseKind.allCases, [AccessControl.biometryAnyOrPasscode, .biometryCurrentSetOrPasscode])
     func lockoutWithPasscode(kind: DatabaseKind, accessControl: AccessControl) async throws {
         let f = try Fixture(kind, device: SimulatedDevice())
         let kc = try f.keychain()
@@ -204,8 +211,9 @@ struct PromptTests {
         #expect(device.snapshot.mostOnScreen == 1)
     }
 
-    @Test("while the device is locked, whenUnlocked classes can't be read or written",
-          arguments: DatabaseKind.allCases, needsUnlocked)
+    @Test(
+        "while the device is locked, whenUnlocked classes can't be read or written",
+        arguments: DatabaseKind.allCases, needsUnlocked)
     func lockedNeedsUnlocked(kind: DatabaseKind, accessible: Accessible) async throws {
         let f = try Fixture(kind, device: SimulatedDevice())
         let kc = try f.keychain()
@@ -220,8 +228,9 @@ struct PromptTests {
         #expect(try await kc.hasItem("other") == false)
     }
 
-    @Test("while the device is locked, afterFirstUnlock classes are readable and writable",
-          arguments: DatabaseKind.allCases, afterFirstUnlock)
+    @Test(
+        "while the device is locked, afterFirstUnlock classes are readable and writable",
+        arguments: DatabaseKind.allCases, afterFirstUnlock)
     func lockedAfterFirstUnlock(kind: DatabaseKind, accessible: Accessible) async throws {
         let f = try Fixture(kind, device: SimulatedDevice())
         let kc = try f.keychain()
@@ -232,8 +241,9 @@ struct PromptTests {
         #expect(try await kc.getItem("k") == "new")
     }
 
-    @Test("before the first unlock after a reboot, even afterFirstUnlock classes can't be used",
-          arguments: DatabaseKind.allCases, afterFirstUnlock)
+    @Test(
+        "before the first unlock after a reboot, even afterFirstUnlock classes can't be used",
+        arguments: DatabaseKind.allCases, afterFirstUnlock)
     func rebootNeedsFirstUnlock(kind: DatabaseKind, accessible: Accessible) async throws {
         let f = try Fixture(kind, device: SimulatedDevice())
         let kc = try f.keychain()

@@ -11,8 +11,9 @@ struct SeedRuleTests {
 
     /// 000: "The marker is set without the key too, so an update that turns the key on deletes nothing on devices
     /// that already had the app."
-    @Test("000 clearOnReinstall: the marker is set without the setting, so an update that turns it on deletes nothing",
-          arguments: DatabaseKind.allCases)
+    @Test(
+        "000 clearOnReinstall: the marker is set without the setting, so an update that turns it on deletes nothing",
+        arguments: DatabaseKind.allCases)
     func markerIsSetWithoutTheSetting(kind: DatabaseKind) async throws {
         let f = try Fixture(kind, device: SimulatedDevice(clearOnReinstall: false))
         let keychain = try f.keychain(KeychainOptions(service: "session"))
@@ -45,8 +46,9 @@ struct SeedRuleTests {
 
     /// The issue's rule, from 000's "no marker means a new install": a marker that can't be read is not "no
     /// marker". With the setting, the call fails (INTERNAL) and nothing is deleted, launch after launch.
-    @Test("000 clearOnReinstall: a marker that can't be read fails the call and deletes nothing",
-          arguments: DatabaseKind.allCases)
+    @Test(
+        "000 clearOnReinstall: a marker that can't be read fails the call and deletes nothing",
+        arguments: DatabaseKind.allCases)
     func unreadableMarkerDeletesNothing(kind: DatabaseKind) async throws {
         let f = try Fixture(kind, device: SimulatedDevice(clearOnReinstall: true))
         try await f.keychain().setItem("token", "v")
@@ -63,8 +65,9 @@ struct SeedRuleTests {
 
     /// As above, for a marker that can be read (there is none: a new install) but not written: the clear would
     /// run again on every launch, so it doesn't run at all.
-    @Test("000 clearOnReinstall: a marker that can't be written fails the call and deletes nothing",
-          arguments: DatabaseKind.allCases)
+    @Test(
+        "000 clearOnReinstall: a marker that can't be written fails the call and deletes nothing",
+        arguments: DatabaseKind.allCases)
     func unwritableMarkerDeletesNothing(kind: DatabaseKind) async throws {
         let f = try Fixture(kind, device: SimulatedDevice(clearOnReinstall: true))
         try await f.keychain().setItem("token", "v")
@@ -83,8 +86,9 @@ struct SeedRuleTests {
 
     /// 000: "the package removes the items it wrote, in every service of the app's default access group, before
     /// any call reaches one of them."
-    @Test("000 clearOnReinstall: the check is the app's, made once before any call of any keychain reaches an item",
-          arguments: DatabaseKind.allCases)
+    @Test(
+        "000 clearOnReinstall: the check is the app's, made once before any call of any keychain reaches an item",
+        arguments: DatabaseKind.allCases)
     func checkRunsBeforeAnyCallOfAnyKeychain(kind: DatabaseKind) async throws {
         let f = try Fixture(kind, device: SimulatedDevice(clearOnReinstall: true))
         let vault = try f.keychain(KeychainOptions(service: "vault"))
@@ -104,8 +108,9 @@ struct SeedRuleTests {
 
     /// 004 accessible: "Default 'afterFirstUnlock'"; 003: "The default is afterFirstUnlock because tokens are often
     /// read by background work".
-    @Test("003/004 accessible defaults to afterFirstUnlock: a token written without options is read while locked",
-          arguments: DatabaseKind.allCases)
+    @Test(
+        "003/004 accessible defaults to afterFirstUnlock: a token written without options is read while locked",
+        arguments: DatabaseKind.allCases)
     func defaultAccessibleIsAfterFirstUnlock(kind: DatabaseKind) async throws {
         let f = try Fixture(kind)
         let keychain = try f.keychain()
@@ -122,8 +127,9 @@ struct SeedRuleTests {
     // MARK: authValidity (004)
 
     /// 004 authValidity: "With accessControl: 'none' the option has nothing to open, and is ignored."
-    @Test("004 authValidity with accessControl none is ignored, on Android 7–10 too",
-          arguments: DatabaseKind.allCases)
+    @Test(
+        "004 authValidity with accessControl none is ignored, on Android 7–10 too",
+        arguments: DatabaseKind.allCases)
     func authValidityWithoutAccessControlIsIgnored(kind: DatabaseKind) async throws {
         let f = try Fixture(kind, device: SimulatedDevice(platform: .android(apiLevel: 29), biometry: .fingerprint))
         let keychain = try f.keychain(KeychainOptions(authValidity: 30))
@@ -131,8 +137,9 @@ struct SeedRuleTests {
         #expect(try await keychain.getItem("plain") == "v")
         try await keychain.checkWrite("other", SetOptions(authValidity: 60))
         // With an access control it is still UNSUPPORTED there.
-        #expect(await errorCode { try await keychain.setItem("guarded", "v", SetOptions(accessControl: .biometryAny)) }
-            == .UNSUPPORTED)
+        #expect(
+            await errorCode { try await keychain.setItem("guarded", "v", SetOptions(accessControl: .biometryAny)) }
+                == .UNSUPPORTED)
     }
 
     // MARK: Changed biometrics (000, 003)
@@ -140,8 +147,9 @@ struct SeedRuleTests {
     /// 003: "With biometryCurrentSet*, a change of the enrolled biometrics … makes the item unreadable: the next
     /// read throws KEY_INVALIDATED and the item is removed." 000's "under the same major version of iOS only"
     /// limits the package's own hash comparison, not the platform's invalidation.
-    @Test("003 a new enrolment after an OS upgrade invalidates current-set items, on iOS and on Android",
-          arguments: DatabaseKind.allCases, [AccessControl.biometryCurrentSet, .biometryCurrentSetOrPasscode])
+    @Test(
+        "003 a new enrolment after an OS upgrade invalidates current-set items, on iOS and on Android",
+        arguments: DatabaseKind.allCases, [AccessControl.biometryCurrentSet, .biometryCurrentSetOrPasscode])
     func newEnrolmentAfterOSUpgradeInvalidates(kind: DatabaseKind, accessControl: AccessControl) async throws {
         let devices: [(SimulatedDevice, Platform)] = [
             (SimulatedDevice(platform: .iOS(major: 17)), .iOS(major: 18)),
@@ -161,9 +169,12 @@ struct SeedRuleTests {
 
     /// 000: "A read compares it with the current state, under the same major version of iOS only: Apple's hash
     /// may change with a major update."
-    @Test("000 a biometric state hash that changed with a major iOS update alone invalidates nothing",
-          arguments: DatabaseKind.allCases, [AccessControl.biometryCurrentSet, .biometryCurrentSetOrPasscode])
-    func changedStateHashAloneAcrossOSUpgradeInvalidatesNothing(kind: DatabaseKind, accessControl: AccessControl) async throws {
+    @Test(
+        "000 a biometric state hash that changed with a major iOS update alone invalidates nothing",
+        arguments: DatabaseKind.allCases, [AccessControl.biometryCurrentSet, .biometryCurrentSetOrPasscode])
+    func changedStateHashAloneAcrossOSUpgradeInvalidatesNothing(
+        kind: DatabaseKind, accessControl: AccessControl
+    ) async throws {
         let f = try Fixture(kind, device: SimulatedDevice(platform: .iOS(major: 18)))
         let keychain = try f.keychain()
         try await keychain.setItem("k", "v", SetOptions(accessControl: accessControl))
@@ -179,13 +190,15 @@ struct SeedRuleTests {
 
     /// 003, whenPasscodeSetThisDeviceOnly on Android: "the write checks that the device is secure; a key with
     /// authentication is invalidated when the screen lock is removed" — only a key with authentication.
-    @Test("003 Android: a whenPasscodeSetThisDeviceOnly item without access control survives removing the screen lock",
-          arguments: DatabaseKind.allCases)
+    @Test(
+        "003 Android: a whenPasscodeSetThisDeviceOnly item without access control survives removing the screen lock",
+        arguments: DatabaseKind.allCases)
     func androidPasscodeClassWithoutAuthenticationSurvivesLockRemoval(kind: DatabaseKind) async throws {
         let f = try Fixture(kind, device: SimulatedDevice(platform: .android(apiLevel: 34), biometry: .fingerprint))
         let keychain = try f.keychain()
         try await keychain.setItem("plain", "v", SetOptions(accessible: .whenPasscodeSetThisDeviceOnly))
-        try await keychain.setItem("guarded", "v", SetOptions(accessible: .whenPasscodeSetThisDeviceOnly, accessControl: .passcode))
+        try await keychain.setItem(
+            "guarded", "v", SetOptions(accessible: .whenPasscodeSetThisDeviceOnly, accessControl: .passcode))
         f.device.setPasscode(false)
         #expect(try await keychain.getItem("plain") == "v")
         #expect(await errorCode { _ = try await keychain.getItem("guarded") } == .KEY_INVALIDATED)
@@ -196,9 +209,13 @@ struct SeedRuleTests {
 
     /// 000: "On a device with Face ID, the package checks NSFaceIDUsageDescription before a write, a read or
     /// canUseAccessControl with biometrics; without it they fail with MISSING_USAGE_DESCRIPTION".
-    @Test("000 a read of a biometric item on a Face ID device without NSFaceIDUsageDescription fails without a prompt",
-          arguments: DatabaseKind.allCases, [AccessControl.biometryAny, .biometryCurrentSet, .biometryAnyOrPasscode,
-                                             .biometryCurrentSetOrPasscode])
+    @Test(
+        "000 a read of a biometric item on a Face ID device without NSFaceIDUsageDescription fails without a prompt",
+        arguments: DatabaseKind.allCases,
+        [
+            AccessControl.biometryAny, .biometryCurrentSet, .biometryAnyOrPasscode,
+            .biometryCurrentSetOrPasscode,
+        ])
     func biometricReadNeedsUsageDescription(kind: DatabaseKind, accessControl: AccessControl) async throws {
         let f = try Fixture(kind)
         let keychain = try f.keychain()
@@ -222,15 +239,17 @@ struct SeedRuleTests {
             #expect(code == (accessControl.usesBiometry ? .MISSING_USAGE_DESCRIPTION : nil), "\(accessControl)")
         }
         let touchID = SimulatedDevice(biometry: .touchID, hasFaceIDUsageDescription: false)
-        #expect(try await canUseAccessControl(.biometryAny, device: touchID) == AccessControlAvailability(available: true))
+        #expect(
+            try await canUseAccessControl(.biometryAny, device: touchID) == AccessControlAvailability(available: true))
     }
 
     // MARK: authValidity windows (000, 003)
 
     /// 000: "With authValidity > 0, the LAContext that passed is kept per service and accessControl for that many
     /// seconds and handed to the next reads" — that many: the authValidity of the read that prompted.
-    @Test("000 the context that passed is kept for the authValidity of the read that prompted",
-          arguments: DatabaseKind.allCases)
+    @Test(
+        "000 the context that passed is kept for the authValidity of the read that prompted",
+        arguments: DatabaseKind.allCases)
     func windowLastsTheValidityOfThePromptingRead(kind: DatabaseKind) async throws {
         let f = try Fixture(kind)
         let keychain = try f.keychain(KeychainOptions(accessControl: .biometryAny))
@@ -275,8 +294,9 @@ struct SeedRuleTests {
 
     /// 000: "The fallback button of a prompt for biometrics alone (biometryAny, biometryCurrentSet) ends the read
     /// with USER_FALLBACK; for the other values the fallback is the passcode."
-    @Test("000 the fallback ends a biometry-only read with USER_FALLBACK; for the other values it is the passcode",
-          arguments: DatabaseKind.allCases)
+    @Test(
+        "000 the fallback ends a biometry-only read with USER_FALLBACK; for the other values it is the passcode",
+        arguments: DatabaseKind.allCases)
     func fallbackOfPasscodeOptionsIsThePasscode(kind: DatabaseKind) async throws {
         let f = try Fixture(kind)
         let keychain = try f.keychain()
@@ -293,8 +313,9 @@ struct SeedRuleTests {
 
     /// 004 accessGroup: "The app needs the group in its keychain-access-groups entitlement; without it a call
     /// fails with MISSING_ENTITLEMENT."
-    @Test("004 a keychain of an access group outside the app's entitlement fails every call with MISSING_ENTITLEMENT",
-          arguments: DatabaseKind.allCases)
+    @Test(
+        "004 a keychain of an access group outside the app's entitlement fails every call with MISSING_ENTITLEMENT",
+        arguments: DatabaseKind.allCases)
     func accessGroupOutsideEntitlementsIsMissingEntitlement(kind: DatabaseKind) async throws {
         let f = try Fixture(kind, device: SimulatedDevice(accessGroups: .listed(["ABCDE12345.com.example.shared"])))
         let entitled = try f.keychain(KeychainOptions(accessGroup: "ABCDE12345.com.example.shared"))
@@ -308,7 +329,8 @@ struct SeedRuleTests {
         #expect(try f.allItems().count == 1)
         // Android ignores the option, and with it the entitlement.
         let android = SimulatedDevice(platform: .android(apiLevel: 34), biometry: .fingerprint)
-        let ignored = try Keychain(KeychainOptions(accessGroup: "ZZZZZ99999.com.other.shared"), database: f.database, device: android)
+        let ignored = try Keychain(
+            KeychainOptions(accessGroup: "ZZZZZ99999.com.other.shared"), database: f.database, device: android)
         try await ignored.setItem("k", "v")
     }
 
@@ -316,8 +338,9 @@ struct SeedRuleTests {
 
     /// 004 synchronizable: "Android has no such thing: it keeps the item on the device and, in development, warns
     /// once."
-    @Test("004 synchronizable on Android is ignored with one warning on the device's warning channel",
-          arguments: DatabaseKind.allCases)
+    @Test(
+        "004 synchronizable on Android is ignored with one warning on the device's warning channel",
+        arguments: DatabaseKind.allCases)
     func synchronizableOnAndroidWarnsOnce(kind: DatabaseKind) async throws {
         let device = SimulatedDevice(platform: .android(apiLevel: 34), biometry: .fingerprint)
         let f = try Fixture(kind, device: device)
@@ -331,7 +354,8 @@ struct SeedRuleTests {
         #expect(try await keychain.getItemInfo("a")?.synchronizable == false)
         // iOS gives no warning: it keeps the option.
         let ios = SimulatedDevice()
-        try await Keychain(database: InMemoryKeychainDatabase(), device: ios).setItem("a", "v", SetOptions(synchronizable: true))
+        try await Keychain(database: InMemoryKeychainDatabase(), device: ios).setItem(
+            "a", "v", SetOptions(synchronizable: true))
         #expect(ios.warnings.isEmpty)
     }
 
@@ -363,7 +387,8 @@ struct SeedRuleTests {
                 #expect(error.message.contains("surrogate"))
             }
         }
-        let pair = try JSONDecoder().decode(Credentials.self, from: Data(#"{"username":"\ud83d\ude00","password":""}"#.utf8))
+        let pair = try JSONDecoder().decode(
+            Credentials.self, from: Data(#"{"username":"\ud83d\ude00","password":""}"#.utf8))
         #expect(pair == Credentials(username: "😀", password: ""))
     }
 
@@ -373,7 +398,8 @@ struct SeedRuleTests {
     func longAccessGroupIsAccepted() async throws {
         let group = "ABCDE12345." + String(repeating: "g", count: 300)
         let device = SimulatedDevice(accessGroups: .listed([group]))
-        let keychain = try Keychain(KeychainOptions(accessGroup: group), database: InMemoryKeychainDatabase(), device: device)
+        let keychain = try Keychain(
+            KeychainOptions(accessGroup: group), database: InMemoryKeychainDatabase(), device: device)
         try await keychain.setItem("k", "v")
         #expect(try await keychain.getItem("k") == "v")
         #expect(throws: KeychainError.self) {

@@ -148,7 +148,8 @@ struct StorageModelTests {
         let before = try f.allItems()
         #expect(await errorCode { try await kc.setItem("k", "new\u{0}") } == .INVALID_ARGUMENT)
         #expect(await errorCode { try await kc.setItem("k", "new", SetOptions(label: "l\u{0}")) } == .INVALID_ARGUMENT)
-        #expect(await errorCode { try await kc.setBytes("k", Data([1]), SetOptions(label: "\u{0}")) } == .INVALID_ARGUMENT)
+        #expect(
+            await errorCode { try await kc.setBytes("k", Data([1]), SetOptions(label: "\u{0}")) } == .INVALID_ARGUMENT)
         #expect(await errorCode { try await kc.setItem("fresh", "\u{0}") } == .INVALID_ARGUMENT)
         #expect(try f.allItems() == before)
         #expect(try await kc.getItem("k") == "old")

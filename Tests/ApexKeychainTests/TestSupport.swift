@@ -20,7 +20,8 @@ enum DatabaseKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
             let folder = Self.root.appendingPathComponent(UUID().uuidString)
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             let store = folder.appendingPathComponent("store.db")
-            return try SQLiteKeychainDatabase.create(at: store, key: .keyFile(SQLiteKeychainDatabase.defaultKeyFile(for: store)))
+            return try SQLiteKeychainDatabase.create(
+                at: store, key: .keyFile(SQLiteKeychainDatabase.defaultKeyFile(for: store)))
         }
     }
 

@@ -75,8 +75,9 @@ private func reason(for code: KeychainErrorCode) -> AccessControlAvailability.Re
 /// give it, before anything is stored, without a prompt, and without touching the item already there.
 @Suite("Write protection")
 struct WriteProtectionTests {
-    @Test("with nothing enrolled, biometry-bound access controls fail with BIOMETRY_NOT_ENROLLED",
-          arguments: DatabaseKind.allCases, biometryBound)
+    @Test(
+        "with nothing enrolled, biometry-bound access controls fail with BIOMETRY_NOT_ENROLLED",
+        arguments: DatabaseKind.allCases, biometryBound)
     func notEnrolled(kind: DatabaseKind, accessControl: AccessControl) async throws {
         let f = try Fixture(kind, device: SimulatedDevice(biometricsEnrolled: false))
         let kc = try f.keychain()
@@ -86,8 +87,9 @@ struct WriteProtectionTests {
         #expect(try f.allItems().isEmpty)
     }
 
-    @Test("with no sensor, biometry-bound access controls fail with BIOMETRY_NOT_AVAILABLE",
-          arguments: DatabaseKind.allCases, biometryBound)
+    @Test(
+        "with no sensor, biometry-bound access controls fail with BIOMETRY_NOT_AVAILABLE",
+        arguments: DatabaseKind.allCases, biometryBound)
     func noSensor(kind: DatabaseKind, accessControl: AccessControl) async throws {
         let f = try Fixture(kind, device: SimulatedDevice(biometry: nil))
         let kc = try f.keychain()
@@ -96,8 +98,9 @@ struct WriteProtectionTests {
         #expect(try f.allItems().isEmpty)
     }
 
-    @Test("a passcode is enough for biometryAnyOrPasscode and passcode without usable biometrics",
-          arguments: DatabaseKind.allCases, passcodeEnough)
+    @Test(
+        "a passcode is enough for biometryAnyOrPasscode and passcode without usable biometrics",
+        arguments: DatabaseKind.allCases, passcodeEnough)
     func passcodeIsEnough(kind: DatabaseKind, accessControl: AccessControl) async throws {
         for device in [SimulatedDevice(biometricsEnrolled: false), SimulatedDevice(biometry: nil)] {
             let f = try Fixture(kind, device: device)
@@ -108,8 +111,9 @@ struct WriteProtectionTests {
         }
     }
 
-    @Test("with no passcode, every access control but none fails with PASSCODE_NOT_SET",
-          arguments: DatabaseKind.allCases, AccessControl.allCases)
+    @Test(
+        "with no passcode, every access control but none fails with PASSCODE_NOT_SET",
+        arguments: DatabaseKind.allCases, AccessControl.allCases)
     func noPasscodeAccessControl(kind: DatabaseKind, accessControl: AccessControl) async throws {
         let f = try Fixture(kind, device: SimulatedDevice(passcodeSet: false))
         let kc = try f.keychain()
@@ -118,8 +122,9 @@ struct WriteProtectionTests {
         #expect(try await kc.hasItem("k") == (accessControl == .none))
     }
 
-    @Test("with no passcode, whenPasscodeSetThisDeviceOnly fails with PASSCODE_NOT_SET and other classes work",
-          arguments: DatabaseKind.allCases, Accessible.allCases)
+    @Test(
+        "with no passcode, whenPasscodeSetThisDeviceOnly fails with PASSCODE_NOT_SET and other classes work",
+        arguments: DatabaseKind.allCases, Accessible.allCases)
     func noPasscodeAccessible(kind: DatabaseKind, accessible: Accessible) async throws {
         let f = try Fixture(kind, device: SimulatedDevice(passcodeSet: false))
         let kc = try f.keychain()
@@ -129,8 +134,9 @@ struct WriteProtectionTests {
         #expect(try await kc.hasItem("k") == (code == nil))
     }
 
-    @Test("Android before API 30 refuses passcode options and authValidity with UNSUPPORTED",
-          arguments: DatabaseKind.allCases, needsAPI30)
+    @Test(
+        "Android before API 30 refuses passcode options and authValidity with UNSUPPORTED",
+        arguments: DatabaseKind.allCases, needsAPI30)
     func androidBefore30(kind: DatabaseKind, options: SetOptions) async throws {
         let f = try Fixture(kind, device: SimulatedDevice(platform: .android(apiLevel: 29), biometry: .fingerprint))
         let kc = try f.keychain()
@@ -154,8 +160,9 @@ struct WriteProtectionTests {
         #expect(try await kc.getItemInfo("k")?.accessControl == .biometryAny)
     }
 
-    @Test("Face ID without a usage description refuses biometric access controls with MISSING_USAGE_DESCRIPTION",
-          arguments: DatabaseKind.allCases, biometric)
+    @Test(
+        "Face ID without a usage description refuses biometric access controls with MISSING_USAGE_DESCRIPTION",
+        arguments: DatabaseKind.allCases, biometric)
     func faceIDWithoutUsageDescription(kind: DatabaseKind, accessControl: AccessControl) async throws {
         let f = try Fixture(kind, device: SimulatedDevice(biometry: .faceID, hasFaceIDUsageDescription: false))
         let kc = try f.keychain()
@@ -189,8 +196,9 @@ struct WriteProtectionTests {
         #expect(try f.allItems().isEmpty)
     }
 
-    @Test("a StrongBox device keeps strongbox and strongboxRequired keys in StrongBox, tee keys in the TEE",
-          arguments: DatabaseKind.allCases, [KeyStorage.strongboxRequired, .strongbox, .tee])
+    @Test(
+        "a StrongBox device keeps strongbox and strongboxRequired keys in StrongBox, tee keys in the TEE",
+        arguments: DatabaseKind.allCases, [KeyStorage.strongboxRequired, .strongbox, .tee])
     func strongboxPresent(kind: DatabaseKind, storage: KeyStorage) async throws {
         let device = SimulatedDevice(platform: .android(apiLevel: 34), biometry: .fingerprint, hasStrongBox: true)
         let f = try Fixture(kind, device: device)
@@ -252,8 +260,9 @@ struct WriteProtectionTests {
         #expect(f.device.promptCount == 0)
     }
 
-    @Test("Linux refuses biometry-bound access controls with BIOMETRY_NOT_AVAILABLE",
-          arguments: DatabaseKind.allCases, biometryBound)
+    @Test(
+        "Linux refuses biometry-bound access controls with BIOMETRY_NOT_AVAILABLE",
+        arguments: DatabaseKind.allCases, biometryBound)
     func linuxBiometry(kind: DatabaseKind, accessControl: AccessControl) async throws {
         let f = try Fixture(kind, device: SimulatedDevice(platform: .linux))
         let kc = try f.keychain()
@@ -273,8 +282,9 @@ struct WriteProtectionTests {
         #expect(try without.allItems().isEmpty)
     }
 
-    @Test("canUseAccessControl answers what a write would get, without prompting",
-          arguments: DatabaseKind.allCases, Profile.allCases)
+    @Test(
+        "canUseAccessControl answers what a write would get, without prompting",
+        arguments: DatabaseKind.allCases, Profile.allCases)
     func canUseMatchesWrites(kind: DatabaseKind, profile: Profile) async throws {
         let f = try Fixture(kind, device: profile.device())
         let kc = try f.keychain()

@@ -1,9 +1,10 @@
 import ApexDumps
 import ApexKeychain
 import ApexKeychainStore
-@testable import ApexMigration
 import Foundation
 import Testing
+
+@testable import ApexMigration
 
 /// Writes in batches (``MigrationPolicy/Batching``) change how many commits a run makes, never what it leaves:
 /// the unbatched path (one item per batch, or a database whose calls each commit on their own) is the oracle of
@@ -15,7 +16,10 @@ struct BatchingTests {
     static let records: [(service: String, account: String, value: String, pdmn: String, flags: AccessControlFlags)] =
         (0..<34).map { index in
             let flags: AccessControlFlags = index % 9 == 4 ? [.biometryAny] : index % 9 == 7 ? [.devicePasscode] : []
-            return (index % 3 == 0 ? "vault" : "app", "key-\(index)", "sample-value-\(index)", ["ck", "aku", "akpu"][index % 3], flags)
+            return (
+                index % 3 == 0 ? "vault" : "app", "key-\(index)", "sample-value-\(index)",
+                ["ck", "aku", "akpu"][index % 3], flags
+            )
         } + [
             ("app", "skip-one", "sample-skip", "ck", []), ("app", "sealed-one", "sample-sealed", "ck", []),
             ("app", "blocked-one", "sample-blocked", "ck", []), ("app", "same", "sample-same", "ck", []),
@@ -29,7 +33,8 @@ struct BatchingTests {
     static func target(_ database: any KeychainDatabase) async throws -> MigrationTarget {
         let target = MigrationTarget(database: database, device: SimulatedDevice())
         let ledger = try target.keychain(service: Ledger.service)
-        try await ledger.setBytes("key:default", fingerprintKey, SetOptions(accessible: .afterFirstUnlockThisDeviceOnly))
+        try await ledger.setBytes(
+            "key:default", fingerprintKey, SetOptions(accessible: .afterFirstUnlockThisDeviceOnly))
         let app = try target.keychain(service: "app")
         try await app.setItem("same", "sample-same", SetOptions(accessible: .afterFirstUnlock))
         try await app.setItem("other", "someone-else's", SetOptions(accessible: .afterFirstUnlock))
@@ -49,7 +54,9 @@ struct BatchingTests {
             .map { attributes in
                 let value = try target.database.value(for: attributes.primaryKey)
                 // The record of pending items is JSON whose keys come in no fixed order: compared decoded.
-                guard attributes.account.hasPrefix("pending:") else { return "\(attributes) = \(value.base64EncodedString())" }
+                guard attributes.account.hasPrefix("pending:") else {
+                    return "\(attributes) = \(value.base64EncodedString())"
+                }
                 let pending = try JSONDecoder().decode(Ledger.Pending.self, from: value)
                 return "\(attributes) = \(pending.runs.sorted { $0.key < $1.key }) \(pending.sources)"
             }.sorted()
@@ -66,10 +73,13 @@ struct BatchingTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("apxk-batching-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let url = folder.appendingPathComponent("store.db")
-        return try SQLiteKeychainDatabase.create(at: url, key: .keyFile(SQLiteKeychainDatabase.defaultKeyFile(for: url)), device: .ios)
+        return try SQLiteKeychainDatabase.create(
+            at: url, key: .keyFile(SQLiteKeychainDatabase.defaultKeyFile(for: url)), device: .ios)
     }
 
-    @Test("batches of 512, of 7 and of 1, on a store, in memory and on a database that commits each call, leave the same items, ledger and report")
+    @Test(
+        "batches of 512, of 7 and of 1, on a store, in memory and on a database that commits each call, leave the same items, ledger and report"
+    )
     func batchedMatchesUnbatched() async throws {
         let oracle = try await Self.target(Self.store())
         let expected = try await Self.migration(oracle, .oneByOne).run()
@@ -78,7 +88,10 @@ struct BatchingTests {
         let runs: [(String, any KeychainDatabase, MigrationPolicy.Batching)] = [
             ("store, batches of 512", try Self.store(), .standard),
             ("store, batches of 7", try Self.store(), .init(items: 7, duration: .seconds(3600))),
-            ("a database that commits each call, batches of 7", CallByCallDatabase(try Self.store()), .init(items: 7, duration: .seconds(3600))),
+            (
+                "a database that commits each call, batches of 7", CallByCallDatabase(try Self.store()),
+                .init(items: 7, duration: .seconds(3600))
+            ),
             ("in memory, batches of 7", InMemoryKeychainDatabase(), .init(items: 7, duration: .seconds(3600))),
         ]
         for (name, database, batching) in runs {
@@ -93,7 +106,8 @@ struct BatchingTests {
 
     @Test("a ledger record written directly reads back with JSONDecoder as the entries it was made of")
     func recordEncoding() throws {
-        let stale = Ledger.SourceKey(ItemAttributes(service: "app:auth", account: "token", accessGroup: "G.app").primaryKey)
+        let stale = Ledger.SourceKey(
+            ItemAttributes(service: "app:auth", account: "token", accessGroup: "G.app").primaryKey)
         var entries: [String: Ledger.Entry] = [
             "0a1b": .init(fingerprint: "q83v+/A=", state: .pending),
             "2c3d": .init(fingerprint: "AAAA", state: .verified, staleCopies: [stale]),
@@ -106,7 +120,9 @@ struct BatchingTests {
         #expect(try Ledger.encode([:]) == Data("{}".utf8))
     }
 
-    @Test("a batch whose commit fails is undone as a whole, the batches before it stay, and the next run completes the rest")
+    @Test(
+        "a batch whose commit fails is undone as a whole, the batches before it stay, and the next run completes the rest"
+    )
     func failedCommitUndoesTheBatch() async throws {
         let database = CommitFailingDatabase(failing: 3)
         let target = try await Self.target(database)
@@ -144,11 +160,15 @@ final class CallByCallDatabase: KeychainDatabase, @unchecked Sendable {
     init(_ base: any KeychainDatabase) { self.base = base }
 
     func add(_ item: KeychainItem) throws(DatabaseError) { try base.add(item) }
-    func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(DatabaseError) { try base.replace(key, with: item) }
+    func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(DatabaseError) {
+        try base.replace(key, with: item)
+    }
     func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(DatabaseError) {
         try base.rename(key, toAccount: account)
     }
-    func attributes(matching query: ItemQuery) throws(DatabaseError) -> [ItemAttributes] { try base.attributes(matching: query) }
+    func attributes(matching query: ItemQuery) throws(DatabaseError) -> [ItemAttributes] {
+        try base.attributes(matching: query)
+    }
     func value(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Data { try base.value(for: key) }
     func delete(matching query: ItemQuery) throws(DatabaseError) -> Int { try base.delete(matching: query) }
     func delete(_ key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Bool { try base.delete(key) }
@@ -172,11 +192,15 @@ final class CommitFailingDatabase: KeychainDatabase, @unchecked Sendable {
     init(failing n: Int) { failing = n }
 
     func add(_ item: KeychainItem) throws(DatabaseError) { try base.add(item) }
-    func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(DatabaseError) { try base.replace(key, with: item) }
+    func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(DatabaseError) {
+        try base.replace(key, with: item)
+    }
     func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(DatabaseError) {
         try base.rename(key, toAccount: account)
     }
-    func attributes(matching query: ItemQuery) throws(DatabaseError) -> [ItemAttributes] { try base.attributes(matching: query) }
+    func attributes(matching query: ItemQuery) throws(DatabaseError) -> [ItemAttributes] {
+        try base.attributes(matching: query)
+    }
     func value(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Data { try base.value(for: key) }
     func delete(matching query: ItemQuery) throws(DatabaseError) -> Int { try base.delete(matching: query) }
     func delete(_ key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Bool { try base.delete(key) }

@@ -30,7 +30,9 @@ struct BlockedTargetPlanTests {
         }
     }
 
-    @Test("a blocked item and a create with the same target key: the create is written, the blocked item is not, no conflict")
+    @Test(
+        "a blocked item and a create with the same target key: the create is written, the blocked item is not, no conflict"
+    )
     func blockedAndCreateShareAKey() async throws {
         let target = memoryTarget()
         let good = dump([("app", "token", "sample-a", "ck", [])], path: "a.plist")
@@ -56,7 +58,8 @@ struct BlockedTargetPlanTests {
         let first = dump([("app", "token", "sample-a", "ck", [])], path: "a.plist")
         let second = dump([("app", "token", "sample-b", "ck", [])], path: "b.plist")
         let migration = Migration(
-            importers: [BlockingImporter(blocked: ["a.plist", "b.plist"])], source: .dumps([first, second]), target: target)
+            importers: [BlockingImporter(blocked: ["a.plist", "b.plist"])], source: .dumps([first, second]),
+            target: target)
         let report = try await migration.run()
         #expect(report.items.map(\.action) == [.blocked, .blocked])
         #expect(report.items.map(\.cause) == [.noEquivalent, .noEquivalent])
@@ -66,7 +69,8 @@ struct BlockedTargetPlanTests {
     @Test("a target whose protection is unknown is never written, even with a migrate verdict")
     func unknownProtectionIsNeverWritten() async throws {
         let target = memoryTarget()
-        let records = dump([("app", "token", "sample-a", "ck", []), ("app", "other", "sample-b", "ck", [])], path: "a.plist")
+        let records = dump(
+            [("app", "token", "sample-a", "ck", []), ("app", "other", "sample-b", "ck", [])], path: "a.plist")
         let migration = Migration(
             importers: [BlockingImporter(unprotected: ["a.plist"])], source: .dumps([records]), target: target)
         let report = try await migration.run()

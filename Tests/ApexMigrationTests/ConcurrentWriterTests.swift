@@ -1,9 +1,10 @@
 import ApexDumps
-@testable import ApexKeychain
 import ApexMigration
 import Foundation
 import Synchronization
 import Testing
+
+@testable import ApexKeychain
 
 /// A database that lets another writer in at the worst moment: just before a write of `key` looks at what the key
 /// holds (inside the write's own transaction), it adds `intruder` once, as a writer that committed a moment
@@ -26,7 +27,12 @@ private final class IntrudedDatabase: KeychainDatabase {
         try inner.rename(key, toAccount: account)
     }
     func attributes(matching query: ItemQuery) throws(DatabaseError) -> [ItemAttributes] {
-        if query.account == key, let intruder = pending.withLock({ item -> KeychainItem? in defer { item = nil }; return item }) {
+        if query.account == key,
+            let intruder = pending.withLock({ item -> KeychainItem? in
+                defer { item = nil }
+                return item
+            })
+        {
             try inner.add(intruder)
         }
         return try inner.attributes(matching: query)
@@ -90,9 +96,11 @@ struct ConcurrentWriterTests {
         device.advanceClock(by: 1)
         #expect(try !keychain.setItem("k", "fourth", SetOptions(), expecting: .own(seen)))
         #expect(try await keychain.getBytes("k") == Data("third".utf8))
-        #expect(try keychain.setCredentials(
-            Credentials(username: "u", password: "p"), CredentialsOptions(), expecting: .absent))
-        #expect(try !keychain.setCredentials(
-            Credentials(username: "u", password: "p2"), CredentialsOptions(), expecting: .absent))
+        #expect(
+            try keychain.setCredentials(
+                Credentials(username: "u", password: "p"), CredentialsOptions(), expecting: .absent))
+        #expect(
+            try !keychain.setCredentials(
+                Credentials(username: "u", password: "p2"), CredentialsOptions(), expecting: .absent))
     }
 }

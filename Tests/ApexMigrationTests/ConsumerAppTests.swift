@@ -66,7 +66,9 @@ struct ConsumerAppTests {
             if ContinuousClock.now > deadline || Task.isCancelled {
                 process.terminate()
                 process.waitUntilExit()
-                Issue.record("\(executable.lastPathComponent) \(arguments.joined(separator: " ")) took longer than \(limit): killed")
+                Issue.record(
+                    "\(executable.lastPathComponent) \(arguments.joined(separator: " ")) took longer than \(limit): killed"
+                )
                 break
             }
             try? await Task.sleep(for: .milliseconds(200))
@@ -81,9 +83,12 @@ struct ConsumerAppTests {
         text.split(separator: "\n", omittingEmptySubsequences: false).suffix(lines).joined(separator: "\n")
     }
 
-    @Test("the consumer builds against the products and migrates: exit 0, then already migrated", .timeLimit(.minutes(30)))
+    @Test(
+        "the consumer builds against the products and migrates: exit 0, then already migrated", .timeLimit(.minutes(30))
+    )
     func buildsAndMigrates() async throws {
-        let swift = try #require(Self.swiftExecutable(), "no swift executable: not beside the runtime, on PATH or in /opt/swift")
+        let swift = try #require(
+            Self.swiftExecutable(), "no swift executable: not beside the runtime, on PATH or in /opt/swift")
         try FileManager.default.createDirectory(at: Self.scratch, withIntermediateDirectories: true)
         // SwiftPM keeps the file list of a path dependency from the last build: a source file added to this
         // package since would be missing. Its description is dropped so that it is read anew (objects are kept).

@@ -19,7 +19,8 @@ struct PlainImporter: Importer {
                 guard let service = record.service?.text, let account = record.account?.text,
                     record.creator != apexCreator
                 else { continue }
-                let accessible = record.protection.flatMap(ProtectionDomain.init(rawValue:))?.accessible ?? .whenUnlocked
+                let accessible =
+                    record.protection.flatMap(ProtectionDomain.init(rawValue:))?.accessible ?? .whenUnlocked
                 let control = record.accessControl?.flags.accessControl ?? AccessControl.none
                 var value = SourceValue.sealed("no value in the dump")
                 if case .data(let data) = record.value { value = .value(data) }
@@ -44,7 +45,10 @@ struct PlainImporter: Importer {
 }
 
 /// One dump of plain records.
-func dump(_ records: [(service: String, account: String, value: String, pdmn: String, flags: AccessControlFlags)], path: String = "dump.plist") -> Dump {
+func dump(
+    _ records: [(service: String, account: String, value: String, pdmn: String, flags: AccessControlFlags)],
+    path: String = "dump.plist"
+) -> Dump {
     Dump(
         path: path, format: .iosPlist,
         content: .keychain(

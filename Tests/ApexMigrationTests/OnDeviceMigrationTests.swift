@@ -12,11 +12,15 @@ import Testing
 struct OnDeviceMigrationTests {
     /// A store holding foreign items "loaded from a dump": the records of a dump, written as other libraries'
     /// items.
-    static func store(_ records: [(service: String, account: String, value: String)]) throws -> (SQLiteKeychainDatabase, SimulatedDevice) {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("apxk-migration-\(UUID().uuidString)")
+    static func store(
+        _ records: [(service: String, account: String, value: String)]
+    ) throws -> (SQLiteKeychainDatabase, SimulatedDevice) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "apxk-migration-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let url = folder.appendingPathComponent("store.db")
-        let database = try SQLiteKeychainDatabase.create(at: url, key: .keyFile(SQLiteKeychainDatabase.defaultKeyFile(for: url)), device: .ios)
+        let database = try SQLiteKeychainDatabase.create(
+            at: url, key: .keyFile(SQLiteKeychainDatabase.defaultKeyFile(for: url)), device: .ios)
         let device = SimulatedDevice()
         for record in records {
             try database.add(
@@ -35,7 +39,9 @@ struct OnDeviceMigrationTests {
 
     @Test("without removeSource the source items stay, and a source item holding its own target key is a conflict")
     func sourceStaysByDefault() async throws {
-        let (database, device) = try Self.store([("app", "token", "sample-token-0001"), ("other", "name", "sample-name")])
+        let (database, device) = try Self.store([
+            ("app", "token", "sample-token-0001"), ("other", "name", "sample-name"),
+        ])
         let migration = Migration(
             importers: [PlainImporter()], source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device))
@@ -46,7 +52,9 @@ struct OnDeviceMigrationTests {
 
     @Test("with removeSource each source item is journalled, removed, replaced by its target and verified")
     func removeSourceReplacesInPlace() async throws {
-        let (database, device) = try Self.store([("app", "token", "sample-token-0001"), ("other", "name", "sample-name")])
+        let (database, device) = try Self.store([
+            ("app", "token", "sample-token-0001"), ("other", "name", "sample-name"),
+        ])
         let migration = Migration(
             importers: [PlainImporter()], source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
@@ -56,15 +64,19 @@ struct OnDeviceMigrationTests {
         #expect(try Self.foreign(database).isEmpty)
         let app = try Keychain(KeychainOptions(service: "app"), database: database, device: device)
         #expect(try await app.getItem("token") == "sample-token-0001")
-        let ledgerKeys = try await Keychain(KeychainOptions(service: "apex-keychain.migration"), database: database, device: device).getAllKeys()
+        let ledgerKeys = try await Keychain(
+            KeychainOptions(service: "apex-keychain.migration"), database: database, device: device
+        ).getAllKeys()
         #expect(!ledgerKeys.contains { $0.hasPrefix("journal:") }, "the journal is dropped once the target is verified")
     }
 
     /// The expo sample dump's records, written into `database` as expo-secure-store's own items; returns a device
     /// whose default access group is theirs.
     static func loadExpoSample(into database: any KeychainDatabase) throws -> SimulatedDevice {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let dump = try DumpReader.read(path: root.appendingPathComponent("samples/expo-secure-store/ios/keychain.plist").path)
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let dump = try DumpReader.read(
+            path: root.appendingPathComponent("samples/expo-secure-store/ios/keychain.plist").path)
         guard case .keychain(let records) = dump.content else {
             Issue.record("the expo sample is not a keychain dump")
             return SimulatedDevice()
@@ -85,7 +97,9 @@ struct OnDeviceMigrationTests {
         return SimulatedDevice(bundleIdentifier: "com.example.expoapp", teamIdentifier: "A1B2C3D4E5")
     }
 
-    @Test("expo's sample on the device: with removeSource every key moves in place, and the stale copy that holds a target key is journalled and removed too")
+    @Test(
+        "expo's sample on the device: with removeSource every key moves in place, and the stale copy that holds a target key is journalled and removed too"
+    )
     func expoSampleInPlace() async throws {
         let (database, _) = try Self.store([])
         let device = try Self.loadExpoSample(into: database)
@@ -95,7 +109,9 @@ struct OnDeviceMigrationTests {
             target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
         let report = try await migration.run()
         let actions = Dictionary(
-            report.items.map { ("\($0.source.service ?? "")/\($0.target?.key ?? $0.source.location)", $0.action?.rawValue ?? "") },
+            report.items.map {
+                ("\($0.source.service ?? "")/\($0.target?.key ?? $0.source.location)", $0.action?.rawValue ?? "")
+            },
             uniquingKeysWith: { a, _ in a })
         #expect(actions["app:no-auth/authToken"] == "create")
         #expect(actions["app/authToken"] == "shadowed")
@@ -111,11 +127,15 @@ struct OnDeviceMigrationTests {
         #expect(!left.contains("app/authToken"), "the stale copy under the target key is gone")
         #expect(!left.contains("app:no-auth/authToken") && !left.contains("app/deviceSecret"))
         #expect(left.count < before.count)
-        let ledgerKeys = try await Keychain(KeychainOptions(service: "apex-keychain.migration"), database: database, device: device).getAllKeys()
+        let ledgerKeys = try await Keychain(
+            KeychainOptions(service: "apex-keychain.migration"), database: database, device: device
+        ).getAllKeys()
         #expect(!ledgerKeys.contains { $0.hasPrefix("journal:") })
     }
 
-    @Test("a run stopped after it removed the sources and before its completion marker is finished by the next, which leaves the stale copy shadowed")
+    @Test(
+        "a run stopped after it removed the sources and before its completion marker is finished by the next, which leaves the stale copy shadowed"
+    )
     func staleCopyStaysShadowedAfterAnInterruptedRun() async throws {
         let (database, _) = try Self.store([])
         let device = try Self.loadExpoSample(into: database)
@@ -124,13 +144,16 @@ struct OnDeviceMigrationTests {
             target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
         _ = try await migration.run()
         // As a process killed between its last batch and the completion marker leaves it.
-        let ledger = try Keychain(KeychainOptions(service: "apex-keychain.migration"), database: database, device: device)
+        let ledger = try Keychain(
+            KeychainOptions(service: "apex-keychain.migration"), database: database, device: device)
         try await ledger.removeItem("done:default")
         let left = try Self.foreign(database)
 
         let next = try await migration.runIfNeeded()
         guard case .ran(let report) = next else { throw CancellationError() }
-        #expect(report.summary.conflict == 0, "the copy expo never read is not taken for the item once its newer copy is gone")
+        #expect(
+            report.summary.conflict == 0,
+            "the copy expo never read is not taken for the item once its newer copy is gone")
         let stale = report.items.first { $0.source.service == "app:auth" && $0.source.account == "authToken" }
         #expect(stale?.action == .shadowed)
         #expect(try Self.foreign(database) == left)
@@ -149,8 +172,13 @@ struct OnDeviceMigrationTests {
         let failed = try await migration.run()
         #expect(failed.summary.failed >= 2, "authToken and deviceSecret go to service app")
         let kept = Set(try Self.foreign(database).map { "\($0.service)/\($0.account)" })
-        let migrated = Set(failed.items.filter { $0.result == .verified }.map { "\($0.source.service ?? "")/\($0.source.account ?? "")" })
-        #expect(migrated == ["secrets:no-auth/api-key"], "only the item outside the failing service was migrated, and its source removed")
+        let migrated = Set(
+            failed.items.filter { $0.result == .verified }.map {
+                "\($0.source.service ?? "")/\($0.source.account ?? "")"
+            })
+        #expect(
+            migrated == ["secrets:no-auth/api-key"],
+            "only the item outside the failing service was migrated, and its source removed")
         #expect(kept == before.subtracting(migrated), "every item moved aside for a failed write is back where it was")
         #expect(try await Self.journalKeys(database, device).isEmpty)
     }
@@ -177,7 +205,9 @@ struct OnDeviceMigrationTests {
 
     @Test("removeSource never touches another library's item it did not migrate")
     func removesOnlyMigratedItems() async throws {
-        let (database, device) = try Self.store([("app", "token", "sample-token-0001"), ("app", "skip-this", "sample-keep")])
+        let (database, device) = try Self.store([
+            ("app", "token", "sample-token-0001"), ("app", "skip-this", "sample-keep"),
+        ])
         let migration = Migration(
             importers: [PlainImporter()], source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
@@ -272,13 +302,18 @@ struct OnDeviceMigrationTests {
         #expect(report.items.first?.result == .failed)
         #expect(report.items.first?.resultReason?.hasPrefix("USER_CANCELED") == true)
         #expect(try Self.foreign(database) == [source.attributes])
-        #expect(try database.attributes(matching: ItemQuery()).filter(\.isApexItem).allSatisfy { $0.service == "apex-keychain.migration" })
+        #expect(
+            try database.attributes(matching: ItemQuery()).filter(\.isApexItem).allSatisfy {
+                $0.service == "apex-keychain.migration"
+            })
         #expect(try await Self.journalKeys(database, device).isEmpty)
     }
 
     @Test("with removeSource, items already migrated by an earlier run have their sources removed")
     func existingItemsLoseTheirSources() async throws {
-        let (database, device) = try Self.store([("app", "token", "sample-token-0001"), ("app", "skip-this", "sample-keep")])
+        let (database, device) = try Self.store([
+            ("app", "token", "sample-token-0001"), ("app", "skip-this", "sample-keep"),
+        ])
         let options = ImportOptions(serviceMap: ["app": "moved"])
         let first = try await Migration(
             importers: [PlainImporter()], source: .database(database, device: device),
@@ -356,7 +391,9 @@ final class FaultyDatabase: KeychainDatabase, @unchecked Sendable {
 
     func delete(_ key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Bool {
         if lock.withLock({ deletesFail }),
-            try base.attributes(matching: ItemQuery(service: key.service, account: key.account)).contains(where: { !$0.isApexItem })
+            try base.attributes(matching: ItemQuery(service: key.service, account: key.account)).contains(where: {
+                !$0.isApexItem
+            })
         {
             throw DatabaseError(.io, "injected fault")
         }

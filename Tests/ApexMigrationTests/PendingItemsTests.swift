@@ -51,7 +51,8 @@ private final class WatchedDatabase: KeychainDatabase {
     }
     func value(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Data {
         let foreign = try inner.attributes(
-            matching: ItemQuery(itemClass: key.itemClass, service: key.service, account: key.account, accessGroup: key.accessGroup)
+            matching: ItemQuery(
+                itemClass: key.itemClass, service: key.service, account: key.account, accessGroup: key.accessGroup)
         ).contains { $0.primaryKey == key && !$0.isApexItem }
         counts.withLock { c in
             c.reads += 1
@@ -76,7 +77,9 @@ struct PendingItemsTests {
         ("app", "and-combination", "sample-x", "ck", []),
     ]
 
-    static func migration(_ database: any KeychainDatabase, _ device: SimulatedDevice, policy: MigrationPolicy = .init())
+    static func migration(
+        _ database: any KeychainDatabase, _ device: SimulatedDevice, policy: MigrationPolicy = .init()
+    )
         -> Migration
     {
         var records = Self.records
@@ -90,7 +93,9 @@ struct PendingItemsTests {
         report.items.first { $0.source.account == account }
     }
 
-    @Test("no passcode at launch 1: the passcode item is pending and the run incomplete; set before launch 2, it is migrated then; launch 3 costs one lookup")
+    @Test(
+        "no passcode at launch 1: the passcode item is pending and the run incomplete; set before launch 2, it is migrated then; launch 3 costs one lookup"
+    )
     func passcodeSetBetweenLaunches() async throws {
         let database = WatchedDatabase()
         let device = SimulatedDevice(passcodeSet: false)
@@ -162,7 +167,9 @@ struct PendingItemsTests {
         let database = InMemoryKeychainDatabase()
         let device = SimulatedDevice(passcodeSet: false)
         let policy = MigrationPolicy(giveUp: .init(afterRuns: 2))
-        guard case .ran(let first) = try await Self.migration(database, device, policy: policy).runIfNeeded() else { return }
+        guard case .ran(let first) = try await Self.migration(database, device, policy: policy).runIfNeeded() else {
+            return
+        }
         #expect(Self.item(first, "pin")?.state == .pending)
         device.relaunch()
         guard case .ran(let second) = try await Self.migration(database, device, policy: policy).runIfNeeded() else {
@@ -223,10 +230,14 @@ struct PendingItemsTests {
         #expect(second.items.first?.result == .verified)
         // The five skipped items stay in the keychain, and their values are not read again.
         #expect(database.foreignValueReads - before == 1)
-        #expect(try await Keychain(KeychainOptions(service: "app"), database: database, device: device).getItem("pin") == "value-of-pin")
+        #expect(
+            try await Keychain(KeychainOptions(service: "app"), database: database, device: device).getItem("pin")
+                == "value-of-pin")
     }
 
-    @Test("the device locked in the middle of a run: what could not be written is pending, and the next launch finishes it")
+    @Test(
+        "the device locked in the middle of a run: what could not be written is pending, and the next launch finishes it"
+    )
     func lockedMidRun() async throws {
         let database = WatchedDatabase()
         let device = SimulatedDevice()
@@ -243,7 +254,10 @@ struct PendingItemsTests {
             return
         }
         #expect(first.items.map(\.result) == [.verified, .failed, .failed])
-        #expect(first.items.dropFirst().allSatisfy { $0.cause == .keychain(.INTERACTION_NOT_ALLOWED) && $0.state == .pending })
+        #expect(
+            first.items.dropFirst().allSatisfy {
+                $0.cause == .keychain(.INTERACTION_NOT_ALLOWED) && $0.state == .pending
+            })
         #expect(!first.isComplete)
 
         device.unlock()

@@ -22,10 +22,11 @@ struct PlanApplyTests {
         let target = memoryTarget()
         let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
         let plan = try await migration.plan()
-        #expect(plan.actionsByAccount == [
-            "token": .create, "refresh": .create, "seed": .create, "skip-me": .skipped, "sealed-one": .sealed,
-            "blocked-one": .blocked,
-        ])
+        #expect(
+            plan.actionsByAccount == [
+                "token": .create, "refresh": .create, "seed": .create, "skip-me": .skipped, "sealed-one": .sealed,
+                "blocked-one": .blocked,
+            ])
         #expect(try target.database.attributes(matching: ItemQuery()).isEmpty)
     }
 
@@ -56,9 +57,11 @@ struct PlanApplyTests {
             target: memoryTarget())
         let plan = try await migration.plan()
         let found = plan.actions.map { "\($0.item.origin.path) \($0.item.origin.location) \($0.item.library.rawValue)" }
-        #expect(found == [
-            "a.plist item 1 expo-secure-store", "a.plist item 2 expo-secure-store", "b.plist item 1 react-native-keychain",
-        ])
+        #expect(
+            found == [
+                "a.plist item 1 expo-secure-store", "a.plist item 2 expo-secure-store",
+                "b.plist item 1 react-native-keychain",
+            ])
         #expect(plan.dumps.map(\.library) == [.expoSecureStore, .reactNativeKeychain])
     }
 
@@ -112,13 +115,17 @@ struct PlanApplyTests {
         #expect(second.summary.exists == 3)
         #expect(second.summary.create == 0)
         #expect(second.summary.written == 0)
-        #expect((target.database as? InMemoryKeychainDatabase)?.writeCount == writes.map { $0 + 1 }, "only the completion marker is rewritten")
+        #expect(
+            (target.database as? InMemoryKeychainDatabase)?.writeCount == writes.map { $0 + 1 },
+            "only the completion marker is rewritten")
     }
 
     @Test("a batch of 256 items costs two transactions and two ledger writes, not two per item")
     func ledgerWritesPerBatch() async throws {
         let count = 600
-        let records = (0..<count).map { (service: "app", account: "key-\($0)", value: "value-\($0)", pdmn: "ck", flags: AccessControlFlags()) }
+        let records = (0..<count).map {
+            (service: "app", account: "key-\($0)", value: "value-\($0)", pdmn: "ck", flags: AccessControlFlags())
+        }
         let database = InMemoryKeychainDatabase()
         let target = MigrationTarget(database: database, device: SimulatedDevice())
         let migration = Migration(
@@ -134,7 +141,8 @@ struct PlanApplyTests {
         let ledgerKeys = try await target.keychain(service: "apex-keychain.migration").getAllKeys()
         #expect(ledgerKeys.filter { $0.hasPrefix("entries:default:") }.count == batches)
         let second = try await Migration(
-            importers: [PlainImporter()], source: .dumps([dump(records)]), target: target).plan()
+            importers: [PlainImporter()], source: .dumps([dump(records)]), target: target
+        ).plan()
         #expect(second.count(.exists) == count)
     }
 
@@ -161,7 +169,9 @@ struct PlanApplyTests {
         #expect(report.text().contains("create (failed)"))
         #expect(report.text().contains("injected fault"))
         for record in records {
-            #expect(!json.contains(record.value) && !report.text().contains(record.value) && !report.markdown().contains(record.value))
+            #expect(
+                !json.contains(record.value) && !report.text().contains(record.value)
+                    && !report.markdown().contains(record.value))
         }
         #expect(try await migration.isComplete() == false, "a run with failures is not marked complete")
     }
@@ -183,9 +193,15 @@ struct PlanApplyTests {
     func completedRunIsOneLookup() async throws {
         let target = memoryTarget()
         let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
-        guard case .ran = try await migration.runIfNeeded() else { Issue.record("the first call must run"); return }
+        guard case .ran = try await migration.runIfNeeded() else {
+            Issue.record("the first call must run")
+            return
+        }
         let writes = (target.database as? InMemoryKeychainDatabase)?.writeCount
-        guard case .alreadyComplete = try await migration.runIfNeeded() else { Issue.record("the second call must not run"); return }
+        guard case .alreadyComplete = try await migration.runIfNeeded() else {
+            Issue.record("the second call must not run")
+            return
+        }
         #expect((target.database as? InMemoryKeychainDatabase)?.writeCount == writes)
     }
 
@@ -207,7 +223,8 @@ struct PlanApplyTests {
             attributes: ItemAttributes(service: "app", account: "token", accessGroup: target.device.defaultAccessGroup),
             value: Data("someone-else".utf8))
         try target.database.add(foreign)
-        let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(Array(Self.records.prefix(1)))]), target: target)
+        let migration = Migration(
+            importers: [PlainImporter()], source: .dumps([dump(Array(Self.records.prefix(1)))]), target: target)
         let report = try await migration.run()
         #expect(report.items.first?.action == .conflict)
         #expect(try target.database.value(for: foreign.attributes.primaryKey) == Data("someone-else".utf8))
@@ -218,7 +235,8 @@ struct PlanApplyTests {
         let target = memoryTarget()
         try target.database.add(
             KeychainItem(
-                attributes: ItemAttributes(service: "app", account: "token", accessGroup: target.device.defaultAccessGroup),
+                attributes: ItemAttributes(
+                    service: "app", account: "token", accessGroup: target.device.defaultAccessGroup),
                 value: Data("someone-else".utf8)))
         let migration = Migration(
             importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target,
@@ -261,7 +279,8 @@ struct PlanApplyTests {
         let target = memoryTarget()
         let app = try target.keychain(service: "app")
         try await app.setItem("token", "sample-token-0001", SetOptions(accessible: .afterFirstUnlock))
-        let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(Array(Self.records.prefix(1)))]), target: target)
+        let migration = Migration(
+            importers: [PlainImporter()], source: .dumps([dump(Array(Self.records.prefix(1)))]), target: target)
         #expect(try await migration.plan().actions.first?.action == .exists)
         try await app.setItem("token", "another-value", SetOptions(accessible: .afterFirstUnlock))
         #expect(try await migration.plan().actions.first?.action == .conflict)

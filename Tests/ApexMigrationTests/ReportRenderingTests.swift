@@ -22,24 +22,27 @@ struct ReportRenderingTests {
         _ index: Int, _ name: String, kind: TargetKind = .string, target: Bool = true, protectionKnown: Bool = true
     ) -> SourceItem {
         SourceItem(
-            library: index % 2 == 0 ? .expoSecureStore : .reactNativeKeychain, platform: index % 3 == 0 ? .android : .ios,
+            library: index % 2 == 0 ? .expoSecureStore : .reactNativeKeychain,
+            platform: index % 3 == 0 ? .android : .ios,
             origin: SourceOrigin(path: "dumps/\(name).plist", format: .iosPlist, location: "item \(index) \(name)"),
             source: SourceDescription(
                 itemClass: index % 4 == 0 ? nil : "genp", service: name, account: index % 5 == 0 ? nil : "acct-\(name)",
                 server: index % 3 == 1 ? "https://\(name)" : nil, accessGroup: index % 2 == 1 ? "group.\(name)" : nil,
-                protection: index % 6 == 0 ? [:] : ["pdmn": "ak", "sync": "0", name: name, "Z": "z", "é": "e", "a10": "", "a9": ""]),
+                protection: index % 6 == 0
+                    ? [:] : ["pdmn": "ak", "sync": "0", name: name, "Z": "z", "é": "e", "a10": "", "a9": ""]),
             value: .value(Data("secret-\(index)".utf8)),
             target: !target
                 ? nil
                 : !protectionKnown
-                ? .unknownProtection(
-                    service: "svc \(name)", key: "key \(name)", kind: kind, accessGroup: index % 4 == 0 ? "team.\(name)" : nil)
-                : TargetItem(
-                    service: "svc \(name)", key: "key \(name)", kind: kind,
-                    options: SetOptions(
-                        accessible: .whenUnlockedThisDeviceOnly, accessControl: index % 2 == 0 ? .biometryAny : nil,
-                        synchronizable: index % 7 == 0 ? true : nil),
-                    accessGroup: index % 2 == 0 ? "team.\(name)" : nil),
+                    ? .unknownProtection(
+                        service: "svc \(name)", key: "key \(name)", kind: kind,
+                        accessGroup: index % 4 == 0 ? "team.\(name)" : nil)
+                    : TargetItem(
+                        service: "svc \(name)", key: "key \(name)", kind: kind,
+                        options: SetOptions(
+                            accessible: .whenUnlockedThisDeviceOnly, accessControl: index % 2 == 0 ? .biometryAny : nil,
+                            synchronizable: index % 7 == 0 ? true : nil),
+                        accessGroup: index % 2 == 0 ? "team.\(name)" : nil),
             notes: index % 3 == 0 ? [] : ["note for \(name)", "second | note \(name)"])
     }
 
@@ -48,14 +51,16 @@ struct ReportRenderingTests {
             let action = MigrationAction.allCases[index % MigrationAction.allCases.count]
             return PlannedAction(
                 // Blocked items: some with their intended target and no protection, some with no target.
-                item: item(index, name, target: action != .blocked || index % 2 == 0, protectionKnown: action != .blocked),
+                item: item(
+                    index, name, target: action != .blocked || index % 2 == 0, protectionKnown: action != .blocked),
                 action: action,
                 reason: action == .create ? nil : "reason: \(name)")
         }
         return MigrationPlan(
             actions: actions,
             dumps: [
-                DumpSummary(path: "dumps/a b|c.plist", format: .iosPlist, library: .reactNativeKeychain, platform: .ios),
+                DumpSummary(
+                    path: "dumps/a b|c.plist", format: .iosPlist, library: .reactNativeKeychain, platform: .ios),
                 DumpSummary(path: "prefs\n.xml", format: .sharedPreferences, library: nil, platform: .android),
             ])
     }
@@ -64,24 +69,35 @@ struct ReportRenderingTests {
         let plan = plan()
         var results: [Int: ItemOutcome] = [:]
         for (index, planned) in plan.actions.enumerated() where planned.action == .create {
-            results[index] = [
-                ItemOutcome(.verified), ItemOutcome(.failed, reason: "INTERNAL: \(awkward[index])"),
-                ItemOutcome(.unverified, reason: "read back differs"),
-            ][index % 3]
+            results[index] =
+                [
+                    ItemOutcome(.verified), ItemOutcome(.failed, reason: "INTERNAL: \(awkward[index])"),
+                    ItemOutcome(.unverified, reason: "read back differs"),
+                ][index % 3]
         }
         return [
             ("dry run", MigrationReport(plan: plan, device: "ios", includeLabels: false)),
             ("dry run with labels", MigrationReport(plan: plan, device: "android", includeLabels: true)),
             ("run", MigrationReport(plan: plan, results: results, device: "ios", includeLabels: true)),
-            ("inventory", MigrationReport(
-                inventory: plan.actions.map(\.item),
-                dumps: [DumpSummary(path: "x", format: .objectionJSON, library: .expoSecureStore, platform: .ios)],
-                includeLabels: true)),
-            ("empty", MigrationReport(plan: MigrationPlan(actions: [], dumps: []), device: "ios", includeLabels: false)),
+            (
+                "inventory",
+                MigrationReport(
+                    inventory: plan.actions.map(\.item),
+                    dumps: [DumpSummary(path: "x", format: .objectionJSON, library: .expoSecureStore, platform: .ios)],
+                    includeLabels: true)
+            ),
+            (
+                "empty",
+                MigrationReport(plan: MigrationPlan(actions: [], dumps: []), device: "ios", includeLabels: false)
+            ),
             // Enough items to be written in several chunks.
-            ("many", MigrationReport(
-                plan: MigrationPlan(actions: Array(repeating: plan.actions, count: 200).flatMap { $0 }, dumps: plan.dumps),
-                results: results, device: "ios", includeLabels: true)),
+            (
+                "many",
+                MigrationReport(
+                    plan: MigrationPlan(
+                        actions: Array(repeating: plan.actions, count: 200).flatMap { $0 }, dumps: plan.dumps),
+                    results: results, device: "ios", includeLabels: true)
+            ),
         ]
     }
 
@@ -95,8 +111,12 @@ struct ReportRenderingTests {
         let written = report.json()
         #expect(written == expected)
         if written != expected {
-            let at = zip(written, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(written.count, expected.count)
-            Issue.record("first difference at byte \(at): …\(String(decoding: written.dropFirst(max(0, at - 60)).prefix(120), as: UTF8.self))…")
+            let at =
+                zip(written, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+                ?? min(written.count, expected.count)
+            Issue.record(
+                "first difference at byte \(at): …\(String(decoding: written.dropFirst(max(0, at - 60)).prefix(120), as: UTF8.self))…"
+            )
         }
         #expect(try JSONDecoder().decode(MigrationReport.self, from: written) == report)
     }
@@ -105,7 +125,8 @@ struct ReportRenderingTests {
     /// or a bidi control.
     static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
         scalar.properties.generalCategory == .control
-            || [0x061C, 0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069].contains(scalar.value)
+            || [0x061C, 0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069]
+                .contains(scalar.value)
     }
 
     /// A target as the text and Markdown tables show it, before names are made safe.
@@ -119,7 +140,8 @@ struct ReportRenderingTests {
 
     /// A name as the reports show it: unsafe scalars written as `\u{HEX}`.
     static func shown(_ text: String) -> String {
-        text.unicodeScalars.map { isUnsafe($0) ? "\\u{\(String($0.value, radix: 16, uppercase: true))}" : String($0) }.joined()
+        text.unicodeScalars.map { isUnsafe($0) ? "\\u{\(String($0.value, radix: 16, uppercase: true))}" : String($0) }
+            .joined()
     }
 
     /// The text report as a plain `String` rendering lays it out without a width: the sources, then each run of
@@ -143,14 +165,16 @@ struct ReportRenderingTests {
         let inventory = !report.items.isEmpty && report.items.allSatisfy { $0.action == nil }
         func inventoryCells(_ item: MigrationReport.Item) -> [String] {
             let raw = { (value: String) in value.hasPrefix("der:") || value.hasPrefix("hex:") }
-            let protection = item.source.protection.filter { !raw($0.value) }.sorted { $0.key < $1.key }
+            let protection =
+                item.source.protection.filter { !raw($0.value) }.sorted { $0.key < $1.key }
                 + item.source.protection.filter { raw($0.value) }.sorted { $0.key < $1.key }
             return [
                 cells(item)[0], shown(item.source.class ?? "-"),
                 shown(protection.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")),
             ]
         }
-        let table = inventory
+        let table =
+            inventory
             ? [["ITEM", "CLASS", "PROTECTION"]] + report.items.map(inventoryCells)
             : [["ITEM", "TARGET", "ACTION", "REASON"]] + report.items.map(cells)
         let fixed = table[0].count - 1
@@ -159,13 +183,22 @@ struct ReportRenderingTests {
             return column < fixed - 1 ? min(60, widest) : widest
         }
         func line(_ row: [String]) -> String {
-            var text = "  " + (0..<fixed).map { row[$0] + String(repeating: " ", count: max(0, widths[$0] - row[$0].count)) + "  " }.joined() + row[fixed]
+            var text =
+                "  "
+                + (0..<fixed).map { row[$0] + String(repeating: " ", count: max(0, widths[$0] - row[$0].count)) + "  " }
+                .joined() + row[fixed]
             while text.hasSuffix(" ") || text.hasSuffix("\t") { text.removeLast() }
             return text
         }
-        var out = report.device.isEmpty ? "" : report.dryRun ? "Dry run for device \(report.device): nothing was written.\n" : "Migration on device \(report.device).\n"
+        var out =
+            report.device.isEmpty
+            ? ""
+            : report.dryRun
+                ? "Dry run for device \(report.device): nothing was written.\n"
+                : "Migration on device \(report.device).\n"
         for source in report.sources {
-            out += "source: \(shown(source.path)) (\(source.format), \(source.library ?? "no library recognised"), \(source.platform))\n"
+            out +=
+                "source: \(shown(source.path)) (\(source.format), \(source.library ?? "no library recognised"), \(source.platform))\n"
         }
         var start = 0
         while start < report.items.count {
@@ -177,8 +210,11 @@ struct ReportRenderingTests {
                 end += 1
             }
             let group = report.items[start..<end]
-            let common = group.count > 1 ? group.first!.notes.filter { note in group.allSatisfy { $0.notes.contains(note) } } : []
-            out += "\n\(first.library) \(first.platform): \(shown(first.path)), \(group.count == 1 ? "1 item" : "\(group.count) items")\n"
+            let common =
+                group.count > 1
+                ? group.first!.notes.filter { note in group.allSatisfy { $0.notes.contains(note) } } : []
+            out +=
+                "\n\(first.library) \(first.platform): \(shown(first.path)), \(group.count == 1 ? "1 item" : "\(group.count) items")\n"
             for note in common { out += "  note (every item): \(shown(note))\n" }
             out += line(table[0]) + "\n"
             for item in group {
@@ -190,7 +226,9 @@ struct ReportRenderingTests {
         return out + (inventory ? "\nfound " : "\nsummary: ")
     }
 
-    @Test("without a width, the text is grouped by dump and library, pads by characters, caps columns at 60 and keeps notes under their item")
+    @Test(
+        "without a width, the text is grouped by dump and library, pads by characters, caps columns at 60 and keeps notes under their item"
+    )
     func textLayout() throws {
         for (name, report) in Self.reports {
             let text = report.text()
@@ -223,7 +261,11 @@ struct ReportRenderingTests {
                 content = content.dropFirst().dropLast()
             }
             spans.append(String(content))
-            rest = rest[min(rest.endIndex, rest.index(end, offsetBy: fence.count, limitedBy: rest.endIndex) ?? rest.endIndex)...]
+            rest =
+                rest[
+                    min(
+                        rest.endIndex, rest.index(end, offsetBy: fence.count, limitedBy: rest.endIndex) ?? rest.endIndex
+                    )...]
             if rest.first == " " { rest = rest.dropFirst() }
         }
         return spans
@@ -250,12 +292,15 @@ struct ReportRenderingTests {
         return cells.map { String(decoding: $0, as: UTF8.self) }
     }
 
-    @Test("a Markdown row stays one line: names are code spans, `|` is escaped, line breaks and controls are shown as escapes",
-          arguments: ["run", "many"])
+    @Test(
+        "a Markdown row stays one line: names are code spans, `|` is escaped, line breaks and controls are shown as escapes",
+        arguments: ["run", "many"])
     func markdownCells(name: String) throws {
         let report = try #require(Self.reports.first { $0.0 == name }?.1)
         let markdown = report.markdown()
-        let rows = markdown.split(separator: "\n", omittingEmptySubsequences: false).filter { $0.hasPrefix("| ") && !$0.hasPrefix("| Item |") }
+        let rows = markdown.split(separator: "\n", omittingEmptySubsequences: false).filter {
+            $0.hasPrefix("| ") && !$0.hasPrefix("| Item |")
+        }
         #expect(rows.count == report.items.count)
         #expect(!markdown.unicodeScalars.contains { $0 != "\n" && Self.isUnsafe($0) })
         for (row, item) in zip(rows, report.items) {
@@ -263,13 +308,18 @@ struct ReportRenderingTests {
             #expect(cells.count == 5)
             #expect(Self.codeSpans(cells[4]) == item.notes.map(Self.shown), "\(cells[4].debugDescription)")
             if let reason = item.reason {
-                #expect(Self.codeSpans(cells[3]).first?.hasPrefix(Self.shown(reason)) == true, "\(cells[3].debugDescription)")
+                #expect(
+                    Self.codeSpans(cells[3]).first?.hasPrefix(Self.shown(reason)) == true,
+                    "\(cells[3].debugDescription)")
             }
-            let names = [item.source.service, item.source.server, item.source.account].compactMap { $0 }.joined(separator: " / ")
+            let names = [item.source.service, item.source.server, item.source.account].compactMap { $0 }.joined(
+                separator: " / ")
             let found = "\(item.source.library) \(item.source.platform) \(names.isEmpty ? item.source.location : names)"
             #expect(Self.codeSpans(cells[0]).joined() == Self.shown(found), "\(cells[0].debugDescription)")
         }
-        #expect(markdown.contains("cr\\u{D}\\u{A}lf") && markdown.contains("lone\\u{D}cr") && markdown.contains("line\\u{A}break"))
+        #expect(
+            markdown.contains("cr\\u{D}\\u{A}lf") && markdown.contains("lone\\u{D}cr")
+                && markdown.contains("line\\u{A}break"))
         #expect(markdown.contains("a\\|b"))
     }
 }

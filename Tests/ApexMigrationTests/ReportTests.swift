@@ -17,7 +17,9 @@ struct ReportTests {
             source: SourceDescription(itemClass: "genp", service: "app", account: account, protection: ["pdmn": "ck"]),
             value: kind == .credentials
                 ? .credentials(username: account, password: secret) : .value(Data(secret.utf8)),
-            target: TargetItem(service: "app", key: kind == .credentials ? "credentials" : account, kind: kind, options: SetOptions(accessible: .afterFirstUnlock)),
+            target: TargetItem(
+                service: "app", key: kind == .credentials ? "credentials" : account, kind: kind,
+                options: SetOptions(accessible: .afterFirstUnlock)),
             notes: ["default service taken from --bundle-id"])
         return MigrationPlan(
             actions: [PlannedAction(item: item, action: .create)],
@@ -28,9 +30,10 @@ struct ReportTests {
     func jsonShape() throws {
         let report = MigrationReport(plan: Self.plan(), device: "ios", includeLabels: false)
         let object = try #require(JSONSerialization.jsonObject(with: report.json()) as? [String: Any])
-        #expect(Set(object.keys) == [
-            "formatVersion", "dryRun", "device", "sources", "items", "summary", "toolVersion", "timestamp", "store",
-        ])
+        #expect(
+            Set(object.keys) == [
+                "formatVersion", "dryRun", "device", "sources", "items", "summary", "toolVersion", "timestamp", "store",
+            ])
         // A library call's report is not stamped: the three are null, never left out.
         #expect(object["toolVersion"] is NSNull && object["timestamp"] is NSNull && object["store"] is NSNull)
         #expect(object["formatVersion"] as? Int == 1)
@@ -40,11 +43,21 @@ struct ReportTests {
         #expect(item["reason"] is NSNull)
         let source = try #require(item["source"] as? [String: Any])
         #expect(source["server"] is NSNull)
-        #expect(Set(source.keys).isSuperset(of: ["library", "platform", "path", "class", "service", "account", "server", "accessGroup", "protection"]))
+        #expect(
+            Set(source.keys).isSuperset(of: [
+                "library", "platform", "path", "class", "service", "account", "server", "accessGroup", "protection",
+            ]))
         let target = try #require(item["target"] as? [String: Any])
-        #expect(Set(target.keys) == ["service", "key", "kind", "accessible", "accessControl", "synchronizable", "accessGroup"])
+        #expect(
+            Set(target.keys) == [
+                "service", "key", "kind", "accessible", "accessControl", "synchronizable", "accessGroup",
+            ])
         let summary = try #require(object["summary"] as? [String: Int])
-        #expect(Set(summary.keys) == ["found", "create", "exists", "conflict", "blocked", "sealed", "shadowed", "skipped", "written", "verified", "failed"])
+        #expect(
+            Set(summary.keys) == [
+                "found", "create", "exists", "conflict", "blocked", "sealed", "shadowed", "skipped", "written",
+                "verified", "failed",
+            ])
         #expect(summary["found"] == 1 && summary["create"] == 1)
     }
 
@@ -58,8 +71,10 @@ struct ReportTests {
 
     @Test("a username shows only with includeLabels")
     func usernamesOnlyWhenAsked() {
-        let hidden = MigrationReport(plan: Self.plan(account: "person@example.com", kind: .credentials), device: "ios", includeLabels: false)
-        let shown = MigrationReport(plan: Self.plan(account: "person@example.com", kind: .credentials), device: "ios", includeLabels: true)
+        let hidden = MigrationReport(
+            plan: Self.plan(account: "person@example.com", kind: .credentials), device: "ios", includeLabels: false)
+        let shown = MigrationReport(
+            plan: Self.plan(account: "person@example.com", kind: .credentials), device: "ios", includeLabels: true)
         for text in [String(decoding: hidden.json(), as: UTF8.self), hidden.text(), hidden.markdown()] {
             #expect(!text.contains("person@example.com"))
         }
@@ -89,9 +104,15 @@ struct ReportTests {
         let object = try #require(JSONSerialization.jsonObject(with: report.json()) as? [String: Any])
         let item = try #require((object["items"] as? [[String: Any]])?.first)
         let target = try #require(item["target"] as? [String: Any])
-        #expect(Set(target.keys) == ["service", "key", "kind", "accessible", "accessControl", "synchronizable", "accessGroup"])
-        #expect(target["service"] as? String == "app" && target["key"] as? String == "token" && target["kind"] as? String == "string")
-        #expect(target["accessible"] is NSNull && target["accessControl"] is NSNull && target["synchronizable"] is NSNull)
+        #expect(
+            Set(target.keys) == [
+                "service", "key", "kind", "accessible", "accessControl", "synchronizable", "accessGroup",
+            ])
+        #expect(
+            target["service"] as? String == "app" && target["key"] as? String == "token"
+                && target["kind"] as? String == "string")
+        #expect(
+            target["accessible"] is NSNull && target["accessControl"] is NSNull && target["synchronizable"] is NSNull)
         for text in [report.text(), report.markdown()] {
             #expect(text.contains("app/token [string, no equivalent protection]"))
         }

@@ -17,7 +17,9 @@ struct ReportTextWidthTests {
     static let reports: [(String, MigrationReport)] =
         ReportRenderingTests.reports.filter { $0.0 != "many" }.map { name, report in
             var report = report
-            report.items.removeAll { $0.source.service?.unicodeScalars.first?.properties.generalCategory == .nonspacingMark }
+            report.items.removeAll {
+                $0.source.service?.unicodeScalars.first?.properties.generalCategory == .nonspacingMark
+            }
             return (name, report)
         }
 
@@ -30,7 +32,9 @@ struct ReportTextWidthTests {
     func fits(width: Int) {
         for (name, report) in Self.reports {
             let wide = Self.lines(report.text(width: width)).filter { $0.count > width }
-            #expect(wide.isEmpty, "\(name): \(wide.count) lines wider than \(width), first: \(wide.first.map { String($0) } ?? "")")
+            #expect(
+                wide.isEmpty,
+                "\(name): \(wide.count) lines wider than \(width), first: \(wide.first.map { String($0) } ?? "")")
         }
     }
 
@@ -109,8 +113,12 @@ struct ReportTextWidthTests {
                 if names.first == "", item.source.platform == "android" { names[0] = "(default)" }
                 let found = names.isEmpty ? item.source.location : names.joined(separator: " / ")
                 let target = ReportRenderingTests.targetCell(item.target)
-                #expect(squeezed(cell.item) == squeezed(ReportRenderingTests.shown(found)), "\(name): \(found.debugDescription)")
-                #expect(squeezed(cell.target) == squeezed(ReportRenderingTests.shown(target)), "\(name): \(target.debugDescription)")
+                #expect(
+                    squeezed(cell.item) == squeezed(ReportRenderingTests.shown(found)),
+                    "\(name): \(found.debugDescription)")
+                #expect(
+                    squeezed(cell.target) == squeezed(ReportRenderingTests.shown(target)),
+                    "\(name): \(target.debugDescription)")
             }
             let all = squeezed(text)
             for note in report.items.flatMap(\.notes) {
@@ -119,34 +127,43 @@ struct ReportTextWidthTests {
         }
     }
 
-    @Test("items are grouped by dump and library, and a note every item of a group has is printed once under its heading")
+    @Test(
+        "items are grouped by dump and library, and a note every item of a group has is printed once under its heading")
     func groups() throws {
         func item(_ index: Int, path: String, notes: [String]) -> PlannedAction {
             PlannedAction(
                 item: SourceItem(
                     library: .reactNativeKeychain, platform: .android,
                     origin: SourceOrigin(path: path, format: .sharedPreferences, location: "entry \(index)"),
-                    source: SourceDescription(itemClass: nil, service: index == 0 ? "" : "svc\(index)", account: nil, server: nil, accessGroup: nil, protection: [:]),
+                    source: SourceDescription(
+                        itemClass: nil, service: index == 0 ? "" : "svc\(index)", account: nil, server: nil,
+                        accessGroup: nil, protection: [:]),
                     value: .sealed("Android Keystore key"),
-                    target: TargetItem(service: "app", key: "k\(index)", kind: .credentials, options: SetOptions(), accessGroup: nil),
+                    target: TargetItem(
+                        service: "app", key: "k\(index)", kind: .credentials, options: SetOptions(), accessGroup: nil),
                     notes: notes),
                 action: .sealed, reason: "Android Keystore key")
         }
         let plan = MigrationPlan(
             actions: [
-                item(0, path: "a.xml", notes: ["shared note", "own note 0"]), item(1, path: "a.xml", notes: ["shared note"]),
-                item(2, path: "a.xml", notes: ["own note 2", "shared note"]), item(3, path: "b.xml", notes: ["shared note"]),
+                item(0, path: "a.xml", notes: ["shared note", "own note 0"]),
+                item(1, path: "a.xml", notes: ["shared note"]),
+                item(2, path: "a.xml", notes: ["own note 2", "shared note"]),
+                item(3, path: "b.xml", notes: ["shared note"]),
             ],
             dumps: [
-                DumpSummary(path: "a.xml", format: .sharedPreferences, library: .reactNativeKeychain, platform: .android),
-                DumpSummary(path: "b.xml", format: .sharedPreferences, library: .reactNativeKeychain, platform: .android),
+                DumpSummary(
+                    path: "a.xml", format: .sharedPreferences, library: .reactNativeKeychain, platform: .android),
+                DumpSummary(
+                    path: "b.xml", format: .sharedPreferences, library: .reactNativeKeychain, platform: .android),
             ])
         let report = MigrationReport(plan: plan, device: "android", includeLabels: false)
         for width in [nil, 80] as [Int?] {
             let lines = report.text(width: width).split(separator: "\n").map(String.init)
-            #expect(lines.filter { $0.hasPrefix("react-native-keychain android: ") } == [
-                "react-native-keychain android: a.xml, 3 items", "react-native-keychain android: b.xml, 1 item",
-            ])
+            #expect(
+                lines.filter { $0.hasPrefix("react-native-keychain android: ") } == [
+                    "react-native-keychain android: a.xml, 3 items", "react-native-keychain android: b.xml, 1 item",
+                ])
             // Once for the group of three; the lone item of b.xml keeps it as its own note.
             #expect(lines.filter { $0 == "  note (every item): shared note" }.count == 1)
             #expect(lines.filter { $0 == "      note: shared note" }.count == 1)

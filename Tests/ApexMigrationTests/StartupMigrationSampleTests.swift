@@ -19,7 +19,8 @@ struct StartupMigrationSampleTests {
     }
 
     /// The package's root, from this file's path.
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     @Test("the first launch migrates the sample's expo items; the next launch finds the migration complete")
     func firstThenNext() throws {

@@ -19,7 +19,10 @@ import Testing
             try statement.run()
         } throws: { error in
             guard let error = error as? SQLiteError else { return false }
-            let texts = [error.description, error.debugDescription, error.message, error.sql, "\(error)", String(reflecting: error)]
+            let texts = [
+                error.description, error.debugDescription, error.message, error.sql, "\(error)",
+                String(reflecting: error),
+            ]
             return error.primary == SQLITE_CONSTRAINT && error.sql == sql
                 && texts.allSatisfy { !$0.contains(canary) && !$0.contains("canary") }
         }

@@ -1,11 +1,12 @@
 import ApexDumps
 import ApexKeychain
 import ApexKeychainStore
-@testable import ApexMigration
 import ExpoSecureStoreImporter
 import Foundation
 import SampleDumps
 import Testing
+
+@testable import ApexMigration
 
 /// What the batched crash tests run and look at: a store, the `store-writer` child that migrates into it in
 /// small batches and kills itself at a chosen event, and a snapshot of everything the store holds.
@@ -58,7 +59,9 @@ enum BatchedMigration {
     }
 
     /// Runs `store-writer --migrate` into the store; returns its status, how it ended, and its output.
-    static func child(_ source: Source, store: URL, keyFile: URL, dump: String, killAt: Int?) throws
+    static func child(
+        _ source: Source, store: URL, keyFile: URL, dump: String, killAt: Int?
+    ) throws
         -> (reason: Process.TerminationReason, status: Int32, output: String, errors: String)
     {
         let process = Process()
@@ -67,10 +70,11 @@ enum BatchedMigration {
         if !FileManager.default.isExecutableFile(atPath: process.executableURL!.path) {
             process.executableURL = CLIBinary.url?.deletingLastPathComponent().appendingPathComponent("store-writer")
         }
-        process.arguments = [
-            "--store", store.path, "--key-file", keyFile.path, "--migrate", source == .dump ? dump : "store",
-            "--batch", String(batch),
-        ] + (killAt.map { ["--kill-at", String($0)] } ?? [])
+        process.arguments =
+            [
+                "--store", store.path, "--key-file", keyFile.path, "--migrate", source == .dump ? dump : "store",
+                "--batch", String(batch),
+            ] + (killAt.map { ["--kill-at", String($0)] } ?? [])
         let output = Pipe()
         let errors = Pipe()
         process.standardOutput = output
@@ -89,9 +93,11 @@ enum BatchedMigration {
     /// A migration of `source` into the open store, as the child makes it but in one batch per 512 items.
     static func migration(_ source: Source, _ database: SQLiteKeychainDatabase, dump: String) throws -> Migration {
         let device = device()
-        let from: MigrationSource = source == .dump ? .dumps(try DumpReader.readAll(paths: [dump])) : .database(database, device: device)
+        let from: MigrationSource =
+            source == .dump ? .dumps(try DumpReader.readAll(paths: [dump])) : .database(database, device: device)
         return Migration(
-            importers: [ExpoSecureStoreImporter()], source: from, target: MigrationTarget(database: database, device: device),
+            importers: [ExpoSecureStoreImporter()], source: from,
+            target: MigrationTarget(database: database, device: device),
             policy: MigrationPolicy(removeSource: source == .store))
     }
 

@@ -38,7 +38,8 @@ struct BlockedTargetCLITests {
         #expect(target["key"] as? String == "credentials")
         #expect(target["kind"] as? String == "credentials")
         #expect(target["accessGroup"] is NSNull)
-        #expect(target["accessible"] is NSNull && target["accessControl"] is NSNull && target["synchronizable"] is NSNull)
+        #expect(
+            target["accessible"] is NSNull && target["accessControl"] is NSNull && target["synchronizable"] is NSNull)
         // The bytes are what JSONEncoder writes for the same report.
         let report = try JSONDecoder().decode(MigrationReport.self, from: result.stdout)
         let encoder = JSONEncoder()
@@ -51,7 +52,8 @@ struct BlockedTargetCLITests {
     func textTarget() async throws {
         let sandbox = try Sandbox()
         let dump = try sandbox.write("keychain.json", Self.objection)
-        let result = try await sandbox.run(["migrate", dump, "--bundle-id", "com.example.app"], environment: ["COLUMNS": "200"])
+        let result = try await sandbox.run(
+            ["migrate", dump, "--bundle-id", "com.example.app"], environment: ["COLUMNS": "200"])
         #expect(result.status == 0, "\(result.err)")
         #expect(result.out.contains("vault/credentials [credentials, no equivalent protection]"), "\(result.out)")
         #expect(result.out.contains("blocked"))

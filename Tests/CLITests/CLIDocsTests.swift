@@ -1,6 +1,7 @@
-@testable import apex_keychain
 import Foundation
 import Testing
+
+@testable import apex_keychain
 
 /// `docs/CLI.md` against the commands as the binary defines them: every command, its options (names, values,
 /// allowed values, defaults) and arguments, both ways. The definitions come from the commands' own
@@ -157,7 +158,8 @@ enum CLIDocsCheck {
                 forms[forms.count - 1] += words
             } else {
                 usage.problems.append(
-                    "\(pagePath):\(block.firstLine + offset): a usage line must start with 'apex-keychain' or continue an indented line")
+                    "\(pagePath):\(block.firstLine + offset): a usage line must start with 'apex-keychain' or continue an indented line"
+                )
             }
         }
         var commands: [[String]] = []
@@ -224,7 +226,8 @@ enum CLIDocsCheck {
         let known = Set(commands.map(\.name))
         for usage in usages where !known.contains(usage.command.joined(separator: " ")) {
             issues.append(
-                "\(pagePath):\(usage.line): documents `\(usage.command.joined(separator: " "))`, which is not a command of the binary")
+                "\(pagePath):\(usage.line): documents `\(usage.command.joined(separator: " "))`, which is not a command of the binary"
+            )
         }
         for command in commands {
             let documented = usages.filter { $0.command == command.path }
@@ -265,13 +268,15 @@ enum CLIDocsCheck {
             case (.value(let valueName), nil):
                 issues.append("\(where_) documents --\(option.name) as a flag, but it takes a value <\(valueName)>")
             case (.value(let valueName), let value?) where value != valueName:
-                issues.append("\(where_) documents --\(option.name) <\(value)>; the command calls its value <\(valueName)>")
+                issues.append(
+                    "\(where_) documents --\(option.name) <\(value)>; the command calls its value <\(valueName)>")
             default:
                 break
             }
             if option.repeats != definition.isRepeatable {
                 issues.append(
-                    "\(where_) documents --\(option.name) as \(option.repeats ? "" : "not ")repeatable; it is \(definition.isRepeatable ? "" : "not ")repeatable")
+                    "\(where_) documents --\(option.name) as \(option.repeats ? "" : "not ")repeatable; it is \(definition.isRepeatable ? "" : "not ")repeatable"
+                )
             }
         }
         for definition in defined where !usage.options.contains(where: { $0.name == definition.name }) {
@@ -281,11 +286,14 @@ enum CLIDocsCheck {
     }
 
     private static func compareArguments(_ usage: Usage, _ command: Command) -> [String] {
-        var expected = command.configuration.arguments.map { DocumentedArgument(name: $0.name, repeats: $0.isRepeating) }
+        var expected = command.configuration.arguments.map {
+            DocumentedArgument(name: $0.name, repeats: $0.isRepeating)
+        }
         if !command.configuration.subcommands.isEmpty { expected.insert(DocumentedArgument(name: "subcommand"), at: 0) }
         guard usage.arguments != expected else { return [] }
         func show(_ arguments: [DocumentedArgument]) -> String {
-            arguments.isEmpty ? "none" : arguments.map { "<\($0.name)>" + ($0.repeats ? " ..." : "") }.joined(separator: " ")
+            arguments.isEmpty
+                ? "none" : arguments.map { "<\($0.name)>" + ($0.repeats ? " ..." : "") }.joined(separator: " ")
         }
         return [
             "\(pagePath):\(usage.line): `\(command.name)` documents the arguments \(show(usage.arguments)); the command takes \(show(expected))"
@@ -320,7 +328,8 @@ enum CLIDocsCheck {
         if runs {
             for definition in options where !rows.contains(where: { $0.name == definition.name }) {
                 issues.append(
-                    "\(pagePath):\(usage.line): `\(command.name)` defines --\(definition.name), which its options table does not document")
+                    "\(pagePath):\(usage.line): `\(command.name)` defines --\(definition.name), which its options table does not document"
+                )
             }
         }
         return issues
@@ -345,7 +354,9 @@ enum CLIDocsCheck {
         let single = cell.hasPrefix("`") && cell.hasSuffix("`") && Markdown.codeSpans(cell).count == 1
         if let defaultValue = definition.defaultValue {
             guard cell == "`\(defaultValue)`" else {
-                return ["\(where_): the table gives the default of --\(definition.name) as \(cell); the command's default is `\(defaultValue)`"]
+                return [
+                    "\(where_): the table gives the default of --\(definition.name) as \(cell); the command's default is `\(defaultValue)`"
+                ]
             }
         } else if definition.isRequired {
             guard cell == "required" else {
@@ -380,7 +391,9 @@ enum CLIDocsCheck {
         }
         for command in commands {
             let configuration = command.configuration
-            var texts = [configuration.abstract, configuration.discussion ?? "", configuration.extraArgumentsHint ?? ""]
+            var texts = [
+                configuration.abstract, configuration.discussion ?? "", configuration.extraArgumentsHint ?? "",
+            ]
             texts += configuration.options.map(\.help) + configuration.arguments.map(\.help)
             for name in Set(texts.flatMap(optionNames(in:))).sorted() where !defined.contains(name) {
                 issues.append("the help of `\(command.name)` mentions --\(name), which no command defines")

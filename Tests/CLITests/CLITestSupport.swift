@@ -29,7 +29,8 @@ enum CLIBinary {
             for _ in 0..<6 {
                 let candidate = folder.appendingPathComponent("apex-keychain")
                 var isDirectory: ObjCBool = false
-                if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), !isDirectory.boolValue,
+                if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory),
+                    !isDirectory.boolValue,
                     FileManager.default.isExecutableFile(atPath: candidate.path)
                 {
                     return candidate
@@ -163,7 +164,8 @@ func expectGolden(_ actual: String, _ name: String, sourceLocation: SourceLocati
     let url = goldenFolder.appendingPathComponent(name)
     if ProcessInfo.processInfo.environment["APEX_UPDATE_GOLDEN"] == "1" {
         try Data(actual.utf8).write(to: url)
-        Issue.record("rewrote \(name): read it, then run again without APEX_UPDATE_GOLDEN", sourceLocation: sourceLocation)
+        Issue.record(
+            "rewrote \(name): read it, then run again without APEX_UPDATE_GOLDEN", sourceLocation: sourceLocation)
         return
     }
     let expected = try String(contentsOf: url, encoding: .utf8)

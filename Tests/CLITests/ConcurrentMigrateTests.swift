@@ -10,15 +10,18 @@ struct ConcurrentMigrateTests {
     /// A react-native-keychain dump of `count` services, each with one generic password whose value names `run`.
     static func dump(run: String, count: Int, in sandbox: Sandbox) throws -> String {
         let genp: [[String: Any]] = (0..<count).map { index in
-            ["acct": "user", "agrp": "A1B2C3D4E5.com.example.app", "pdmn": "ck", "svce": "svc-\(index)",
-             "v_Data": Data("\(run)-secret-\(index)".utf8)]
+            [
+                "acct": "user", "agrp": "A1B2C3D4E5.com.example.app", "pdmn": "ck", "svce": "svc-\(index)",
+                "v_Data": Data("\(run)-secret-\(index)".utf8),
+            ]
         }
         let data = try PropertyListSerialization.data(fromPropertyList: ["genp": genp], format: .binary, options: 0)
         return try sandbox.write("\(run).plist", data)
     }
 
-    @Test("two concurrent migrations of different dumps: every item ends as one run's value, and that run alone says verified",
-          arguments: 1...3)
+    @Test(
+        "two concurrent migrations of different dumps: every item ends as one run's value, and that run alone says verified",
+        arguments: 1...3)
     func twoRuns(round: Int) async throws {
         let sandbox = try Sandbox()
         let store = try await sandbox.initStore(device: "ios")

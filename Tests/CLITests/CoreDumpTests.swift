@@ -13,7 +13,9 @@ struct CoreDumpTests {
     /// The soft core size limit of a running process, from `/proc/<pid>/limits`.
     static func coreLimit(_ pid: Int32) -> String? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8) else { return nil }
-        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Max core file size") }) else { return nil }
+        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Max core file size") }) else {
+            return nil
+        }
         return line.dropFirst("Max core file size".count).split(separator: " ").first.map(String.init)
     }
 
@@ -33,7 +35,9 @@ struct CoreDumpTests {
         let binary = try #require(CLIBinary.url)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "ulimit -c unlimited; exec \"$0\" \"$@\"", binary.path, "store", "set", "--store", store, "k"]
+        process.arguments = [
+            "-c", "ulimit -c unlimited; exec \"$0\" \"$@\"", binary.path, "store", "set", "--store", store, "k",
+        ]
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.currentDirectoryURL = sandbox.url
         let input = Pipe()

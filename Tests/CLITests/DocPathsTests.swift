@@ -9,9 +9,11 @@ struct DocPathsTests {
     static let roots = ["Sources/", "Importers/", "Tests/", "docs/", "samples/", "scripts/", "Fuzz/"]
     static let topLevelFiles: Set<String> = ["Package.swift", "README.md", "CHANGELOG.md"]
 
-    @Test("code spans that are repository paths, and bare Swift file names, exist", arguments: [
-        "docs/ARCHITECTURE.md", "docs/CLI.md",
-    ])
+    @Test(
+        "code spans that are repository paths, and bare Swift file names, exist",
+        arguments: [
+            "docs/ARCHITECTURE.md", "docs/CLI.md",
+        ])
     func pathsExist(page: String) throws {
         let text = try Repository.text(page)
         let swiftFiles = Self.swiftFileNames()
@@ -21,7 +23,8 @@ struct DocPathsTests {
             for span in Markdown.codeSpans(line) where !span.contains("<") {
                 if Self.topLevelFiles.contains(span) || Self.roots.contains(where: { span.hasPrefix($0) }) {
                     checked += 1
-                    let exists = span.hasSuffix("/") ? Repository.isFolder(String(span.dropLast())) : Repository.exists(span)
+                    let exists =
+                        span.hasSuffix("/") ? Repository.isFolder(String(span.dropLast())) : Repository.exists(span)
                     #expect(exists, "\(page):\(index + 1): `\(span)` does not exist")
                 } else if span.range(of: "^[A-Za-z0-9_+.-]+\\.swift$", options: .regularExpression) != nil {
                     checked += 1
@@ -42,7 +45,8 @@ struct DocPathsTests {
                 let target = String(rest[range].dropFirst(2).dropLast())
                 rest = rest[range.upperBound...]
                 if target.contains("://") { continue }
-                #expect(Repository.exists("\(folder)/\(target)"), "\(page):\(index + 1): the link to \(target) is broken")
+                #expect(
+                    Repository.exists("\(folder)/\(target)"), "\(page):\(index + 1): the link to \(target) is broken")
             }
         }
     }

@@ -34,7 +34,8 @@ struct DumpHardeningTests {
         return names
     }
 
-    @Test("a keychain SQLite export with a WAL is read in memory: nothing is created under TMPDIR, not even for a moment")
+    @Test(
+        "a keychain SQLite export with a WAL is read in memory: nothing is created under TMPDIR, not even for a moment")
     func sqliteExportLeavesNoCopy() async throws {
         let export = sandbox.path("export.db")
         let writer = try Connection(path: export, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
@@ -81,12 +82,15 @@ struct DumpHardeningTests {
         let report = try jsonObject(result)
         let items = try #require(report["items"] as? [[String: Any]])
         let auth = try #require(
-            items.first { (($0["source"] as? [String: Any])?["service"] as? String) == "auth" }, "the auth item is reported")
+            items.first { (($0["source"] as? [String: Any])?["service"] as? String) == "auth" },
+            "the auth item is reported")
         #expect(auth["action"] as? String == "blocked")
         #expect(auth["state"] as? String == "final")
         let reason = try #require(auth["reason"] as? String)
         #expect(
-            reason.contains("damaged value: v_Data is <data> that is not valid Base64 (a last group shorter than four characters, without its padding)"),
+            reason.contains(
+                "damaged value: v_Data is <data> that is not valid Base64 (a last group shorter than four characters, without its padding)"
+            ),
             "\(reason)")
         let summary = try #require(report["summary"] as? [String: Int])
         #expect(summary["blocked"] == 1)

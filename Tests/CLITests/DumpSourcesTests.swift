@@ -49,7 +49,10 @@ struct DumpSourcesTests {
         #expect(internet.count == 2)
         for item in internet {
             #expect(item["action"] as? String == "blocked")
-            #expect((item["reason"] as? String)?.hasPrefix("the server, which names the target key (credentials:<server>), is unknown: objection's JSON has no server field") == true)
+            #expect(
+                (item["reason"] as? String)?.hasPrefix(
+                    "the server, which names the target key (credentials:<server>), is unknown: objection's JSON has no server field"
+                ) == true)
         }
         let summary = try #require(try jsonObject(result)["summary"] as? [String: Int])
         #expect(summary["conflict"] == 0 && summary["blocked"] == 2)
@@ -65,7 +68,8 @@ struct DumpSourcesTests {
             items[index]["server"] = server
             items[index]["port"] = "0"
         }
-        try sandbox.write("objection-server.json", try JSONSerialization.data(withJSONObject: items, options: .prettyPrinted))
+        try sandbox.write(
+            "objection-server.json", try JSONSerialization.data(withJSONObject: items, options: .prettyPrinted))
         let objection = try await sandbox.run(["migrate", "objection-server.json", "--format", "json"] + Self.bundleID)
         #expect(objection.status == 0)
         let expected = ["credentials:https://example.com", "credentials:https://api.example.com:8443"]
@@ -97,7 +101,8 @@ extension DumpSourcesTests {
             #expect(sources.first?["library"] as? String == "react-native-keychain", "\(name)")
             let found = try items(result)
             #expect(found.count == expected, "\(name)")
-            let note = "the file is named '\(name)', not RN_KEYCHAIN.xml: recognised as react-native-keychain's by its <service>:u, :p and :c entries"
+            let note =
+                "the file is named '\(name)', not RN_KEYCHAIN.xml: recognised as react-native-keychain's by its <service>:u, :p and :c entries"
             #expect(found.allSatisfy { ($0["notes"] as? [String])?.contains(note) == true }, "\(name)")
         }
         let text = try await sandbox.run(["inspect", "device1.xml"])
@@ -155,9 +160,12 @@ extension DumpSourcesTests {
 extension DumpSourcesTests {
     /// An iOS app folder as a backup holds it: one keychain dump among files that are none.
     func appFolder() throws {
-        try FileManager.default.createDirectory(atPath: sandbox.path("app/Frameworks"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: sandbox.path("app/Frameworks"), withIntermediateDirectories: true)
         try copySample("react-native-keychain/ios/keychain.plist", as: "app/keychain.plist")
-        try sandbox.write("app/Info.plist", """
+        try sandbox.write(
+            "app/Info.plist",
+            """
             <?xml version="1.0" encoding="UTF-8"?>
             <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
             <plist version="1.0">
@@ -167,7 +175,8 @@ extension DumpSourcesTests {
             """)
         try sandbox.write("app/package.json", "{\n  \"name\": \"sampleapp\",\n  \"version\": \"1.0.0\"\n}\n")
         var generator = SystemRandomNumberGenerator()
-        try sandbox.write("app/random.plist", Data((0..<4096).map { _ in UInt8.random(in: 0...255, using: &generator) }))
+        try sandbox.write(
+            "app/random.plist", Data((0..<4096).map { _ in UInt8.random(in: 0...255, using: &generator) }))
         try sandbox.write("app/Frameworks/notes.txt", "notes\n")
         try sandbox.write("app/.DS_Store", Data([0, 0, 0, 1]))
     }
@@ -180,10 +189,13 @@ extension DumpSourcesTests {
 
         """
 
-    @Test("in a folder, every file that is not a keychain dump is skipped with one line on stderr", arguments: ["inspect", "migrate"])
+    @Test(
+        "in a folder, every file that is not a keychain dump is skipped with one line on stderr",
+        arguments: ["inspect", "migrate"])
     func folderSkips(command: String) async throws {
         try appFolder()
-        let result = try await sandbox.run([command, "app", "--format", "json"] + (command == "migrate" ? Self.bundleID : []))
+        let result = try await sandbox.run(
+            [command, "app", "--format", "json"] + (command == "migrate" ? Self.bundleID : []))
         #expect(result.status == 0)
         #expect(result.err == Self.skippedLines)
         let sources = try #require(try jsonObject(result)["sources"] as? [[String: Any]])
@@ -206,20 +218,31 @@ extension DumpSourcesTests {
         #expect(result.status == 65)
         #expect(result.out == "")
         #expect(
-            result.err == "apex-keychain: app/Frameworks/notes.txt: unknown format: not an iOS keychain plist, a keychain "
+            result.err
+                == "apex-keychain: app/Frameworks/notes.txt: unknown format: not an iOS keychain plist, a keychain "
                 + "SQLite export, objection JSON, an Android SharedPreferences XML file or a DataStore preferences_pb "
                 + "file (--strict makes a file that is not a keychain dump an error)\n")
         // A folder of dumps only passes.
-        let dumps = try await sandbox.run([command, sample("react-native-keychain/ios"), "--strict", "--format", "json"])
+        let dumps = try await sandbox.run([
+            command, sample("react-native-keychain/ios"), "--strict", "--format", "json",
+        ])
         #expect(dumps.status == 0)
         #expect(dumps.err == "")
     }
 
-    @Test("a file named on the command line that is not a dump is an error (65), named", arguments: [
-        ("Info.plist", "not a keychain dump: the top-level dictionary has none of the class arrays genp, inet, cert, keys, idnt"),
-        ("package.json", "not a keychain dump: the top level is a dictionary, expected an array of objection's items"),
-        ("random.plist", "unknown format: "),
-    ])
+    @Test(
+        "a file named on the command line that is not a dump is an error (65), named",
+        arguments: [
+            (
+                "Info.plist",
+                "not a keychain dump: the top-level dictionary has none of the class arrays genp, inet, cert, keys, idnt"
+            ),
+            (
+                "package.json",
+                "not a keychain dump: the top level is a dictionary, expected an array of objection's items"
+            ),
+            ("random.plist", "unknown format: "),
+        ])
     func namedFileNotADump(name: String, message: String) async throws {
         try appFolder()
         for command in ["inspect", "migrate"] {
@@ -237,7 +260,9 @@ extension DumpSourcesTests {
         let result = try await sandbox.run(["inspect", "app"])
         #expect(result.status == 66)
         #expect(result.out == "")
-        #expect(result.err == Self.skippedLines + "apex-keychain: no keychain dump found in app (4 file(s) skipped: not keychain dumps)\n")
+        #expect(
+            result.err == Self.skippedLines
+                + "apex-keychain: no keychain dump found in app (4 file(s) skipped: not keychain dumps)\n")
         try FileManager.default.createDirectory(atPath: sandbox.path("empty"), withIntermediateDirectories: true)
         let empty = try await sandbox.run(["migrate", "empty"])
         #expect(empty.status == 66)
@@ -259,14 +284,16 @@ extension DumpSourcesTests {
 
 /// A dump on stdin (issue 14, item 7).
 extension DumpSourcesTests {
-    @Test("'-' reads a dump from stdin, detected by its content", arguments: [
-        ("react-native-keychain/android/shared_prefs/RN_KEYCHAIN.xml", "android-shared-preferences"),
-        ("react-native-keychain/android/files/datastore/RN_KEYCHAIN.preferences_pb", "android-datastore"),
-        ("react-native-keychain/ios/keychain-binary.plist", "ios-plist"),
-        ("react-native-keychain/ios/keychain-export.sqlite", "keychain-sqlite"),
-        ("react-native-keychain/ios/objection-dump.json", "objection-json"),
-        ("expo-secure-store/android/shared_prefs/SecureStore.xml", "android-shared-preferences"),
-    ])
+    @Test(
+        "'-' reads a dump from stdin, detected by its content",
+        arguments: [
+            ("react-native-keychain/android/shared_prefs/RN_KEYCHAIN.xml", "android-shared-preferences"),
+            ("react-native-keychain/android/files/datastore/RN_KEYCHAIN.preferences_pb", "android-datastore"),
+            ("react-native-keychain/ios/keychain-binary.plist", "ios-plist"),
+            ("react-native-keychain/ios/keychain-export.sqlite", "keychain-sqlite"),
+            ("react-native-keychain/ios/objection-dump.json", "objection-json"),
+            ("expo-secure-store/android/shared_prefs/SecureStore.xml", "android-shared-preferences"),
+        ])
     func standardInput(path: String, format: String) async throws {
         let data = try Data(contentsOf: URL(fileURLWithPath: sample(path)))
         let fromFile = try await sandbox.run(["inspect", sample(path), "--format", "json"])
@@ -281,7 +308,8 @@ extension DumpSourcesTests {
             try items(result).map { item in
                 var source = try #require(item["source"] as? [String: Any])
                 source["path"] = nil
-                return String(decoding: try JSONSerialization.data(withJSONObject: source, options: .sortedKeys), as: UTF8.self)
+                return String(
+                    decoding: try JSONSerialization.data(withJSONObject: source, options: .sortedKeys), as: UTF8.self)
             }
         }
         #expect(try described(result) == described(fromFile))
@@ -294,7 +322,8 @@ extension DumpSourcesTests {
             ["migrate", sample("expo-secure-store/ios"), "-", "--format", "json"] + Self.bundleID, stdin: plist)
         #expect(result.status == 0, "\(result.err)")
         let sources = try #require(try jsonObject(result)["sources"] as? [[String: Any]])
-        #expect(sources.compactMap { $0["path"] as? String } == [sample("expo-secure-store/ios/keychain.plist"), "(stdin)"])
+        #expect(
+            sources.compactMap { $0["path"] as? String } == [sample("expo-secure-store/ios/keychain.plist"), "(stdin)"])
     }
 
     @Test("stdin that is empty, or not a dump, is an error (65); '-' twice is a usage error")
@@ -304,8 +333,12 @@ extension DumpSourcesTests {
         #expect(empty.err == "apex-keychain: (stdin): empty: nothing was read\n")
         let info = try await sandbox.run(["inspect", "-"], stdin: Data("{\"name\": \"app\"}".utf8))
         #expect(info.status == 65)
-        #expect(info.err == "apex-keychain: (stdin): not a keychain dump: the top level is a dictionary, expected an array of objection's items\n")
-        let prefs = try await sandbox.run(["inspect", "-"], stdin: Data("<map><string name=\"theme\">dark</string></map>".utf8))
+        #expect(
+            info.err
+                == "apex-keychain: (stdin): not a keychain dump: the top level is a dictionary, expected an array of objection's items\n"
+        )
+        let prefs = try await sandbox.run(
+            ["inspect", "-"], stdin: Data("<map><string name=\"theme\">dark</string></map>".utf8))
         #expect(prefs.status == 65)
         #expect(prefs.err.hasPrefix("apex-keychain: (stdin): not a keychain dump: an Android preferences file"))
         let twice = try await sandbox.run(["inspect", "-", "-"], stdin: Data("[]".utf8))

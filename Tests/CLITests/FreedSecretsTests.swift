@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Review (hardening, item 9): the tool held every secret of the dumps until it exited. The dumps, items and plans
@@ -99,7 +99,8 @@ struct FreedSecretsTests {
     func migrate() async throws {
         let dump = try writeDump()
         let store = try await sandbox.initStore(device: "ios")
-        expectNoValues(try await scanWhileReporting(["migrate", dump, "--bundle-id", "com.example.app", "--store", store]))
+        expectNoValues(
+            try await scanWhileReporting(["migrate", dump, "--bundle-id", "com.example.app", "--store", store]))
     }
 
     @Test("after a dry run, no value is left in memory while the report is written")
@@ -121,7 +122,9 @@ extension Data {
     fileprivate func count(of pattern: Data) -> Int {
         withUnsafeBytes { haystack in
             pattern.withUnsafeBytes { needle in
-                guard let base = haystack.baseAddress, let wanted = needle.baseAddress, needle.count > 0 else { return 0 }
+                guard let base = haystack.baseAddress, let wanted = needle.baseAddress, needle.count > 0 else {
+                    return 0
+                }
                 let first = Int32(needle[0])
                 var count = 0
                 var offset = 0

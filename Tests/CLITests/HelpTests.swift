@@ -127,22 +127,26 @@ struct HelpTests {
     func setHelpExplainsStdin() async throws {
         let result = try await sandbox.run(["store", "set", "--help"])
         #expect(result.status == 0)
-        #expect(result.out.contains("""
-            The value is all of stdin, byte for byte: nothing is trimmed, so a trailing
-            newline is part of the value. Use printf '%s' rather than echo, which adds one:
+        #expect(
+            result.out.contains(
+                """
+                The value is all of stdin, byte for byte: nothing is trimmed, so a trailing
+                newline is part of the value. Use printf '%s' rather than echo, which adds one:
 
-              printf '%s' "$TOKEN" | apex-keychain store set --store app.db api-token
+                  printf '%s' "$TOKEN" | apex-keychain store set --store app.db api-token
 
-            """))
-        #expect(result.out.contains("""
-              --accessible <accessible>
-                                      When the item can be read. (values: afterFirstUnlock,
-                                      afterFirstUnlockThisDeviceOnly, whenUnlocked,
-                                      whenUnlockedThisDeviceOnly,
-                                      whenPasscodeSetThisDeviceOnly; default:
-                                      afterFirstUnlock)
+                """))
+        #expect(
+            result.out.contains(
+                """
+                  --accessible <accessible>
+                                          When the item can be read. (values: afterFirstUnlock,
+                                          afterFirstUnlockThisDeviceOnly, whenUnlocked,
+                                          whenUnlockedThisDeviceOnly,
+                                          whenPasscodeSetThisDeviceOnly; default:
+                                          afterFirstUnlock)
 
-            """))
+                """))
     }
 
     @Test(

@@ -53,7 +53,9 @@ struct HostileDumpTests {
         let items = try #require(try jsonObject(json)["items"] as? [[String: Any]])
         let reasons = items.compactMap { $0["reason"] as? String }
         #expect(reasons.count == 3)
-        #expect(reasons.first?.hasSuffix("2 other source items map to the same target key: \(dump) genp item 2, \(dump) genp item 3") == true)
+        #expect(
+            reasons.first?.hasSuffix(
+                "2 other source items map to the same target key: \(dump) genp item 2, \(dump) genp item 3") == true)
     }
 }
 
@@ -87,7 +89,10 @@ struct HostileNameTests {
     /// A binary plist of react-native-keychain items whose services, accounts and access groups are the attacks.
     func hostileDump() throws -> String {
         let genp: [[String: Any]] = Self.attacks.enumerated().map { index, name in
-            ["acct": name, "agrp": "A1B2C3D4E5.\(name)", "pdmn": "ck", "svce": name, "v_Data": Data("pw-\(index)".utf8)]
+            [
+                "acct": name, "agrp": "A1B2C3D4E5.\(name)", "pdmn": "ck", "svce": name,
+                "v_Data": Data("pw-\(index)".utf8),
+            ]
         }
         let data = try PropertyListSerialization.data(fromPropertyList: ["genp": genp], format: .binary, options: 0)
         return try sandbox.write("hostile\u{1B}[31m.plist", data)
@@ -114,7 +119,9 @@ struct HostileNameTests {
         // No cell text outside a code span: HTML, links and mentions are not rendered.
         #expect(markdown.out.contains("| `react-native-keychain ios <img src=x onerror=alert(1)>` |"))
         #expect(markdown.out.contains("`` tick`s ``") || markdown.out.contains("``tick`s"))
-        #expect(!markdown.out.contains("| <img") && !markdown.out.contains("| [click]") && !markdown.out.contains("| @everyone"))
+        #expect(
+            !markdown.out.contains("| <img") && !markdown.out.contains("| [click]")
+                && !markdown.out.contains("| @everyone"))
 
         let json = try await sandbox.run(["inspect", dump, "--format", "json", "--include-labels"])
         let items = try #require(try jsonObject(json)["items"] as? [[String: Any]])
@@ -124,7 +131,8 @@ struct HostileNameTests {
 
     @Test("stderr messages and store listings show a hostile name escaped")
     func messagesAndListingsAreSafe() async throws {
-        let broken = try sandbox.write("broken\u{1B}]0;pwned\u{7}.plist", "<?xml version=\"1.0\"?><plist><dict><key>genp")
+        let broken = try sandbox.write(
+            "broken\u{1B}]0;pwned\u{7}.plist", "<?xml version=\"1.0\"?><plist><dict><key>genp")
         let failed = try await sandbox.run(["inspect", broken])
         #expect(failed.status == 65)
         #expect(!Self.unsafe(failed.err))

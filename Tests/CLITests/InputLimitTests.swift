@@ -43,7 +43,9 @@ struct InputLimitTests {
         #expect(try await sandbox.run(["store", "get", "--store", store, "big"]).stdout.count == Self.valueLimit)
     }
 
-    @Test("--passphrase-file /dev/zero stops at 1 KiB: exit 64 naming the file, and init creates nothing", arguments: ["init", "list"])
+    @Test(
+        "--passphrase-file /dev/zero stops at 1 KiB: exit 64 naming the file, and init creates nothing",
+        arguments: ["init", "list"])
     func endlessPassphrase(_ command: String) async throws {
         let store = sandbox.path("store.db")
         if command == "list" { _ = try await sandbox.initStore() }

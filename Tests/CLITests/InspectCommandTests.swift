@@ -71,9 +71,10 @@ struct InspectCommandTests {
         let result = try await sandbox.run(["inspect", plist])
         #expect(result.status == 0)
         #expect(result.err == "")
-        #expect(result.out.hasPrefix(
-            "source: \(plist) (ios-plist, react-native-keychain, ios)\n\nreact-native-keychain ios: \(plist), 11 items\n"
-                + "  ITEM                          CLASS  PROTECTION\n"))
+        #expect(
+            result.out.hasPrefix(
+                "source: \(plist) (ios-plist, react-native-keychain, ios)\n\nreact-native-keychain ios: \(plist), 11 items\n"
+                    + "  ITEM                          CLASS  PROTECTION\n"))
         #expect(result.out.hasSuffix("\nfound 11 item(s)\n"))
         for secret in sampleSecrets { #expect(!result.out.contains(secret)) }
     }
@@ -146,9 +147,14 @@ struct TerminalWidthTests {
 
     @Test("without COLUMNS and a terminal, rows are one line each")
     func unlimited() async throws {
-        let result = try await sandbox.run(["migrate", sample("react-native-keychain/ios/keychain.plist"), "--bundle-id", "com.example.sampleapp"])
+        let result = try await sandbox.run([
+            "migrate", sample("react-native-keychain/ios/keychain.plist"), "--bundle-id", "com.example.sampleapp",
+        ])
         #expect(result.out.split(separator: "\n").contains { $0.count > 80 })
-        #expect(result.out.contains("  https://api.example.com:8443  com.example.sampleapp/credentials:https://api.example.com:8443 [credentials, whenUnlocked, biometryAnyOrPasscode]  create"))
+        #expect(
+            result.out.contains(
+                "  https://api.example.com:8443  com.example.sampleapp/credentials:https://api.example.com:8443 [credentials, whenUnlocked, biometryAnyOrPasscode]  create"
+            ))
     }
 }
 

@@ -15,8 +15,10 @@ struct LeftOutWarningsTests {
     @Test("--from lists the other libraries' items as skipped, and says how many")
     func fromFilter() async throws {
         let result = try await sandbox.run(
-            ["migrate", sample("react-native-keychain/android"), sample("expo-secure-store/android"),
-             "--from", "expo-secure-store", "--format", "json"] + Self.bundle)
+            [
+                "migrate", sample("react-native-keychain/android"), sample("expo-secure-store/android"),
+                "--from", "expo-secure-store", "--format", "json",
+            ] + Self.bundle)
         #expect(result.status == 0)
         let report = try #require(JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])
         let items = try #require(report["items"] as? [[String: Any]])
@@ -27,26 +29,35 @@ struct LeftOutWarningsTests {
             #expect((item["reason"] as? String)?.contains("only expo-secure-store was asked for") == true)
         }
         #expect(items.contains { $0["action"] as? String == "sealed" })
-        #expect(result.err.contains("warning: --from expo-secure-store: 10 react-native-keychain item(s) found and skipped\n"))
+        #expect(
+            result.err.contains(
+                "warning: --from expo-secure-store: 10 react-native-keychain item(s) found and skipped\n"))
     }
 
     @Test("a --service-map source that no service of the dumps is gets a warning; one that matches does not")
     func unmatchedServiceMap() async throws {
         let plist = sample("react-native-keychain/ios/keychain.plist")
-        let typo = try await sandbox.run(["migrate", plist, "--service-map", "authh=login", "--service-map", "auth=login"] + Self.bundle)
+        let typo = try await sandbox.run(
+            ["migrate", plist, "--service-map", "authh=login", "--service-map", "auth=login"] + Self.bundle)
         #expect(typo.status == 0)
-        #expect(typo.err == "warning: --service-map 'authh=…' matches no service of the dumps (services are compared byte for byte, as found)\n")
+        #expect(
+            typo.err
+                == "warning: --service-map 'authh=…' matches no service of the dumps (services are compared byte for byte, as found)\n"
+        )
         let quiet = try await sandbox.run(["migrate", plist, "--service-map", "authh=login", "--quiet"] + Self.bundle)
         #expect(quiet.err == "")
         // The empty FROM names react-native-keychain's Android default service, which its sample has.
-        let empty = try await sandbox.run(["migrate", sample("react-native-keychain/android"), "--service-map", "=main"] + Self.bundle)
+        let empty = try await sandbox.run(
+            ["migrate", sample("react-native-keychain/android"), "--service-map", "=main"] + Self.bundle)
         #expect(!empty.err.contains("--service-map"))
     }
 
     @Test("a dump in which no library's items were found gets a warning; a key file an importer uses does not")
     func unrecognisedDump() async throws {
         let certificates = try PropertyListSerialization.data(
-            fromPropertyList: ["cert": [["agrp": "A1B2C3D4E5.com.example.app", "pdmn": "ck", "labl": "a certificate"]]],
+            fromPropertyList: [
+                "cert": [["agrp": "A1B2C3D4E5.com.example.app", "pdmn": "ck", "labl": "a certificate"]]
+            ],
             format: .xml, options: 0)
         let dump = try sandbox.write("certificates.plist", certificates)
         let result = try await sandbox.run(["migrate", dump] + Self.bundle)

@@ -64,8 +64,9 @@ struct MigrateCommandTests {
         let text = try await sandbox.run(["migrate", Self.plist, "--bundle-id", "com.example.sampleapp"])
         #expect(text.status == 0)
         #expect(text.out.hasPrefix("Dry run for device ios: nothing was written.\n"))
-        #expect(text.out.hasSuffix(
-            "\nsummary: found 11, create 10, exists 0, conflict 0, blocked 0, sealed 0, shadowed 0, skipped 1\n"))
+        #expect(
+            text.out.hasSuffix(
+                "\nsummary: found 11, create 10, exists 0, conflict 0, blocked 0, sealed 0, shadowed 0, skipped 1\n"))
         let markdown = try await sandbox.run(
             ["migrate", Self.plist, "--bundle-id", "com.example.sampleapp", "--format", "markdown"])
         #expect(markdown.status == 0)
@@ -135,8 +136,10 @@ struct MigrateCommandTests {
     func runIncludeLabels() async throws {
         let store = try await sandbox.initStore(device: "ios")
         let result = try await sandbox.run(
-            ["migrate", Self.plist, "--store", store, "--bundle-id", "com.example.sampleapp", "--format", "json",
-             "--include-labels"])
+            [
+                "migrate", Self.plist, "--store", store, "--bundle-id", "com.example.sampleapp", "--format", "json",
+                "--include-labels",
+            ])
         #expect(result.out.contains("\"account\" : \"sample-user@example.com\""))
         for secret in sampleSecrets { #expect(!result.out.contains(secret)) }
     }
@@ -155,8 +158,10 @@ struct MigrateCommandTests {
     func dryRunWithStore() async throws {
         let store = try await sandbox.initStore(device: "ios")
         let result = try await sandbox.run(
-            ["migrate", Self.plist, "--store", store, "--dry-run", "--bundle-id", "com.example.sampleapp",
-             "--format", "json"])
+            [
+                "migrate", Self.plist, "--store", store, "--dry-run", "--bundle-id", "com.example.sampleapp",
+                "--format", "json",
+            ])
         #expect(result.status == 0)
         #expect(try jsonObject(result)["dryRun"] as? Bool == true)
         #expect(try await list(store) == "")
@@ -167,10 +172,15 @@ struct MigrateCommandTests {
         let store = try await sandbox.initStore(device: "ios")
         try await sandbox.set(store, "credentials", "another-password", ["--service", "auth", "--username", "someone"])
         let result = try await sandbox.run(
-            ["migrate", Self.plist, "--store", store, "--bundle-id", "com.example.sampleapp", "--on-conflict", "fail",
-             "--format", "json"])
+            [
+                "migrate", Self.plist, "--store", store, "--bundle-id", "com.example.sampleapp", "--on-conflict",
+                "fail",
+                "--format", "json",
+            ])
         #expect(result.status == 1)
-        #expect(result.err == "apex-keychain: \(store): 1 item(s) conflict with what the target holds; nothing was written\n")
+        #expect(
+            result.err
+                == "apex-keychain: \(store): 1 item(s) conflict with what the target holds; nothing was written\n")
         let report = try jsonObject(result)
         #expect(report["dryRun"] as? Bool == true)
         #expect(try summary(report)["conflict"] == 1)
@@ -234,7 +244,8 @@ struct MigrateCommandTests {
                 """)
         let map = try await sandbox.run(["migrate", Self.plist, "--service-map", "auth"])
         #expect(map.status == 64)
-        #expect(map.err.hasPrefix("apex-keychain: invalid value 'auth' for '--service-map <from=to>'; expected FROM=TO\n"))
+        #expect(
+            map.err.hasPrefix("apex-keychain: invalid value 'auth' for '--service-map <from=to>'; expected FROM=TO\n"))
         let keyFile = try await sandbox.run(["migrate", Self.plist, "--key-file", "k"])
         #expect(keyFile.status == 64)
         #expect(keyFile.err.hasPrefix("apex-keychain: '--key-file' unlocks a store: it needs '--store'\n"))
@@ -249,8 +260,10 @@ struct MigrateCommandTests {
     @Test("--service-map moves a service; --from selects a library")
     func serviceMapAndFrom() async throws {
         let result = try await sandbox.run(
-            ["migrate", Self.plist, "--bundle-id", "com.example.sampleapp", "--service-map", "auth=login",
-             "--format", "json"])
+            [
+                "migrate", Self.plist, "--bundle-id", "com.example.sampleapp", "--service-map", "auth=login",
+                "--format", "json",
+            ])
         #expect(result.status == 0)
         let targets = try #require(try jsonObject(result)["items"] as? [[String: Any]])
             .compactMap { ($0["target"] as? [String: Any])?["service"] as? String }
@@ -263,7 +276,9 @@ struct MigrateCommandTests {
             ($0["source"] as? [String: Any])?["service"] as? String == ""
         }
         #expect((blocked?["reason"] as? String)?.contains("name a service for \"\" with --service-map") == true)
-        let mapped = try await sandbox.run(["migrate", android, "--service-map", "=com.example.app", "--format", "json"])
+        let mapped = try await sandbox.run([
+            "migrate", android, "--service-map", "=com.example.app", "--format", "json",
+        ])
         #expect(mapped.status == 0, "\(mapped.err)")
         let defaultItem = try #require(try jsonObject(mapped)["items"] as? [[String: Any]]).first {
             ($0["source"] as? [String: Any])?["service"] as? String == "" && $0["action"] as? String != "shadowed"

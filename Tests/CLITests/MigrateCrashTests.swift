@@ -1,8 +1,9 @@
 import ApexKeychain
 import ApexKeychainStore
-@testable import ApexMigration
 import Foundation
 import Testing
+
+@testable import ApexMigration
 
 /// A migration killed at any point loses nothing, and the next run completes it: after a `migrate` into a store
 /// is SIGKILLed at a seed-chosen moment, a second run finishes, and a third finds every item in place.
@@ -15,7 +16,9 @@ struct MigrateCrashTests {
         let binary = try #require(CLIBinary.url)
         let process = Process()
         process.executableURL = binary
-        process.arguments = ["migrate", plist, "--bundle-id", "com.example.sampleapp", "--store", store, "--quiet", "--format", "json"]
+        process.arguments = [
+            "migrate", plist, "--bundle-id", "com.example.sampleapp", "--store", store, "--quiet", "--format", "json",
+        ]
         process.currentDirectoryURL = sandbox.url
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -29,8 +32,9 @@ struct MigrateCrashTests {
         try #require(JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])
     }
 
-    @Test("a migrate killed at a seed-chosen point is completed by the next run, and a third run finds all in place",
-          arguments: 1...8)
+    @Test(
+        "a migrate killed at a seed-chosen point is completed by the next run, and a third run finds all in place",
+        arguments: 1...8)
     func killedThenResumed(seed: Int) async throws {
         let sandbox = try Sandbox()
         let store = try await sandbox.initStore(device: "ios")
@@ -42,7 +46,8 @@ struct MigrateCrashTests {
         #expect(resumed.status == 0, "\(resumed.err)")
         let summary = try #require(try Self.report(resumed)["summary"] as? [String: Int])
         #expect(summary["failed"] == 0)
-        #expect(summary["conflict"] == 0, "a half-finished run must not leave items that conflict with their own source")
+        #expect(
+            summary["conflict"] == 0, "a half-finished run must not leave items that conflict with their own source")
 
         let third = try await sandbox.run(
             ["migrate", Self.plist, "--bundle-id", "com.example.sampleapp", "--store", store, "--format", "json"])
@@ -77,7 +82,9 @@ struct BatchedMigrateCrashTests {
             guard run.reason == .exit, run.status == 0,
                 let line = run.output.split(separator: "\n").first(where: { $0.hasPrefix("events ") }),
                 let events = Int(line.dropFirst("events ".count))
-            else { throw CocoaError(.executableLoad, userInfo: [NSDebugDescriptionErrorKey: "store-writer: \(run.errors)"]) }
+            else {
+                throw CocoaError(.executableLoad, userInfo: [NSDebugDescriptionErrorKey: "store-writer: \(run.errors)"])
+            }
             let snapshot = try StoreSnapshot(SQLiteKeychainDatabase(opening: store, key: .keyFile(keyFile)))
             runs[source] = (events, snapshot)
             return (events, snapshot)
@@ -86,14 +93,16 @@ struct BatchedMigrateCrashTests {
 
     static let references = References()
 
-    @Test("a migration from a dump killed at one of 30 points spread over its batches is completed by the next run",
-          arguments: 0..<30)
+    @Test(
+        "a migration from a dump killed at one of 30 points spread over its batches is completed by the next run",
+        arguments: 0..<30)
     func killedFromDump(point: Int) async throws {
         try await killedAndResumed(.dump, point: point, of: 30)
     }
 
-    @Test("an on-device migration that removes its sources, killed at one of 24 points, loses no source item",
-          arguments: 0..<24)
+    @Test(
+        "an on-device migration that removes its sources, killed at one of 24 points, loses no source item",
+        arguments: 0..<24)
     func killedOnDevice(point: Int) async throws {
         try await killedAndResumed(.store, point: point, of: 24)
     }
@@ -107,7 +116,9 @@ struct BatchedMigrateCrashTests {
         let (store, keyFile, dump) = try BatchedMigration.prepare(source, in: sandbox)
         let before = try StoreSnapshot(SQLiteKeychainDatabase(opening: store, key: .keyFile(keyFile)))
         let run = try BatchedMigration.child(source, store: store, keyFile: keyFile, dump: dump, killAt: killAt)
-        try #require(run.reason == .uncaughtSignal && run.status == SIGKILL, "event \(killAt) of \(reference.events): \(run.errors)")
+        try #require(
+            run.reason == .uncaughtSignal && run.status == SIGKILL,
+            "event \(killAt) of \(reference.events): \(run.errors)")
 
         let database = try SQLiteKeychainDatabase(opening: store, key: .keyFile(keyFile))
         let killed = try StoreSnapshot(database)
@@ -129,7 +140,8 @@ struct BatchedMigrateCrashTests {
         }
 
         // The ledger says of every item what the store holds.
-        let ledger = try Ledger(target: MigrationTarget(database: database, device: BatchedMigration.device()), id: "default")
+        let ledger = try Ledger(
+            target: MigrationTarget(database: database, device: BatchedMigration.device()), id: "default")
         var digests = Set<String>()
         for name in killed.items.keys {
             let (target, value) = try #require(expected[name], "\(name) is no item of the dump")
@@ -147,11 +159,16 @@ struct BatchedMigrateCrashTests {
         for (name, item) in killed.foreign {
             let original = name.hasSuffix(parkingSuffix) ? String(name.dropLast(parkingSuffix.count)) : name
             var unparked = item
-            if name != original { unparked.attributes.account = String(item.attributes.account.dropLast(parkingSuffix.count)) }
+            if name != original {
+                unparked.attributes.account = String(item.attributes.account.dropLast(parkingSuffix.count))
+            }
             #expect(before.foreign[original] == unparked, "\(original) changed")
-            if name != original { #expect(killed.records.contains { $0.hasPrefix("journal:") }, "\(original) is parked without a journal") }
+            if name != original {
+                #expect(killed.records.contains { $0.hasPrefix("journal:") }, "\(original) is parked without a journal")
+            }
         }
-        for (name, item) in before.foreign where killed.foreign[name] == nil && killed.foreign[name + parkingSuffix] == nil {
+        for (name, item) in before.foreign
+        where killed.foreign[name] == nil && killed.foreign[name + parkingSuffix] == nil {
             let targets = killed.items.filter { $0.value.attributes.account == item.attributes.account }
             #expect(
                 targets.contains { target in
@@ -163,7 +180,8 @@ struct BatchedMigrateCrashTests {
         let report = try await BatchedMigration.migration(source, database, dump: dump).run()
         #expect(report.summary.failed == 0 && report.summary.conflict == 0, "\(report.summary)")
         let resumed = try StoreSnapshot(database)
-        #expect(resumed.differences(from: reference.snapshot).isEmpty, "\(resumed.differences(from: reference.snapshot))")
+        #expect(
+            resumed.differences(from: reference.snapshot).isEmpty, "\(resumed.differences(from: reference.snapshot))")
         #expect(resumed.entries.values.allSatisfy { $0.state == .verified })
     }
 }

@@ -51,7 +51,8 @@ struct MigrateExitCodeTests {
     @Test("1: a conflict is reported item by item, the rest is migrated, stderr sums it up")
     func conflict() async throws {
         try await initStore()
-        try await sandbox.set("store.db", "credentials", "another-password", ["--service", "auth", "--username", "someone"])
+        try await sandbox.set(
+            "store.db", "credentials", "another-password", ["--service", "auth", "--username", "someone"])
         let result = try await sandbox.run(Self.migrate + ["--store", "store.db"])
         #expect(result.status == 1)
         #expect(
@@ -100,15 +101,18 @@ struct MigrateExitCodeTests {
         let result = try await sandbox.run(Self.migrate + ["--store", "store.db", "--report", "nowhere/report.txt"])
         #expect(result.status == 73)
         #expect(result.out == "")
-        #expect(result.err == "apex-keychain: can't write the report nowhere/report.txt: the folder nowhere does not exist\n")
+        #expect(
+            result.err
+                == "apex-keychain: can't write the report nowhere/report.txt: the folder nowhere does not exist\n")
         #expect(try await list() == "", "nothing was migrated")
         let folder = try await sandbox.run(Self.migrate + ["--report", "."])
         #expect(folder.status == 73)
         #expect(folder.err == "apex-keychain: can't write the report .: it is a folder\n")
     }
 
-    @Test("74: a store that can't be written stops the run; a later run completes it",
-          .enabled(if: immutableFilesAvailable))
+    @Test(
+        "74: a store that can't be written stops the run; a later run completes it",
+        .enabled(if: immutableFilesAvailable))
     func storeNotWritable() async throws {
         try await initStore()
         let store = sandbox.path("store.db")
@@ -127,18 +131,22 @@ struct MigrateExitCodeTests {
         try expectGolden(again.out, "migrate-run.txt")
     }
 
-    @Test("75: a passphrase store without a terminal is 'try later', and nothing is written",
-          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/setsid")))
+    @Test(
+        "75: a passphrase store without a terminal is 'try later', and nothing is written",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/setsid")))
     func noTerminal() async throws {
         try sandbox.writeSecret("passphrase", "pw")
         try await initStore(["--passphrase-file", "passphrase"])
-        let result = try await sandbox.run(Self.migrate + ["--store", "store.db"], launcher: ["/usr/bin/setsid", "-w"])
+        let result = try await sandbox.run(
+            Self.migrate + ["--store", "store.db"], launcher: ["/usr/bin/setsid", "-w"])
         #expect(result.status == 75)
         #expect(result.out == "")
         #expect(
             result.err == "apex-keychain: \(sandbox.path("store.db")): the store is locked with a passphrase and there "
                 + "is no terminal to ask for it; pass --passphrase-file FILE\n")
-        let list = try await sandbox.run(["store", "list", "--store", "store.db", "--all-services", "--passphrase-file", "passphrase"])
+        let list = try await sandbox.run([
+            "store", "list", "--store", "store.db", "--all-services", "--passphrase-file", "passphrase",
+        ])
         #expect(list.status == 0 && list.out == "")
     }
 
@@ -174,7 +182,9 @@ let immutableFilesAvailable: Bool = {
     guard FileManager.default.createFile(atPath: probe, contents: Data()) else { return false }
     defer { try? FileManager.default.removeItem(atPath: probe) }
     guard chattr("+i", probe) else { return false }
-    let blocked = FileManager.default.isWritableFile(atPath: probe) == false || (try? Data("x".utf8).write(to: URL(fileURLWithPath: probe))) == nil
+    let blocked =
+        FileManager.default.isWritableFile(atPath: probe) == false
+        || (try? Data("x".utf8).write(to: URL(fileURLWithPath: probe))) == nil
     _ = chattr("-i", probe)
     return blocked
 }()
@@ -196,7 +206,10 @@ struct FailOnTests {
         #expect(sealed.out.contains("summary: found"))
         #expect(sealed.err.contains("apex-keychain: the plan: ") && sealed.err.contains(" sealed (--fail-on)"))
         let clean = try await sandbox.run(
-            ["migrate", Self.plist, "--bundle-id", "com.example.sampleapp", "--fail-on", "conflict,blocked,sealed,pending"])
+            [
+                "migrate", Self.plist, "--bundle-id", "com.example.sampleapp", "--fail-on",
+                "conflict,blocked,sealed,pending",
+            ])
         #expect(clean.status == 0, "\(clean.err)")
         let bad = try await sandbox.run(["migrate", Self.plist, "--fail-on", "conflict,oops"])
         #expect(bad.status == 64)
@@ -208,8 +221,10 @@ struct FailOnTests {
         let store = try await sandbox.initStore(device: "ios")
         try await sandbox.set(store, "credentials", "another-password", ["--service", "auth", "--username", "someone"])
         let plan = try await sandbox.run(
-            ["migrate", Self.plist, "--bundle-id", "com.example.sampleapp", "--store", store, "--dry-run",
-             "--on-conflict", "fail"])
+            [
+                "migrate", Self.plist, "--bundle-id", "com.example.sampleapp", "--store", store, "--dry-run",
+                "--on-conflict", "fail",
+            ])
         #expect(plan.status == 1)
         #expect(plan.err.contains("1 conflict: with --on-conflict fail the run would stop"))
         let skip = try await sandbox.run(

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Issue 14, item 13: `migrate` on a terminal. The passphrase of a `linux` store is asked once per run (it also
@@ -23,7 +23,9 @@ struct MigrateProgressTests {
     }
 
     /// The bar as it is drawn: `migrating [====>   ]  120/500 items, 85 items/s`.
-    static var bar: Regex<(Substring, Substring, Substring, Substring)> { /migrating \[[=> ]{24}\] +(\d+)\/(\d+) items, (\d+|-) items\/s/ }
+    static var bar: Regex<(Substring, Substring, Substring, Substring)> {
+        /migrating \[[=> ]{24}\] +(\d+)\/(\d+) items, (\d+|-) items\/s/
+    }
 
     @Test("a passphrase store asks its passphrase once, and that answers every passcode-protected item")
     func passphraseOncePerRun() async throws {
@@ -47,13 +49,15 @@ struct MigrateProgressTests {
         let items = try #require(report["items"] as? [[String: Any]])
         let guarded = items.filter { item in
             let target = item["target"] as? [String: Any]
-            return item["action"] as? String == "create" && (target?["accessControl"] as? String).map { $0 != "none" } == true
+            return item["action"] as? String == "create"
+                && (target?["accessControl"] as? String).map { $0 != "none" } == true
         }
         #expect(guarded.count == 3, "pin, passcode-only and api.example.com need the passcode")
         for item in guarded { #expect(item["result"] as? String == "verified", "\(item)") }
     }
 
-    @Test("a run that takes over a second draws a bar with a count and a rate, from one second on, ending with a newline")
+    @Test(
+        "a run that takes over a second draws a bar with a count and a rate, from one second on, ending with a newline")
     func barForALongRun() async throws {
         let store = try await sandbox.initStore(device: "ios")
         let count = 3000
@@ -74,7 +78,9 @@ struct MigrateProgressTests {
         #expect(drawn.allSatisfy { $0.output.2 == "\(count)" })
         #expect(drawn.contains { $0.output.3 != "-" }, "a rate is shown")
         // Redrawn in place, then ended with the total and a newline.
-        #expect(transcript.hasSuffix("] \(count)/\(count) items, \(drawn.last!.output.3) items/s\u{1B}[K\r\n"), "\(transcript.suffix(200))")
+        #expect(
+            transcript.hasSuffix("] \(count)/\(count) items, \(drawn.last!.output.3) items/s\u{1B}[K\r\n"),
+            "\(transcript.suffix(200))")
         #expect(lines.allSatisfy { $0.hasPrefix("migrating [") || $0 == "\n" }, "only the bar is on stderr")
         // Fewer redraws than items: at most ten a second.
         #expect(drawn.count <= Int(elapsed * 10) + 2)

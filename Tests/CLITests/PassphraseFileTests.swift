@@ -13,8 +13,9 @@ struct PassphraseFileTests {
         try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
     }
 
-    @Test("init refuses a passphrase file that group or others can access (77), names it, and creates nothing",
-          arguments: [0o644, 0o640, 0o604, 0o620, 0o602])
+    @Test(
+        "init refuses a passphrase file that group or others can access (77), names it, and creates nothing",
+        arguments: [0o644, 0o640, 0o604, 0o620, 0o602])
     func initRefusesAnOpenFile(_ mode: Int) async throws {
         let store = sandbox.path("store.db")
         let file = try sandbox.write("passphrase", "correct horse\n")
@@ -36,7 +37,8 @@ struct PassphraseFileTests {
         #expect(try await sandbox.run(["store", "init", "--store", store, "--passphrase-file", file]).status == 0)
         try await sandbox.set(store, "k", "v", ["--passphrase-file", file])
         try chmod(file, 0o644)
-        let refused = "apex-keychain: \(store): the passphrase file \(file) is accessible by others (mode 644); "
+        let refused =
+            "apex-keychain: \(store): the passphrase file \(file) is accessible by others (mode 644); "
             + "run: chmod 600 \(file)\n"
         for command in [["list"], ["get", "k"], ["info", "k"], ["remove", "k"]] {
             let result = try await sandbox.run(
@@ -58,8 +60,9 @@ struct PassphraseFileTests {
         #expect(get.out == "v")
     }
 
-    @Test("a passphrase piped in through /dev/stdin (a pipe, private to the process) opens the store",
-          .enabled(if: FileManager.default.isExecutableFile(atPath: "/bin/sh")))
+    @Test(
+        "a passphrase piped in through /dev/stdin (a pipe, private to the process) opens the store",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/bin/sh")))
     func pipedPassphrase() async throws {
         let store = sandbox.path("store.db")
         let file = try sandbox.writeSecret("passphrase", "correct horse\n")
@@ -72,8 +75,9 @@ struct PassphraseFileTests {
         #expect(result.out == "v")
     }
 
-    @Test("an empty passphrase file, or one holding only a newline, is a usage error (64)",
-          arguments: ["", "\n"])
+    @Test(
+        "an empty passphrase file, or one holding only a newline, is a usage error (64)",
+        arguments: ["", "\n"])
     func emptyFile(_ contents: String) async throws {
         let store = sandbox.path("store.db")
         let good = try sandbox.writeSecret("good", "correct horse")

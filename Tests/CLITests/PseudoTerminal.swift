@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A pseudo-terminal, and `apex-keychain` run on it as on a user's terminal: in a new session whose controlling
@@ -23,7 +23,8 @@ final class PseudoTerminal {
         let openpt = try Self.libc("posix_openpt", as: (@convention(c) (Int32) -> Int32).self)
         let grantpt = try Self.libc("grantpt", as: (@convention(c) (Int32) -> Int32).self)
         let unlockpt = try Self.libc("unlockpt", as: (@convention(c) (Int32) -> Int32).self)
-        let ptsname = try Self.libc("ptsname_r", as: (@convention(c) (Int32, UnsafeMutablePointer<CChar>, Int) -> Int32).self)
+        let ptsname = try Self.libc(
+            "ptsname_r", as: (@convention(c) (Int32, UnsafeMutablePointer<CChar>, Int) -> Int32).self)
         master = openpt(O_RDWR | O_NOCTTY | O_CLOEXEC)
         try #require(master >= 0, "no pseudo-terminal: \(String(cString: strerror(errno)))")
         try #require(grantpt(master) == 0 && unlockpt(master) == 0)

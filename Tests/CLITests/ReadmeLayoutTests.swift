@@ -8,7 +8,8 @@ struct ReadmeLayoutTests {
     /// The folders the section names: its code spans that end with `/`, without the slash.
     static func namedFolders() throws -> (folders: [(line: Int, path: String)], section: Int) {
         let readme = try Repository.text("README.md")
-        let section = try #require(Markdown.section(readme, heading: "## Layout"), "README.md has no '## Layout' section")
+        let section = try #require(
+            Markdown.section(readme, heading: "## Layout"), "README.md has no '## Layout' section")
         var folders: [(Int, String)] = []
         for (offset, line) in section.lines.enumerated() {
             for span in Markdown.codeSpans(line) where span.hasSuffix("/") {
@@ -23,10 +24,11 @@ struct ReadmeLayoutTests {
     static func expectedFolders() -> [String] {
         var topLevel: Set<String>
         if let tracked = Repository.trackedFiles() {
-            topLevel = Set(tracked.compactMap { path in
-                let parts = path.split(separator: "/", maxSplits: 1)
-                return parts.count == 2 ? String(parts[0]) : nil
-            })
+            topLevel = Set(
+                tracked.compactMap { path in
+                    let parts = path.split(separator: "/", maxSplits: 1)
+                    return parts.count == 2 ? String(parts[0]) : nil
+                })
         } else {
             topLevel = Set(Repository.subfolders(of: ""))
         }
@@ -43,7 +45,9 @@ struct ReadmeLayoutTests {
         let (folders, _) = try Self.namedFolders()
         #expect(!folders.isEmpty)
         for (line, path) in folders {
-            #expect(Repository.isFolder(path), "README.md:\(line): the Layout section names `\(path)/`, which is not a folder")
+            #expect(
+                Repository.isFolder(path),
+                "README.md:\(line): the Layout section names `\(path)/`, which is not a folder")
         }
     }
 

@@ -70,7 +70,9 @@ struct ReportFileTests {
         let attributes = try FileManager.default.attributesOfItem(atPath: sandbox.path("report.json"))
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
         #expect(try Data(contentsOf: URL(fileURLWithPath: sandbox.path("report.json"))) == result.stdout)
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: sandbox.path(".")).filter { $0.contains("apex-report") }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: sandbox.path(".")).filter {
+            $0.contains("apex-report")
+        }
         #expect(leftovers.isEmpty)
     }
 
@@ -79,13 +81,16 @@ struct ReportFileTests {
         let store = try await sandbox.initStore(device: "ios")
         try FileManager.default.createDirectory(atPath: sandbox.path("full"), withIntermediateDirectories: false)
         // The report's folder is a 4 KiB file system of its own (in a mount namespace of this run only).
-        let launcher = ["/usr/bin/unshare", "-m", "/bin/sh", "-c",
-                        "mount -t tmpfs -o size=4k tmpfs full && exec \"$0\" \"$@\""]
+        let launcher = [
+            "/usr/bin/unshare", "-m", "/bin/sh", "-c",
+            "mount -t tmpfs -o size=4k tmpfs full && exec \"$0\" \"$@\"",
+        ]
         let result = try await sandbox.run(
             ["migrate", Self.plist, "--store", store, "--format", "json", "--report", "full/report.json"] + Self.bundle,
             launcher: launcher)
         #expect(result.status == 74)
-        #expect(result.err.contains("can't write the report full/report.json: No space left on device"), "\(result.err)")
+        #expect(
+            result.err.contains("can't write the report full/report.json: No space left on device"), "\(result.err)")
         #expect(result.err.contains("the migration ran, and its report is on stdout"))
         let report = try jsonObject(result)
         #expect((report["summary"] as? [String: Int])?["written"] == 10)

@@ -12,14 +12,17 @@ struct SingleValueOptionTests {
 
     init() throws { sandbox = try Sandbox() }
 
-
-    @Test("a single-value option given twice is a usage error naming it, never repeating its values",
-          arguments: [
-              (["store", "list", "--store", "a.db", "--store", "b.db"], "store", "apex-keychain store list"),
-              (["migrate", plist, "--format", "json", "--format", "text"], "format", "apex-keychain migrate"),
-              (["migrate", plist, "--bundle-id=one.secret", "--bundle-id", "two.secret"], "bundle-id", "apex-keychain migrate"),
-              (["inspect", plist, "--format", "json", "--format=json"], "format", "apex-keychain inspect"),
-          ])
+    @Test(
+        "a single-value option given twice is a usage error naming it, never repeating its values",
+        arguments: [
+            (["store", "list", "--store", "a.db", "--store", "b.db"], "store", "apex-keychain store list"),
+            (["migrate", plist, "--format", "json", "--format", "text"], "format", "apex-keychain migrate"),
+            (
+                ["migrate", plist, "--bundle-id=one.secret", "--bundle-id", "two.secret"], "bundle-id",
+                "apex-keychain migrate"
+            ),
+            (["inspect", plist, "--format", "json", "--format=json"], "format", "apex-keychain inspect"),
+        ])
     func givenTwice(arguments: [String], option: String, command: String) async throws {
         let result = try await sandbox.run(arguments)
         #expect(result.status == 64)

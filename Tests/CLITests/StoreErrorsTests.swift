@@ -135,7 +135,8 @@ struct StoreErrorsTests {
     @Test("a SQLite database of another schema is not a store (65)", .enabled(if: sqlite3Available))
     func otherSQLite() async throws {
         let store = sandbox.path("other.db")
-        try sqlite3(store, "CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes(body) VALUES ('x');")
+        try sqlite3(
+            store, "CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes(body) VALUES ('x');")
         let result = try await sandbox.run(["store", "get", "--store", store, "k"])
         #expect(result.status == 65)
         #expect(result.err == "apex-keychain: \(store): not a store: a SQLite database without the store's tables\n")
@@ -178,7 +179,9 @@ struct StoreErrorsTests {
         #expect(result.status == 77)
         #expect(result.err == "apex-keychain: \(store): the key file \(other).key does not open this store\n")
         try FileManager.default.moveItem(atPath: store + ".key", toPath: sandbox.path("moved.key"))
-        let moved = try await sandbox.run(["store", "get", "--store", store, "--key-file", sandbox.path("moved.key"), "k"])
+        let moved = try await sandbox.run([
+            "store", "get", "--store", store, "--key-file", sandbox.path("moved.key"), "k",
+        ])
         #expect(moved.out == "v")
     }
 
@@ -189,6 +192,7 @@ struct StoreErrorsTests {
         let result = try await sandbox.run(["store", "list", "--store", store])
         #expect(result.status == 77)
         #expect(
-            result.err == "apex-keychain: \(store): \(store).key: the key file can't be read: No such file or directory\n")
+            result.err
+                == "apex-keychain: \(store): \(store).key: the key file can't be read: No such file or directory\n")
     }
 }

@@ -136,7 +136,9 @@ struct StoreRealDatesTests {
 
     init() throws { sandbox = try Sandbox() }
 
-    @Test("an item of an ios or android store is dated now, and a rewrite moves its modified date", arguments: ["ios", "android"])
+    @Test(
+        "an item of an ios or android store is dated now, and a rewrite moves its modified date",
+        arguments: ["ios", "android"])
     func realDates(device: String) async throws {
         let store = try await sandbox.initStore(device: device)
         let before = Int64(Date().timeIntervalSince1970 * 1000)

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `store init` killed part-way: the next `store init` of the same store succeeds, and leaves nothing of the
@@ -57,7 +57,8 @@ struct StoreInitInterruptedTests {
             interrupted += 1
             let again = try await sandbox.run(["store", "init", "--store", store])
             #expect(again.status == 0, "attempt \(attempt): \(again.err)")
-            #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["store.db", "store.db.key"])
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["store.db", "store.db.key"])
             try await sandbox.set(store, "k", "v")
             #expect(try await sandbox.run(["store", "get", "--store", store, "k"]).out == "v")
         }

@@ -101,7 +101,8 @@ struct StoreInitTests {
         let result = try await sandbox.run(["store", "init", "--store", store, "--passphrase-file", file])
         #expect(result.status == 66)
         #expect(
-            result.err == "apex-keychain: \(store): can't read the passphrase file \(file): No such file or directory\n")
+            result.err == "apex-keychain: \(store): can't read the passphrase file \(file): No such file or directory\n"
+        )
         #expect(!FileManager.default.fileExists(atPath: store))
     }
 }

@@ -43,9 +43,14 @@ struct StoreListClearTests {
         let list = try await sandbox.run(["store", "list", "--store", store])
         #expect(list.status == 0)
         #expect(list.out == "")
-        #expect(list.err == "no items in service 'com.example.app'; 10 items in 8 other services: list them with --all-services\n")
+        #expect(
+            list.err
+                == "no items in service 'com.example.app'; 10 items in 8 other services: list them with --all-services\n"
+        )
         let one = try await sandbox.run(["store", "list", "--store", store, "--service", "nothing-here"])
-        #expect(one.err == "no items in service 'nothing-here'; 10 items in 8 other services: list them with --all-services\n")
+        #expect(
+            one.err
+                == "no items in service 'nothing-here'; 10 items in 8 other services: list them with --all-services\n")
         let auth = try await sandbox.run(["store", "list", "--store", store, "--service", "auth"])
         #expect(auth.out == "credentials\n")
         #expect(auth.err == "")
@@ -62,7 +67,8 @@ struct StoreListClearTests {
         #expect(all.err == "no items in \(store)\n")
         try await sandbox.set(store, "k", "v", ["--service", "other"])
         let one = try await sandbox.run(["store", "list", "--store", store])
-        #expect(one.err == "no items in service 'apex-keychain'; 1 item in 1 other service: list it with --all-services\n")
+        #expect(
+            one.err == "no items in service 'apex-keychain'; 1 item in 1 other service: list it with --all-services\n")
     }
 
     @Test("list --all-services leaves the migration's records out; --service names them explicitly")
@@ -87,20 +93,24 @@ struct StoreListClearTests {
         #expect(try await sandbox.run(["store", "get", "--store", store, "api-token"]).out == "t")
     }
 
-    @Test("init --bundle-id prints the default service, on every profile, and keeps it in the store",
-          arguments: ["linux", "android", "ios-no-passcode"])
+    @Test(
+        "init --bundle-id prints the default service, on every profile, and keeps it in the store",
+        arguments: ["linux", "android", "ios-no-passcode"])
     func bundleIDKept(_ device: String) async throws {
         let store = sandbox.path("\(device).db")
         let created = try await sandbox.run(
             ["store", "init", "--store", store, "--device", device, "--bundle-id", "com.acme.shop"])
         #expect(created.status == 0)
-        #expect(created.out == "store:    \(store)\ndevice:   \(device)\nservice:  com.acme.shop\nkey file: \(store).key\n")
+        #expect(
+            created.out == "store:    \(store)\ndevice:   \(device)\nservice:  com.acme.shop\nkey file: \(store).key\n")
         try await sandbox.set(store, "k", "v")
-        #expect(try await sandbox.run(["store", "list", "--store", store, "--all-services"]).out == "com.acme.shop\tk\n")
+        #expect(
+            try await sandbox.run(["store", "list", "--store", store, "--all-services"]).out == "com.acme.shop\tk\n")
     }
 
-    @Test("init refuses an empty --bundle-id, or the migration's own service (64), and creates nothing",
-          arguments: ["", "apex-keychain.migration"])
+    @Test(
+        "init refuses an empty --bundle-id, or the migration's own service (64), and creates nothing",
+        arguments: ["", "apex-keychain.migration"])
     func badBundleID(_ id: String) async throws {
         let store = sandbox.path("store.db")
         let result = try await sandbox.run(["store", "init", "--store", store, "--bundle-id=\(id)"])

@@ -14,7 +14,8 @@ struct StorePassphraseTests {
         let file = try sandbox.writeSecret("passphrase", "correct horse\n")
         let initResult = try await sandbox.run(["store", "init", "--store", store, "--passphrase-file", file])
         #expect(initResult.status == 0)
-        #expect(initResult.out == "store:    \(store)\ndevice:   linux\nservice:  apex-keychain\nkey:      passphrase\n")
+        #expect(
+            initResult.out == "store:    \(store)\ndevice:   linux\nservice:  apex-keychain\nkey:      passphrase\n")
         #expect(!FileManager.default.fileExists(atPath: store + ".key"))
 
         let set = try await sandbox.run(

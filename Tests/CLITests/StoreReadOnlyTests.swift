@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Stores the tool can't write: in a read-only folder, or a read-only file. They are read; a write fails (74)
@@ -79,14 +79,16 @@ struct StoreReadOnlyTests {
             #expect(result.status == 74, "\(write[0]): \(result.err)")
             #expect(result.out == "")
             #expect(
-                result.err == "apex-keychain: \(store): INTERNAL: service 'apex-keychain': database error: \(store): the "
+                result.err
+                    == "apex-keychain: \(store): INTERNAL: service 'apex-keychain': database error: \(store): the "
                     + "store is open read-only (this process can't write the store file or its folder); nothing was written\n",
                 "\(write[0])")
         }
     }
 
-    @Test("a store in a read-only folder is read; set, remove and clear exit 74 saying why, and nothing changes",
-          .enabled(if: canRunUnprivileged))
+    @Test(
+        "a store in a read-only folder is read; set, remove and clear exit 74 saying why, and nothing changes",
+        .enabled(if: canRunUnprivileged))
     func readOnlyFolder() async throws {
         let (folder, store) = try await makeStore()
         let before = try snapshot(folder)
@@ -97,8 +99,9 @@ struct StoreReadOnlyTests {
         #expect(try snapshot(folder) == before)
     }
 
-    @Test("a read-only store file is read; a write exits 74 saying why, and the file is unchanged",
-          .enabled(if: canRunUnprivileged))
+    @Test(
+        "a read-only store file is read; a write exits 74 saying why, and the file is unchanged",
+        .enabled(if: canRunUnprivileged))
     func readOnlyFile() async throws {
         let (_, store) = try await makeStore()
         let before = try Data(contentsOf: URL(fileURLWithPath: store))

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The store commands on a terminal (issue 14, items 14 and 15): `store set` asks for the value without echo when
@@ -20,11 +20,14 @@ struct StoreTerminalTests {
         return (terminal, try terminal.spawn(binary.path, arguments))
     }
 
-    @Test("set on a terminal asks for the value with echo off, stores the line typed without its newline, and never shows it")
+    @Test(
+        "set on a terminal asks for the value with echo off, stores the line typed without its newline, and never shows it"
+    )
     func setAsksWithoutEcho() async throws {
         let store = try await sandbox.initStore()
         let (terminal, pid) = try spawn(["store", "set", "--store", store, "api-token"])
-        try #require(terminal.waitFor("Value for 'api-token' in service 'apex-keychain': "), "no prompt: \(terminal.transcript)")
+        try #require(
+            terminal.waitFor("Value for 'api-token' in service 'apex-keychain': "), "no prompt: \(terminal.transcript)")
         try #require(terminal.waitForEchoOff(), "echo is off at the prompt")
         terminal.type(Array("\(canary)\n".utf8))
         let status = terminal.drain(until: pid)
@@ -61,8 +64,10 @@ struct StoreTerminalTests {
         terminal.type(Array("\n".utf8))
         let status = terminal.drain(until: pid)
         #expect(status >> 8 == 64, "\(terminal.transcript)")
-        #expect(terminal.transcript.contains(
-            "apex-keychain: the value typed is empty; nothing was written (pass --allow-empty to store an empty value)"))
+        #expect(
+            terminal.transcript.contains(
+                "apex-keychain: the value typed is empty; nothing was written (pass --allow-empty to store an empty value)"
+            ))
         #expect(try await sandbox.run(["store", "get", "--store", store, "k"]).out == "kept")
 
         let (again, second) = try spawn(["store", "set", "--store", store, "--allow-empty", "k"])
@@ -75,14 +80,17 @@ struct StoreTerminalTests {
         #expect(get.stdout.isEmpty)
     }
 
-    @Test("clear on a terminal asks first: 'n' (or just Enter) removes nothing and exits 1, 'y' removes and says how many",
-          arguments: ["n\n", "\n", "y\n", "YES\n"])
+    @Test(
+        "clear on a terminal asks first: 'n' (or just Enter) removes nothing and exits 1, 'y' removes and says how many",
+        arguments: ["n\n", "\n", "y\n", "YES\n"])
     func clearAsks(_ answer: String) async throws {
         let store = try await sandbox.initStore()
         try await sandbox.set(store, "a", "v")
         try await sandbox.set(store, "b", "v")
         let (terminal, pid) = try spawn(["store", "clear", "--store", store])
-        try #require(terminal.waitFor("Remove 2 items from service 'apex-keychain' of \(store)? [y/N] "), "\(terminal.transcript)")
+        try #require(
+            terminal.waitFor("Remove 2 items from service 'apex-keychain' of \(store)? [y/N] "),
+            "\(terminal.transcript)")
         #expect(terminal.echoes, "a question is answered with echo on")
         terminal.type(Array(answer.utf8))
         let status = terminal.drain(until: pid)

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The passphrase prompt turns echo off; a signal that ends the tool there gives it back.
@@ -26,7 +26,9 @@ struct TerminalEchoTests {
         }
     }
 
-    @Test("a signal at the passphrase prompt restores echo, then ends the tool by that signal", arguments: Ending.allCases)
+    @Test(
+        "a signal at the passphrase prompt restores echo, then ends the tool by that signal", arguments: Ending.allCases
+    )
     func echoRestored(_ ending: Ending) async throws {
         let store = sandbox.path("store.db")
         let passphrase = try sandbox.writeSecret("passphrase", "correct horse\n")
@@ -62,7 +64,8 @@ struct TerminalEchoTests {
     func echoRestoredAfterAnswer() async throws {
         let store = sandbox.path("store.db")
         let passphrase = try sandbox.writeSecret("passphrase", "correct horse\n")
-        try #require(try await sandbox.run(["store", "init", "--store", store, "--passphrase-file", passphrase]).status == 0)
+        try #require(
+            try await sandbox.run(["store", "init", "--store", store, "--passphrase-file", passphrase]).status == 0)
         let binary = try #require(CLIBinary.url)
         let terminal = try PseudoTerminal()
         let pid = try terminal.spawn(binary.path, ["store", "list", "--store", store])

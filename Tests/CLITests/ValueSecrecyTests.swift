@@ -9,7 +9,9 @@ struct ValueSecrecyTests {
 
     init() throws { sandbox = try Sandbox() }
 
-    func expectNoCanary(_ result: CLIResult, _ comment: Comment? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
+    func expectNoCanary(
+        _ result: CLIResult, _ comment: Comment? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(!result.err.contains(canary), comment, sourceLocation: sourceLocation)
         #expect(!result.out.contains(canary), comment, sourceLocation: sourceLocation)
     }
@@ -62,7 +64,8 @@ struct ValueSecrecyTests {
             ["list"], ["list", "--all-services"], ["info", "k"], ["info", "k", "--format", "json"],
             ["info", "credentials"], ["get", "missing"], ["set", "--access-control", "passcode", "k"],
         ] {
-            let result = try await sandbox.run(["store"] + arguments.prefix(1) + ["--store", store] + arguments.dropFirst())
+            let result = try await sandbox.run(
+                ["store"] + arguments.prefix(1) + ["--store", store] + arguments.dropFirst())
             expectNoCanary(result, "\(arguments)")
         }
         let get = try await sandbox.run(["store", "get", "--store", store, "k"])
@@ -74,7 +77,8 @@ struct ValueSecrecyTests {
             }
         }
         for arguments in [["remove", "k"], ["clear", "--yes"]] {
-            let result = try await sandbox.run(["store"] + arguments.prefix(1) + ["--store", store] + arguments.dropFirst())
+            let result = try await sandbox.run(
+                ["store"] + arguments.prefix(1) + ["--store", store] + arguments.dropFirst())
             #expect(result.status == 0)
             expectNoCanary(result, "\(arguments)")
         }

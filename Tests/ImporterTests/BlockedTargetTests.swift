@@ -31,18 +31,23 @@ import Testing
         let records = [
             undecoded,
             rnkRecord(service: "both", flags: [.biometryAny, .devicePasscode, .and], location: "item 2"),
-            rnkRecord("inet", service: nil, server: "https://example.com", flags: [.applicationPassword], location: "item 3"),
+            rnkRecord(
+                "inet", service: nil, server: "https://example.com", flags: [.applicationPassword], location: "item 3"),
         ]
         let items = try Self.rnk(records)
         #expect(items.map { Self.reason($0) != nil } == [true, true, true])
-        #expect(items.map(\.target) == [
-            .unknownProtection(
-                service: "undecoded", key: "credentials", kind: .credentials,
-                accessGroup: "ABCDE12345.com.example.shared"),
-            .unknownProtection(service: "both", key: "credentials", kind: .credentials),
-            .unknownProtection(service: "com.example.app", key: "credentials:https://example.com", kind: .credentials),
-        ])
-        #expect(items[0].notes.contains("kept in access group 'ABCDE12345.com.example.shared', which is not the app's default group"))
+        #expect(
+            items.map(\.target) == [
+                .unknownProtection(
+                    service: "undecoded", key: "credentials", kind: .credentials,
+                    accessGroup: "ABCDE12345.com.example.shared"),
+                .unknownProtection(service: "both", key: "credentials", kind: .credentials),
+                .unknownProtection(
+                    service: "com.example.app", key: "credentials:https://example.com", kind: .credentials),
+            ])
+        #expect(
+            items[0].notes.contains(
+                "kept in access group 'ABCDE12345.com.example.shared', which is not the app's default group"))
     }
 
     @Test func iosDamagedValueKeepsItsTargetWithItsProtection() throws {
@@ -50,9 +55,13 @@ import Testing
         damaged.value = .damaged("the data is truncated")
         let item = try #require(try Self.rnk([damaged]).first)
         #expect(Self.reason(item) == "damaged value: the data is truncated")
-        #expect(item.target == TargetItem(
-            service: "damaged", key: "credentials", kind: .credentials,
-            options: SetOptions(accessible: .whenUnlockedThisDeviceOnly, accessControl: AccessControl.none, synchronizable: false)))
+        #expect(
+            item.target
+                == TargetItem(
+                    service: "damaged", key: "credentials", kind: .credentials,
+                    options: SetOptions(
+                        accessible: .whenUnlockedThisDeviceOnly, accessControl: AccessControl.none,
+                        synchronizable: false)))
     }
 
     @Test func iosItemsWithNoTargetNameHaveNoTarget() throws {
@@ -67,7 +76,8 @@ import Testing
         #expect(items.map { Self.reason($0) != nil } == [true, true, true])
         #expect(items.allSatisfy { $0.target == nil })
         // No bundle id and no access group to infer it from: internet credentials have no service to go to.
-        let inet = try Self.rnk([rnkRecord("inet", service: nil, server: "https://example.com", group: nil)], ImportOptions())
+        let inet = try Self.rnk(
+            [rnkRecord("inet", service: nil, server: "https://example.com", group: nil)], ImportOptions())
         #expect(try #require(Self.reason(inet[0])).contains("--bundle-id"))
         #expect(inet[0].target == nil)
     }
@@ -81,7 +91,8 @@ import Testing
                 ("auth:u", "dXNlcg=="), ("auth:p", "cGFzcw=="), ("auth:c", "KeystoreFuture"),
                 (":u", "dXNlcg=="), (":p", "cGFzcw=="), (":c", "KeystoreFuture"),
             ])
-        let items = try ReactNativeKeychainImporter().importItems(from: [dump], options: ImportOptions(serviceMap: ["auth": "session"]))
+        let items = try ReactNativeKeychainImporter().importItems(
+            from: [dump], options: ImportOptions(serviceMap: ["auth": "session"]))
         let auth = try #require(items.first { $0.source.service == "auth" })
         #expect(Self.reason(auth) == "unknown cipher 'KeystoreFuture': its protection can't be mapped")
         #expect(auth.target == .unknownProtection(service: "session", key: "credentials", kind: .credentials))
@@ -92,8 +103,10 @@ import Testing
         #expect(unnamed.target == nil)
         // With it, the target is known.
         let named = try ReactNativeKeychainImporter().importItems(from: [dump], options: Self.app)
-        #expect(named.first { $0.source.service == "" }?.target == .unknownProtection(
-            service: "com.example.app", key: "credentials", kind: .credentials))
+        #expect(
+            named.first { $0.source.service == "" }?.target
+                == .unknownProtection(
+                    service: "com.example.app", key: "credentials", kind: .credentials))
     }
 
     // MARK: expo-secure-store
@@ -103,28 +116,40 @@ import Testing
         damaged.value = .damaged("the data is truncated")
         var damagedLong = Expo.item("4", service: "app", key: String(repeating: "k", count: 257))
         damagedLong.value = .damaged("the data is truncated")
-        let items = try Expo.run([Expo.keychain([
-            Expo.item("1", service: "app:auth", key: "both", flags: [.biometryAny, .devicePasscode, .and]),
-            Expo.item("2", service: "app", key: "synced", pdmn: "ak", flags: [.biometryAny], sync: true),
-            damaged, damagedLong,
-        ])], Expo.app)
+        let items = try Expo.run(
+            [
+                Expo.keychain([
+                    Expo.item("1", service: "app:auth", key: "both", flags: [.biometryAny, .devicePasscode, .and]),
+                    Expo.item("2", service: "app", key: "synced", pdmn: "ak", flags: [.biometryAny], sync: true),
+                    damaged, damagedLong,
+                ])
+            ], Expo.app)
         #expect(items.map { Self.reason($0) != nil } == [true, true, true, true])
         #expect(items[0].target == .unknownProtection(service: "app", key: "both", kind: .string))
         // Synchronizable with access control: the package has no such protection.
         #expect(items[1].target == .unknownProtection(service: "app", key: "synced", kind: .string))
-        #expect(items[2].target == TargetItem(
-            service: "app", key: "damaged", kind: .string,
-            options: SetOptions(accessible: .afterFirstUnlock, accessControl: AccessControl.none, synchronizable: false)))
+        #expect(
+            items[2].target
+                == TargetItem(
+                    service: "app", key: "damaged", kind: .string,
+                    options: SetOptions(
+                        accessible: .afterFirstUnlock, accessControl: AccessControl.none, synchronizable: false)))
         // A key the package can't hold: no target, even when the item is blocked for its value.
         #expect(items[3].target == nil)
     }
 
     @Test func expoAndroidUnreadableAuthenticationKeepsItsTargetWithoutProtection() throws {
-        let items = try Expo.run([Expo.prefs([("key_v1-token", Expo.newEntry(auth: "\"pin\"")), ("custom-secret", Expo.newEntry(alias: "custom", auth: "7"))])])
-        #expect(items.map { Self.reason($0) != nil } == [true, true])
-        #expect(items.map(\.target) == [
-            .unknownProtection(service: "app", key: "token", kind: .string),
-            .unknownProtection(service: "custom", key: "secret", kind: .string),
+        let items = try Expo.run([
+            Expo.prefs([
+                ("key_v1-token", Expo.newEntry(auth: "\"pin\"")),
+                ("custom-secret", Expo.newEntry(alias: "custom", auth: "7")),
+            ])
         ])
+        #expect(items.map { Self.reason($0) != nil } == [true, true])
+        #expect(
+            items.map(\.target) == [
+                .unknownProtection(service: "app", key: "token", kind: .string),
+                .unknownProtection(service: "custom", key: "secret", kind: .string),
+            ])
     }
 }

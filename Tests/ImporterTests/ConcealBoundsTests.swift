@@ -14,9 +14,11 @@ import Testing
     static func value(_ blob: [UInt8]) throws -> SourceValue {
         let text = Data(blob).base64EncodedString()
         let dumps = [
-            preferencesDump(Self.prefs + "RN_KEYCHAIN.xml", [("s:u", text), ("s:p", text), ("s:c", "FacebookConceal")]),
             preferencesDump(
-                Self.prefs + "crypto.KEY_256.xml", [("cipher_key", Data(repeating: 0x5A, count: 32).base64EncodedString())]),
+                Self.prefs + "RN_KEYCHAIN.xml", [("s:u", text), ("s:p", text), ("s:c", "FacebookConceal")]),
+            preferencesDump(
+                Self.prefs + "crypto.KEY_256.xml",
+                [("cipher_key", Data(repeating: 0x5A, count: 32).base64EncodedString())]),
         ]
         let items = try ReactNativeKeychainImporter().importItems(
             from: dumps, options: ImportOptions(bundleID: "com.example.app"))
@@ -26,14 +28,21 @@ import Testing
     @Test func blobAtItsMinimumLength() throws {
         // 01 02 ‖ IV (12) ‖ tag (16): an empty plaintext.
         let minimum: [UInt8] = [0x01, 0x02] + [UInt8](repeating: 0x11, count: 12 + 16)
-        #expect(try Self.value(Array(minimum.dropLast())) == .sealed("the FacebookConceal username entry is too short to be a Conceal ciphertext"))
-        #expect(try Self.value([]) == .sealed("the FacebookConceal username entry is too short to be a Conceal ciphertext"))
-        #expect(try Self.value([0x01, 0x03] + minimum.dropFirst(2)) == .sealed("the FacebookConceal username entry does not start with Conceal's KEY_256 header (01 02)"))
+        #expect(
+            try Self.value(Array(minimum.dropLast()))
+                == .sealed("the FacebookConceal username entry is too short to be a Conceal ciphertext"))
+        #expect(
+            try Self.value([]) == .sealed("the FacebookConceal username entry is too short to be a Conceal ciphertext"))
+        #expect(
+            try Self.value([0x01, 0x03] + minimum.dropFirst(2))
+                == .sealed("the FacebookConceal username entry does not start with Conceal's KEY_256 header (01 02)"))
         let reached = try Self.value(minimum)
         guard case .sealed(let reason) = reached else {
             Issue.record("a made-up tag verified: \(reached)")
             return
         }
-        #expect(reason.hasPrefix("FacebookConceal: the GCM tag does not verify") || reason.contains("no AES-256-GCM"), "\(reason)")
+        #expect(
+            reason.hasPrefix("FacebookConceal: the GCM tag does not verify") || reason.contains("no AES-256-GCM"),
+            "\(reason)")
     }
 }

@@ -19,11 +19,15 @@ struct ExpoSecureStoreAndroidTests {
             #expect(item.platform == .android)
             #expect(item.verdict == .migrate)
             #expect(item.source.service == "key_v1")
-            #expect(item.source.protection == [
-                "scheme": "aes", "tlen": "128", "keystoreAlias": "key_v1", "usesKeystoreSuffix": "true",
-                "requireAuthentication": "false",
-            ])
-            guard case .sealed(let why) = item.value else { Issue.record("not sealed"); continue }
+            #expect(
+                item.source.protection == [
+                    "scheme": "aes", "tlen": "128", "keystoreAlias": "key_v1", "usesKeystoreSuffix": "true",
+                    "requireAuthentication": "false",
+                ])
+            guard case .sealed(let why) = item.value else {
+                Issue.record("not sealed")
+                continue
+            }
             #expect(why.contains("AES/GCM/NoPadding:key_v1:keystoreUnauthenticated"))
             #expect(item.target?.service == "app")
             #expect(item.target?.kind == .string)
@@ -36,7 +40,7 @@ struct ExpoSecureStoreAndroidTests {
     @Test("real fixture (Expo Go): a scoped <experience>-SecureStore.xml, noted with its experience")
     func expoGoScoped() throws {
         let items = try Expo.run([
-            try Expo.prefs("expo-securestore-expogo-scoped-key_v1-SecureStore.xml", as: Self.expoGoPath),
+            try Expo.prefs("expo-securestore-expogo-scoped-key_v1-SecureStore.xml", as: Self.expoGoPath)
         ])
         let item = try #require(items.first)
         #expect(items.count == 1)
@@ -46,7 +50,9 @@ struct ExpoSecureStoreAndroidTests {
         #expect(Expo.notes(item, contain: "@anonymous/mobile-storage-whit-rooting-c28f9c3e"))
     }
 
-    @Test("in a file of another name, an entry is claimed by expo's JSON layout, after white space or a byte order mark too, and other values are left alone")
+    @Test(
+        "in a file of another name, an entry is claimed by expo's JSON layout, after white space or a byte order mark too, and other values are left alone"
+    )
     func otherFileClaims() throws {
         let path = "/data/data/com.example.app/shared_prefs/Other.xml"
         let items = try Expo.run([
@@ -69,7 +75,10 @@ struct ExpoSecureStoreAndroidTests {
             Expo.prefs([("key_v1-accessSecureToken", Expo.newEntry())]),
         ])
         #expect(items[1].verdict == .migrate)
-        guard case .shadowed(let why) = items[0].verdict else { Issue.record("scoped copy not shadowed"); return }
+        guard case .shadowed(let why) = items[0].verdict else {
+            Issue.record("scoped copy not shadowed")
+            return
+        }
         #expect(why.contains("SecureStore.xml entry 1"))
     }
 
@@ -88,7 +97,10 @@ struct ExpoSecureStoreAndroidTests {
         }
         #expect(items[0].source.protection["requireAuthentication"] == nil)
         #expect(items[1].source.protection["requireAuthentication"] == "true")
-        guard case .sealed(let rsa) = items[2].value else { Issue.record("hybrid not sealed"); return }
+        guard case .sealed(let rsa) = items[2].value else {
+            Issue.record("hybrid not sealed")
+            return
+        }
         #expect(rsa.contains("RSA/None/PKCS1Padding:<keychainService>"))
         #expect(items[2].source.protection["scheme"] == "hybrid")
     }
@@ -104,7 +116,10 @@ struct ExpoSecureStoreAndroidTests {
         #expect(bio.target?.options.accessControl == .biometryCurrentSet)
         #expect(bio.target?.options.accessible == .whenPasscodeSetThisDeviceOnly)
         #expect(bio.target?.options.authValidity == 0)
-        guard case .sealed(let alias) = bio.value else { Issue.record("not sealed"); return }
+        guard case .sealed(let alias) = bio.value else {
+            Issue.record("not sealed")
+            return
+        }
         #expect(alias.contains("AES/GCM/NoPadding:key_v1:keystoreAuthenticated"))
 
         let custom = try #require(Expo.find(items, key: "api-key", service: "my-service"))
@@ -112,7 +127,10 @@ struct ExpoSecureStoreAndroidTests {
         #expect(custom.verdict == .migrate)
 
         let leftover = try #require(Expo.find(items, key: "session", service: nil))
-        guard case .shadowed(let why) = leftover.verdict else { Issue.record("legacy leftover not shadowed"); return }
+        guard case .shadowed(let why) = leftover.verdict else {
+            Issue.record("legacy leftover not shadowed")
+            return
+        }
         #expect(why.contains("`key_v1`") && why.contains("entry 1"))
     }
 
@@ -123,7 +141,10 @@ struct ExpoSecureStoreAndroidTests {
             Expo.prefs([("key_v1-session", Expo.newEntry())], path: "new/SecureStore.xml"),
         ])
         let legacy = try #require(Expo.find(items, key: "session", service: nil))
-        guard case .shadowed(let why) = legacy.verdict else { Issue.record("legacy copy not shadowed"); return }
+        guard case .shadowed(let why) = legacy.verdict else {
+            Issue.record("legacy copy not shadowed")
+            return
+        }
         #expect(why.contains("new/SecureStore.xml entry 1") && why.contains("legacy bare key"))
         #expect(Expo.find(items, key: "bio_token", service: nil)?.verdict == .migrate)
     }
@@ -131,12 +152,16 @@ struct ExpoSecureStoreAndroidTests {
     @Test("requireAuthentication as a string (PR #41409): biometry, deviceCredentials, TRUE; unknown kinds blocked")
     func requireAuthenticationStrings() throws {
         let items = try Expo.run([try Expo.prefs("expo-generated/pr41409-SecureStore.xml")])
-        #expect(items.map(\.target?.options.accessControl) == [
-            .biometryCurrentSet, .biometryCurrentSetOrPasscode, .biometryCurrentSet, nil,
-        ])
+        #expect(
+            items.map(\.target?.options.accessControl) == [
+                .biometryCurrentSet, .biometryCurrentSetOrPasscode, .biometryCurrentSet, nil,
+            ])
         #expect(Expo.notes(items[1], contain: "deviceCredentials"))
         #expect(items[1].source.protection["requireAuthentication"] == "deviceCredentials")
-        guard case .blocked(let why) = items[3].verdict else { Issue.record("number flag not blocked"); return }
+        guard case .blocked(let why) = items[3].verdict else {
+            Issue.record("number flag not blocked")
+            return
+        }
         #expect(why.contains("requireAuthentication"))
     }
 
@@ -181,18 +206,27 @@ struct ExpoSecureStoreAndroidTests {
 
     @Test("names that differ only in Unicode normalisation are two entries, as Java compares them")
     func namesCompareByteForByte() throws {
-        let items = try Expo.run([Expo.prefs([("key_v1-caf\u{E9}", Expo.newEntry()), ("key_v1-cafe\u{301}", Expo.newEntry())])])
+        let items = try Expo.run([
+            Expo.prefs([("key_v1-caf\u{E9}", Expo.newEntry()), ("key_v1-cafe\u{301}", Expo.newEntry())])
+        ])
         #expect(items.count == 2)
         for item in items {
-            if case .shadowed = item.verdict { Issue.record("\(item.origin.location) was taken for a copy of the other") }
+            if case .shadowed = item.verdict {
+                Issue.record("\(item.origin.location) was taken for a copy of the other")
+            }
         }
     }
 
     @Test("a name the file holds twice: the last entry is the one Android keeps")
     func duplicateNames() throws {
-        let items = try Expo.run([Expo.prefs([("key_v1-a", Expo.newEntry()), ("key_v1-a", Expo.newEntry(auth: "true"))])])
+        let items = try Expo.run([
+            Expo.prefs([("key_v1-a", Expo.newEntry()), ("key_v1-a", Expo.newEntry(auth: "true"))])
+        ])
         #expect(items[1].verdict == .migrate)
-        guard case .shadowed(let why) = items[0].verdict else { Issue.record("first copy not shadowed"); return }
+        guard case .shadowed(let why) = items[0].verdict else {
+            Issue.record("first copy not shadowed")
+            return
+        }
         #expect(why.contains("entry 2"))
     }
 
@@ -200,25 +234,34 @@ struct ExpoSecureStoreAndroidTests {
     func winnerIsReadable() throws {
         let items = try Expo.run([
             Expo.prefs([("key_v1-a", Expo.newEntry()), ("key_v1-a", Expo.newEntry(auth: "true"))]),
-            Expo.prefs([("key_v1-a", Expo.newEntry())], path: "/data/data/host.exp.exponent/shared_prefs/x-SecureStore.xml"),
+            Expo.prefs(
+                [("key_v1-a", Expo.newEntry())], path: "/data/data/host.exp.exponent/shared_prefs/x-SecureStore.xml"),
         ])
         #expect(items.map { $0.verdict == .migrate } == [false, true, false])
-        guard case .shadowed(let why) = items[2].verdict else { Issue.record("scoped copy not shadowed"); return }
+        guard case .shadowed(let why) = items[2].verdict else {
+            Issue.record("scoped copy not shadowed")
+            return
+        }
         #expect(why.contains("SecureStore.xml entry 2"))
     }
 
     @Test("Base64 with line breaks and without padding is read as Android's decoder reads it")
     func tolerantBase64() throws {
-        let items = try Expo.run([Expo.prefs([
-            ("key_v1-wrapped", Expo.newEntry(ct: "AAECAwQFBgcICQoL\\nDA0ODxAREhM=\\n")),
-            ("key_v1-unpadded", Expo.newEntry(ct: "AAECAwQFBgcICQoLDA0ODxAREhM")),
-        ])])
+        let items = try Expo.run([
+            Expo.prefs([
+                ("key_v1-wrapped", Expo.newEntry(ct: "AAECAwQFBgcICQoL\\nDA0ODxAREhM=\\n")),
+                ("key_v1-unpadded", Expo.newEntry(ct: "AAECAwQFBgcICQoLDA0ODxAREhM")),
+            ])
+        ])
         #expect(items.map(\.verdict) == [.migrate, .migrate])
     }
 
     @Test("filters and the service map name the keystoreAlias as found, or the service it maps to")
     func servicesOnAndroid() throws {
-        let dump = Expo.prefs([("key_v1-a", Expo.newEntry()), ("other-b", Expo.newEntry(alias: "other")), ("c", "{\"ct\":\"AA==\",\"iv\":\"AA==\",\"tlen\":128,\"scheme\":\"aes\"}")])
+        let dump = Expo.prefs([
+            ("key_v1-a", Expo.newEntry()), ("other-b", Expo.newEntry(alias: "other")),
+            ("c", "{\"ct\":\"AA==\",\"iv\":\"AA==\",\"tlen\":128,\"scheme\":\"aes\"}"),
+        ])
         let excluded = try Expo.run([dump], ImportOptions(excludeServices: ["app"]))
         #expect(excluded.map { if case .skipped = $0.verdict { true } else { false } } == [true, false, true])
 

@@ -22,14 +22,18 @@ struct ExpoSecureStoreIOSTests {
         notUTF8.generic = .data(Data([0xFF, 0xFE]))
         var noService = Expo.item("item 7", key: "lost")
         noService.service = nil
-        let items = try Expo.run([Expo.keychain([
-            Expo.item("item 1"), stringAccount, otherGeneric, noGeneric, internet, notUTF8, noService,
-        ])])
+        let items = try Expo.run([
+            Expo.keychain([
+                Expo.item("item 1"), stringAccount, otherGeneric, noGeneric, internet, notUTF8, noService,
+            ])
+        ])
         #expect(items.map(\.origin.location) == ["item 1", "item 2"])
         #expect(items.allSatisfy { $0.library == .expoSecureStore && $0.platform == .ios })
     }
 
-    @Test("generated plist of every version's layout: SDK 47/48 ck, SDK 49 akpu, ≤ 11 userPresence, 12.8 suffixes, access groups")
+    @Test(
+        "generated plist of every version's layout: SDK 47/48 ck, SDK 49 akpu, ≤ 11 userPresence, 12.8 suffixes, access groups"
+    )
     func generatedPlist() throws {
         let items = try Expo.run([try Expo.iosPlist("expo-generated/ios-keychain.plist")], Expo.app)
         #expect(items.count == 8)
@@ -41,13 +45,19 @@ struct ExpoSecureStoreIOSTests {
         #expect(session.verdict == .migrate)
         #expect(session.value == .value(Data("made-up-value-5".utf8)))
         #expect(session.target?.options.accessible == .whenUnlocked)
-        guard case .shadowed(let old) = try at("session", "app").verdict else { Issue.record("SDK 47 copy kept"); return }
+        guard case .shadowed(let old) = try at("session", "app").verdict else {
+            Issue.record("SDK 47 copy kept")
+            return
+        }
         #expect(old.contains("`app:no-auth`"))
 
         let bio = try at("bio_token", "app:auth")
         #expect(bio.verdict == .migrate)
         #expect(bio.target?.options.accessControl == .biometryCurrentSet)
-        guard case .shadowed = try at("bio_token", "app").verdict else { Issue.record("SDK 47 auth copy kept"); return }
+        guard case .shadowed = try at("bio_token", "app").verdict else {
+            Issue.record("SDK 47 auth copy kept")
+            return
+        }
 
         let akpu = try at("device_secret", "app")
         #expect(akpu.target?.options.accessible == .whenPasscodeSetThisDeviceOnly)
@@ -68,13 +78,18 @@ struct ExpoSecureStoreIOSTests {
 
     @Test("target: service without suffix, the Expo key, a string value; the source as found")
     func mapsOneItem() throws {
-        let items = try Expo.run([Expo.keychain([Expo.item("item 1", service: "app:no-auth", key: "auth.token", value: "abc")])])
+        let items = try Expo.run([
+            Expo.keychain([Expo.item("item 1", service: "app:no-auth", key: "auth.token", value: "abc")])
+        ])
         let item = try #require(items.first)
         #expect(item.verdict == .migrate)
         #expect(item.value == .value(Data("abc".utf8)))
-        #expect(item.target == TargetItem(
-            service: "app", key: "auth.token", kind: .string,
-            options: SetOptions(accessible: .whenUnlocked, accessControl: AccessControl.none, synchronizable: false)))
+        #expect(
+            item.target
+                == TargetItem(
+                    service: "app", key: "auth.token", kind: .string,
+                    options: SetOptions(
+                        accessible: .whenUnlocked, accessControl: AccessControl.none, synchronizable: false)))
         #expect(item.source.service == "app:no-auth")
         #expect(item.source.account == "auth.token")
         #expect(item.source.itemClass == "genp")
@@ -85,9 +100,11 @@ struct ExpoSecureStoreIOSTests {
     }
 
     /// The three spellings of one key, in every order of the records: expo reads no-auth, then auth, then bare.
-    @Test("one key under S:no-auth, S:auth and S: the copy expo reads first wins", arguments: [
-        [0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0],
-    ])
+    @Test(
+        "one key under S:no-auth, S:auth and S: the copy expo reads first wins",
+        arguments: [
+            [0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0],
+        ])
     func shadowingOrder(order: [Int]) throws {
         let spellings = [
             Expo.item("bare", service: "app", pdmn: "ck"),
@@ -99,7 +116,8 @@ struct ExpoSecureStoreIOSTests {
         #expect(byLocation["no-auth"]?.verdict == .migrate)
         for loser in ["auth", "bare"] {
             guard case .shadowed(let reason)? = byLocation[loser]?.verdict else {
-                Issue.record("\(loser) not shadowed"); continue
+                Issue.record("\(loser) not shadowed")
+                continue
             }
             #expect(reason.contains("`app:no-auth`"))
         }
@@ -107,24 +125,32 @@ struct ExpoSecureStoreIOSTests {
 
     @Test("without a no-auth copy, the auth copy wins over the pre-12.8 bare one")
     func authBeatsBare() throws {
-        let items = try Expo.run([Expo.keychain([
-            Expo.item("bare", service: "svc"), Expo.item("auth", service: "svc:auth", flags: .biometryCurrentSet),
-        ])])
+        let items = try Expo.run([
+            Expo.keychain([
+                Expo.item("bare", service: "svc"), Expo.item("auth", service: "svc:auth", flags: .biometryCurrentSet),
+            ])
+        ])
         #expect(Expo.find(items, key: "token", service: "svc:auth")?.verdict == .migrate)
         let bare = try #require(Expo.find(items, key: "token", service: "svc"))
-        guard case .shadowed(let why) = bare.verdict else { Issue.record("bare copy not shadowed"); return }
+        guard case .shadowed(let why) = bare.verdict else {
+            Issue.record("bare copy not shadowed")
+            return
+        }
         #expect(why.contains("`svc:auth`"))
         #expect(bare.target?.service == "svc")
     }
 
     @Test("other keys, other services and other access groups don't shadow each other")
     func noFalseShadowing() throws {
-        let items = try Expo.run([Expo.keychain([
-            Expo.item("1", service: "app:no-auth", key: "a"),
-            Expo.item("2", service: "app", key: "b"),
-            Expo.item("3", service: "other", key: "a"),
-            Expo.item("4", service: "app", key: "a", group: "ABCDE12345.group.shared"),
-        ])], ImportOptions(bundleID: "com.example.app"))
+        let items = try Expo.run(
+            [
+                Expo.keychain([
+                    Expo.item("1", service: "app:no-auth", key: "a"),
+                    Expo.item("2", service: "app", key: "b"),
+                    Expo.item("3", service: "other", key: "a"),
+                    Expo.item("4", service: "app", key: "a", group: "ABCDE12345.group.shared"),
+                ])
+            ], ImportOptions(bundleID: "com.example.app"))
         #expect(items.count == 4)
         #expect(items.allSatisfy { $0.verdict == .migrate })
         #expect(items[3].target?.accessGroup == "ABCDE12345.group.shared")
@@ -133,10 +159,14 @@ struct ExpoSecureStoreIOSTests {
     @Test("a duplicate of the same item from a second dump is shadowed by the first")
     func duplicateAcrossDumps() throws {
         let items = try Expo.run([
-            Expo.keychain([Expo.item("item 1")], path: "a.plist"), Expo.keychain([Expo.item("item 1")], path: "b.plist"),
+            Expo.keychain([Expo.item("item 1")], path: "a.plist"),
+            Expo.keychain([Expo.item("item 1")], path: "b.plist"),
         ])
         #expect(items[0].verdict == .migrate)
-        guard case .shadowed(let why) = items[1].verdict else { Issue.record("duplicate not shadowed"); return }
+        guard case .shadowed(let why) = items[1].verdict else {
+            Issue.record("duplicate not shadowed")
+            return
+        }
         #expect(why.contains("a.plist item 1"))
     }
 
@@ -151,17 +181,20 @@ struct ExpoSecureStoreIOSTests {
 
     @Test("SDK 47/48 items are afterFirstUnlock: the stored class wins over the documented default")
     func storedClassOverDefault() throws {
-        let item = try #require(try Expo.run([Expo.keychain([Expo.item("1", service: "app", pdmn: "ck")])], Expo.app).first)
+        let item = try #require(
+            try Expo.run([Expo.keychain([Expo.item("1", service: "app", pdmn: "ck")])], Expo.app).first)
         #expect(item.target?.options.accessible == .afterFirstUnlock)
         #expect(item.notes.isEmpty)
     }
 
     @Test("requireAuthentication: biometryCurrentSet (12.0.0+) and userPresence (≤ 11.x), prompting on every read")
     func requireAuthentication() throws {
-        let items = try Expo.run([Expo.keychain([
-            Expo.item("new", service: "app:auth", key: "a", flags: .biometryCurrentSet),
-            Expo.item("old", service: "app", key: "b", pdmn: "ck", flags: .userPresence),
-        ])])
+        let items = try Expo.run([
+            Expo.keychain([
+                Expo.item("new", service: "app:auth", key: "a", flags: .biometryCurrentSet),
+                Expo.item("old", service: "app", key: "b", pdmn: "ck", flags: .userPresence),
+            ])
+        ])
         #expect(items[0].target?.options.accessControl == .biometryCurrentSet)
         #expect(items[0].target?.options.authValidity == 0)
         #expect(items[1].target?.options.accessControl == .biometryAnyOrPasscode)
@@ -171,35 +204,46 @@ struct ExpoSecureStoreIOSTests {
 
     @Test("a suffix that disagrees with the item's access control is noted, the item kept as found")
     func suffixDisagreement() throws {
-        let items = try Expo.run([Expo.keychain([
-            Expo.item("1", service: "app:auth", key: "a"),
-            Expo.item("2", service: "app:no-auth", key: "b", flags: .biometryCurrentSet),
-        ])])
+        let items = try Expo.run([
+            Expo.keychain([
+                Expo.item("1", service: "app:auth", key: "a"),
+                Expo.item("2", service: "app:no-auth", key: "b", flags: .biometryCurrentSet),
+            ])
+        ])
         #expect(items[0].target?.options.accessControl == AccessControl.none)
         #expect(Expo.notes(items[0], contain: "no access control"))
         #expect(items[1].target?.options.accessControl == .biometryCurrentSet)
         #expect(Expo.notes(items[1], contain: "has access control"))
     }
 
-    @Test("synchronizable items: synced when the package allows it, blocked otherwise, and never over a non-synced copy")
+    @Test(
+        "synchronizable items: synced when the package allows it, blocked otherwise, and never over a non-synced copy")
     func synchronizable() throws {
-        let items = try Expo.run([Expo.keychain([
-            Expo.item("ok", key: "a", pdmn: "ak", sync: true),
-            Expo.item("thisDevice", key: "b", pdmn: "aku", sync: true),
-            Expo.item("acl", key: "c", pdmn: "ak", flags: .biometryAny, sync: true),
-            Expo.item("synced copy", service: "app:no-auth", key: "d", sync: true),
-            Expo.item("local copy", service: "app", key: "d"),
-        ])])
+        let items = try Expo.run([
+            Expo.keychain([
+                Expo.item("ok", key: "a", pdmn: "ak", sync: true),
+                Expo.item("thisDevice", key: "b", pdmn: "aku", sync: true),
+                Expo.item("acl", key: "c", pdmn: "ak", flags: .biometryAny, sync: true),
+                Expo.item("synced copy", service: "app:no-auth", key: "d", sync: true),
+                Expo.item("local copy", service: "app", key: "d"),
+            ])
+        ])
         let at = Dictionary(uniqueKeysWithValues: items.map { ($0.origin.location, $0) })
         #expect(at["ok"]?.verdict == .migrate)
         #expect(at["ok"]?.target?.options.synchronizable == true)
         #expect(Expo.notes(at["ok"], contain: "synchronizable"))
         for blocked in ["thisDevice", "acl"] {
-            guard case .blocked(let why)? = at[blocked]?.verdict else { Issue.record("\(blocked) not blocked"); continue }
+            guard case .blocked(let why)? = at[blocked]?.verdict else {
+                Issue.record("\(blocked) not blocked")
+                continue
+            }
             #expect(why.contains("synchronizable"))
         }
         #expect(at["local copy"]?.verdict == .migrate)
-        guard case .shadowed(let why)? = at["synced copy"]?.verdict else { Issue.record("synced copy not shadowed"); return }
+        guard case .shadowed(let why)? = at["synced copy"]?.verdict else {
+            Issue.record("synced copy not shadowed")
+            return
+        }
         #expect(why.contains("synchronizable") && why.contains("`app`"))
     }
 
@@ -212,7 +256,8 @@ struct ExpoSecureStoreIOSTests {
         let given = try Expo.run(
             [Expo.keychain(records + [Expo.item("5", key: "e", group: "group.com.example.app")])],
             ImportOptions(bundleID: "com.example.app"))
-        #expect(given.map(\.target?.accessGroup) == [nil, nil, "ABCDE12345.group.shared", nil, "group.com.example.app"])
+        #expect(
+            given.map(\.target?.accessGroup) == [nil, nil, "ABCDE12345.group.shared", nil, "group.com.example.app"])
         #expect(Expo.notes(given[2], contain: "not the app's default"))
         #expect(given[0].notes.isEmpty)
 
@@ -233,12 +278,21 @@ struct ExpoSecureStoreIOSTests {
         let included = try Expo.run([Expo.keychain(records)], ImportOptions(includeServices: ["app"]))
         #expect(included.map(\.origin.location) == ["no-auth", "bare", "other"])
         #expect(included[0].verdict == .migrate)
-        guard case .skipped(let why) = included[2].verdict else { Issue.record("other not skipped"); return }
+        guard case .skipped(let why) = included[2].verdict else {
+            Issue.record("other not skipped")
+            return
+        }
         #expect(why.contains("`other`"))
 
         let excluded = try Expo.run([Expo.keychain(records)], ImportOptions(excludeServices: ["app:no-auth"]))
-        guard case .skipped = excluded[0].verdict else { Issue.record("no-auth copy not skipped"); return }
-        guard case .shadowed = excluded[1].verdict else { Issue.record("bare copy promoted"); return }
+        guard case .skipped = excluded[0].verdict else {
+            Issue.record("no-auth copy not skipped")
+            return
+        }
+        guard case .shadowed = excluded[1].verdict else {
+            Issue.record("bare copy promoted")
+            return
+        }
         #expect(excluded[2].verdict == .migrate)
     }
 
@@ -260,16 +314,23 @@ struct ExpoSecureStoreIOSTests {
         notUTF8.value = .data(Data([0x61, 0xFF]))
         var damaged = Expo.item("damaged", key: "d")
         damaged.value = .damaged("odd-length hex")
-        let items = try Expo.run([Expo.keychain([
-            Expo.item("nul", key: "a", value: "x\u{0}y"), notUTF8, Expo.item("absent", key: "c", value: nil), damaged,
-        ])])
+        let items = try Expo.run([
+            Expo.keychain([
+                Expo.item("nul", key: "a", value: "x\u{0}y"), notUTF8, Expo.item("absent", key: "c", value: nil),
+                damaged,
+            ])
+        ])
         #expect(items[0].target?.kind == .bytes)
         #expect(items[0].value == .value(Data("x\u{0}y".utf8)))
         #expect(Expo.notes(items[0], contain: "U+0000"))
-        guard case .skipped(let why) = items[1].verdict else { Issue.record("non-UTF-8 value not skipped"); return }
+        guard case .skipped(let why) = items[1].verdict else {
+            Issue.record("non-UTF-8 value not skipped")
+            return
+        }
         #expect(why.contains("UTF-8"))
         guard case .sealed = items[2].value, case .sealed(let damage) = items[3].value else {
-            Issue.record("absent or damaged value not sealed"); return
+            Issue.record("absent or damaged value not sealed")
+            return
         }
         #expect(damage.contains("odd-length hex"))
         #expect(items[2].verdict == .migrate && items[3].verdict == .blocked("damaged value: odd-length hex"))
@@ -278,15 +339,18 @@ struct ExpoSecureStoreIOSTests {
     @Test("keys: outside expo's JavaScript alphabet noted; beyond the package's rules blocked")
     func keys() throws {
         let long = String(repeating: "k", count: 257)
-        let items = try Expo.run([Expo.keychain([
-            Expo.item("scoped", key: "@owner/slug-token"), Expo.item("long", key: long),
-            Expo.item("empty service", service: ":no-auth", key: "e"),
-        ])])
+        let items = try Expo.run([
+            Expo.keychain([
+                Expo.item("scoped", key: "@owner/slug-token"), Expo.item("long", key: long),
+                Expo.item("empty service", service: ":no-auth", key: "e"),
+            ])
+        ])
         #expect(items[0].verdict == .migrate)
         #expect(items[0].target?.key == "@owner/slug-token")
         #expect(Expo.notes(items[0], contain: "scoped key"))
         guard case .blocked(let why) = items[1].verdict, case .blocked(let empty) = items[2].verdict else {
-            Issue.record("invalid names not blocked"); return
+            Issue.record("invalid names not blocked")
+            return
         }
         #expect(why.contains("256"))
         #expect(empty.contains("empty"))
@@ -297,11 +361,14 @@ struct ExpoSecureStoreIOSTests {
     func protectionClass() throws {
         var mismatch = Expo.item("mismatch", key: "c", pdmn: "ak", flags: .biometryAny)
         mismatch.accessControl?.protection = "aku"
-        let items = try Expo.run([Expo.keychain([
-            Expo.item("missing", key: "a", pdmn: nil), Expo.item("unknown", key: "b", pdmn: "f"), mismatch,
-        ])])
+        let items = try Expo.run([
+            Expo.keychain([
+                Expo.item("missing", key: "a", pdmn: nil), Expo.item("unknown", key: "b", pdmn: "f"), mismatch,
+            ])
+        ])
         guard case .blocked(let missing) = items[0].verdict, case .blocked(let unknown) = items[1].verdict else {
-            Issue.record("bad classes not blocked"); return
+            Issue.record("bad classes not blocked")
+            return
         }
         #expect(missing.contains("pdmn"))
         #expect(unknown.contains("`f`"))

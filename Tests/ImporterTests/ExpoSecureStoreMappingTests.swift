@@ -42,9 +42,10 @@ struct ExpoSecureStoreMappingTests {
         var expected: [(Accessible?, AccessControl?, Bool)] = []
         for (i, row) in Self.classes.enumerated() {
             for (j, column) in Self.controls.enumerated() {
-                records.append(Expo.item(
-                    "\(i).\(j)", service: "app", key: "k\(i)_\(j)", pdmn: row.pdmn,
-                    flags: column.flags.isEmpty ? nil : column.flags))
+                records.append(
+                    Expo.item(
+                        "\(i).\(j)", service: "app", key: "k\(i)_\(j)", pdmn: row.pdmn,
+                        flags: column.flags.isEmpty ? nil : column.flags))
                 expected.append((row.accessible, column.control, row.noted))
             }
         }
@@ -62,7 +63,9 @@ struct ExpoSecureStoreMappingTests {
                 if let pdmn = ProtectionDomain(rawValue: item.source.protection["pdmn"] ?? "") {
                     // Never weaker: the target is readable in no state the source wasn't.
                     #expect(accessible.isThisDeviceOnly == pdmn.rawValue.hasSuffix("u"), context)
-                    #expect(!(pdmn.accessible?.requiresUnlockedDevice ?? false) || accessible.requiresUnlockedDevice, context)
+                    #expect(
+                        !(pdmn.accessible?.requiresUnlockedDevice ?? false) || accessible.requiresUnlockedDevice,
+                        context)
                 }
             } else {
                 guard case .blocked(let why) = item.verdict else {
@@ -71,7 +74,9 @@ struct ExpoSecureStoreMappingTests {
                 }
                 #expect(!why.isEmpty, context)
                 // The intended target, with no protection (issue 14, item 2).
-                #expect(item.target == .unknownProtection(service: "app", key: item.source.account ?? "", kind: .string), context)
+                #expect(
+                    item.target == .unknownProtection(service: "app", key: item.source.account ?? "", kind: .string),
+                    context)
             }
         }
     }
@@ -113,30 +118,40 @@ struct ExpoSecureStoreMappingTests {
                 #expect(item.target?.options.synchronizable == false, context)
                 #expect(!item.notes.isEmpty, context)
             } else {
-                guard case .blocked = item.verdict else { Issue.record("not blocked: \(context.rawValue)"); continue }
+                guard case .blocked = item.verdict else {
+                    Issue.record("not blocked: \(context.rawValue)")
+                    continue
+                }
                 // The intended target, with no protection (issue 14, item 2).
                 #expect(item.target == .unknownProtection(service: "app", key: "k\(index)", kind: .string), context)
             }
-            guard case .sealed = item.value else { Issue.record("not sealed: \(context.rawValue)"); continue }
+            guard case .sealed = item.value else {
+                Issue.record("not sealed: \(context.rawValue)")
+                continue
+            }
         }
     }
 
     @Test("no description, verdict reason or note holds a secret value of the inputs")
     func noSecretsInReports() throws {
-        let secrets = ["hunter2-SECRET", "s3cr3t-refresh-token", "NUL-secret", "biometric-secret", "synced-secret", "dup-secret"]
+        let secrets = [
+            "hunter2-SECRET", "s3cr3t-refresh-token", "NUL-secret", "biometric-secret", "synced-secret", "dup-secret",
+        ]
         var notUTF8 = Expo.item("bad", key: "bad")
         notUTF8.value = .data(Data("bad-UTF8-secret".utf8) + Data([0xFF]))
         let records = [
             Expo.item("1", service: "app:no-auth", key: "a", value: secrets[0]),
             Expo.item("2", service: "app", key: "a", value: secrets[1]),
             Expo.item("3", service: "app", key: "b", value: "\(secrets[2])\u{0}x"),
-            Expo.item("4", service: "app:auth", key: "c", value: secrets[3], flags: [.biometryAny, .devicePasscode, .and]),
+            Expo.item(
+                "4", service: "app:auth", key: "c", value: secrets[3], flags: [.biometryAny, .devicePasscode, .and]),
             Expo.item("5", service: "app", key: "d", value: secrets[4], pdmn: "aku", sync: true),
             Expo.item("6", service: "app", key: "e", value: secrets[5], pdmn: "dk"),
             notUTF8,
         ]
         var dumps = [
-            Expo.keychain(records), Expo.keychain([Expo.item("1", service: "app:no-auth", key: "a", value: secrets[5])], path: "second.plist"),
+            Expo.keychain(records),
+            Expo.keychain([Expo.item("1", service: "app:no-auth", key: "a", value: secrets[5])], path: "second.plist"),
             try Expo.iosPlist("expo-generated/ios-keychain.plist"),
         ]
         let plistSecrets = (1...9).map { "made-up-value-\($0)" }

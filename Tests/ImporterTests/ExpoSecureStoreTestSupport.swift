@@ -23,7 +23,9 @@ enum Expo {
     }
 
     /// A SharedPreferences fixture, read by the real reader and handed over under `path`.
-    static func prefs(_ fixture: String, as path: String = "/data/data/com.example.app/shared_prefs/SecureStore.xml")
+    static func prefs(
+        _ fixture: String, as path: String = "/data/data/com.example.app/shared_prefs/SecureStore.xml"
+    )
         throws -> Dump
     {
         let entries = try SharedPreferencesReader.read(Self.fixture(fixture), path: path)
@@ -32,11 +34,15 @@ enum Expo {
 
     /// An iOS plist fixture, read by the real reader.
     static func iosPlist(_ fixture: String, as path: String = "keychain-dump.plist") throws -> Dump {
-        Dump(path: path, format: .iosPlist, content: .keychain(try IOSPlistReader.read(Self.fixture(fixture), path: path)))
+        Dump(
+            path: path, format: .iosPlist,
+            content: .keychain(try IOSPlistReader.read(Self.fixture(fixture), path: path)))
     }
 
     /// A SharedPreferences dump built from entries.
-    static func prefs(_ entries: [(String, String)], path: String = "/data/data/com.example.app/shared_prefs/SecureStore.xml")
+    static func prefs(
+        _ entries: [(String, String)], path: String = "/data/data/com.example.app/shared_prefs/SecureStore.xml"
+    )
         -> Dump
     {
         Dump(
@@ -73,7 +79,9 @@ enum Expo {
     }
 
     /// A 12.5.0+ entry's JSON.
-    static func newEntry(alias: String = "key_v1", auth: String = "false", ct: String = "AAECAwQFBgcICQoLDA0ODxAREhM=")
+    static func newEntry(
+        alias: String = "key_v1", auth: String = "false", ct: String = "AAECAwQFBgcICQoLDA0ODxAREhM="
+    )
         -> String
     {
         json([
@@ -102,7 +110,10 @@ enum Expo {
 
     /// Every text a report may show of an item: its description, its value's, its verdict's reason, its notes.
     static func texts(_ item: SourceItem) -> [String] {
-        [item.description, String(describing: item.value), String(reflecting: item.value), String(describing: item.verdict)]
+        [
+            item.description, String(describing: item.value), String(reflecting: item.value),
+            String(describing: item.verdict),
+        ]
             + [reason(item.verdict)].compactMap { $0 } + item.notes
     }
 

@@ -26,11 +26,14 @@ enum ImporterFixtures {
 
 /// A preferences dump of string entries, in the order given.
 func preferencesDump(_ path: String, format: DumpFormat = .sharedPreferences, _ entries: [(String, String)]) -> Dump {
-    Dump(path: path, format: format, content: .preferences(entries.map { PreferenceEntry(name: $0.0, value: .string($0.1)) }))
+    Dump(
+        path: path, format: format,
+        content: .preferences(entries.map { PreferenceEntry(name: $0.0, value: .string($0.1)) }))
 }
 
 /// An iOS dump of `records`.
-func keychainDump(_ records: [KeychainRecord], path: String = "keychain.plist", format: DumpFormat = .iosPlist) -> Dump {
+func keychainDump(_ records: [KeychainRecord], path: String = "keychain.plist", format: DumpFormat = .iosPlist) -> Dump
+{
     Dump(path: path, format: format, content: .keychain(records))
 }
 
@@ -44,7 +47,9 @@ func expectNoSecrets(
         texts += item.notes + [item.origin.location] + item.source.protection.values
         for secret in secrets where !secret.isEmpty {
             for text in texts where text.contains(secret) {
-                Issue.record("a secret shows in \(item.origin.location): \(text.count) characters", sourceLocation: sourceLocation)
+                Issue.record(
+                    "a secret shows in \(item.origin.location): \(text.count) characters",
+                    sourceLocation: sourceLocation)
             }
         }
     }
@@ -75,7 +80,9 @@ enum SHA256 {
                 let s1 = rotr(w[t - 2], 17) ^ rotr(w[t - 2], 19) ^ (w[t - 2] >> 10)
                 w[t] = w[t - 16] &+ s0 &+ w[t - 7] &+ s1
             }
-            var (a, b, c, d, e, f, g, h) = (state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7])
+            var (a, b, c, d, e, f, g, h) = (
+                state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7]
+            )
             for t in 0..<64 {
                 let t1 = h &+ (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) &+ ((e & f) ^ (~e & g)) &+ k[t] &+ w[t]
                 let t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) &+ ((a & b) ^ (a & c) ^ (b & c))

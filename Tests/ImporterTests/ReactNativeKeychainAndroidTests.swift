@@ -38,16 +38,22 @@ import Testing
 
     @Test func realConcealFixtureDecryptsToThePublishedHashes() throws {
         let dumps = [
-            try ImporterFixtures.sharedPreferences("rnkeychain-conceal-eclipse7-RN_KEYCHAIN.xml", as: Self.prefs + "RN_KEYCHAIN.xml"),
-            try ImporterFixtures.sharedPreferences("rnkeychain-conceal-eclipse7-crypto.KEY_256.xml", as: Self.prefs + "crypto.KEY_256.xml"),
+            try ImporterFixtures.sharedPreferences(
+                "rnkeychain-conceal-eclipse7-RN_KEYCHAIN.xml", as: Self.prefs + "RN_KEYCHAIN.xml"),
+            try ImporterFixtures.sharedPreferences(
+                "rnkeychain-conceal-eclipse7-crypto.KEY_256.xml", as: Self.prefs + "crypto.KEY_256.xml"),
         ]
         let items = try importer.importItems(from: dumps, options: ImportOptions(bundleID: "com.example.app"))
         #expect(items.map(\.source.service) == ["staging", ""])
         let expected: [(String, Int, String, Int, String)] = [
-            ("", 35, "d345035c8025be1b81acf03c992c0127e41729d443b55e745ad3457fa05e84a9",
-             8, "195f62edd40a1d9b0c6407104596d6c29e2b408ecc1cc964e803376917ab1fd0"),
-            ("staging", 14, "02a2320e115ed345a701f9c7acf83650d5afd11689f46f08c8b2cb84a7ff283f",
-             852, "eab3c020ad4111cf8a3352588c4fefd26de1246e9d5f5421591ca7e924cbf1cd"),
+            (
+                "", 35, "d345035c8025be1b81acf03c992c0127e41729d443b55e745ad3457fa05e84a9",
+                8, "195f62edd40a1d9b0c6407104596d6c29e2b408ecc1cc964e803376917ab1fd0"
+            ),
+            (
+                "staging", 14, "02a2320e115ed345a701f9c7acf83650d5afd11689f46f08c8b2cb84a7ff283f",
+                852, "eab3c020ad4111cf8a3352588c4fefd26de1246e9d5f5421591ca7e924cbf1cd"
+            ),
         ]
         var secrets: [String] = []
         for (service, userLength, userHash, passLength, passHash) in expected {
@@ -62,18 +68,26 @@ import Testing
             secrets += [username, password]
         }
         let defaultItem = try Self.item(items, "")
-        #expect(defaultItem.target == TargetItem(
-            service: "com.example.app", key: "credentials", kind: .credentials,
-            options: SetOptions(accessible: .afterFirstUnlock, accessControl: AccessControl.none)))
-        #expect(defaultItem.origin == SourceOrigin(path: Self.prefs + "RN_KEYCHAIN.xml", format: .sharedPreferences, location: #"entries ":u", ":p", ":c""#))
+        #expect(
+            defaultItem.target
+                == TargetItem(
+                    service: "com.example.app", key: "credentials", kind: .credentials,
+                    options: SetOptions(accessible: .afterFirstUnlock, accessControl: AccessControl.none)))
+        #expect(
+            defaultItem.origin
+                == SourceOrigin(
+                    path: Self.prefs + "RN_KEYCHAIN.xml", format: .sharedPreferences,
+                    location: #"entries ":u", ":p", ":c""#))
         #expect(try Self.item(items, "staging").target?.service == "staging")
         expectNoSecrets(items, secrets)
     }
 
     @Test func realFixtureWithoutBundleIDBlocksOnlyTheDefaultService() throws {
         let dumps = [
-            try ImporterFixtures.sharedPreferences("rnkeychain-conceal-eclipse7-RN_KEYCHAIN.xml", as: Self.prefs + "RN_KEYCHAIN.xml"),
-            try ImporterFixtures.sharedPreferences("rnkeychain-conceal-eclipse7-crypto.KEY_256.xml", as: Self.prefs + "crypto.KEY_256.xml"),
+            try ImporterFixtures.sharedPreferences(
+                "rnkeychain-conceal-eclipse7-RN_KEYCHAIN.xml", as: Self.prefs + "RN_KEYCHAIN.xml"),
+            try ImporterFixtures.sharedPreferences(
+                "rnkeychain-conceal-eclipse7-crypto.KEY_256.xml", as: Self.prefs + "crypto.KEY_256.xml"),
         ]
         let items = try importer.importItems(from: dumps, options: ImportOptions())
         let defaultItem = try Self.item(items, "")
@@ -90,10 +104,15 @@ import Testing
     }
 
     @Test func concealWithoutTheKeyFileIsSealed() throws {
-        let dumps = [try ImporterFixtures.sharedPreferences("rnkeychain-conceal-eclipse7-RN_KEYCHAIN.xml", as: Self.prefs + "RN_KEYCHAIN.xml")]
+        let dumps = [
+            try ImporterFixtures.sharedPreferences(
+                "rnkeychain-conceal-eclipse7-RN_KEYCHAIN.xml", as: Self.prefs + "RN_KEYCHAIN.xml")
+        ]
         let items = try importer.importItems(from: dumps, options: ImportOptions(bundleID: "com.example.app"))
         for item in items {
-            #expect(item.value == .sealed("decrypting FacebookConceal needs shared_prefs/crypto.KEY_256.xml, which was not given"))
+            #expect(
+                item.value
+                    == .sealed("decrypting FacebookConceal needs shared_prefs/crypto.KEY_256.xml, which was not given"))
             #expect(item.source.account == nil)
             #expect(item.target?.key == "credentials")
         }
@@ -101,8 +120,10 @@ import Testing
 
     @Test func concealWithAnotherKeyDoesNotVerify() throws {
         let dumps = [
-            try ImporterFixtures.sharedPreferences("rnkeychain-conceal-eclipse7-RN_KEYCHAIN.xml", as: Self.prefs + "RN_KEYCHAIN.xml"),
-            try ImporterFixtures.sharedPreferences("rnk-generated/v8-sharedprefs/crypto.KEY_256.xml", as: Self.prefs + "crypto.KEY_256.xml"),
+            try ImporterFixtures.sharedPreferences(
+                "rnkeychain-conceal-eclipse7-RN_KEYCHAIN.xml", as: Self.prefs + "RN_KEYCHAIN.xml"),
+            try ImporterFixtures.sharedPreferences(
+                "rnk-generated/v8-sharedprefs/crypto.KEY_256.xml", as: Self.prefs + "crypto.KEY_256.xml"),
         ]
         let items = try importer.importItems(from: dumps, options: ImportOptions(bundleID: "com.example.app"))
         for item in items {
@@ -124,7 +145,10 @@ import Testing
     @Test func v8SharedPreferences() throws {
         let dumps = try Self.generated("v8-sharedprefs", ["RN_KEYCHAIN.xml", "crypto.KEY_256.xml"])
         let items = try importer.importItems(from: dumps, options: ImportOptions(bundleID: "com.example.app"))
-        #expect(items.map(\.source.service) == ["", "https://api.example.com:8443", "legacy", "aes", "bio", "incomplete", "future"])
+        #expect(
+            items.map(\.source.service) == [
+                "", "https://api.example.com:8443", "legacy", "aes", "bio", "incomplete", "future",
+            ])
 
         let first = try Self.item(items, "")
         #expect(try Self.credentials(first) == ("rnkgen-default-user", "rnkgen-default-pass-0001"))
@@ -132,9 +156,15 @@ import Testing
 
         // A service containing ':' (the last two characters are stripped), and Base64 wrapped over lines.
         let api = try Self.item(items, "https://api.example.com:8443")
-        #expect(try Self.credentials(api) == ("rnkgen-api-user", "rnkgen-long-password-" + String(repeating: "0123456789abcdef", count: 5)))
+        #expect(
+            try Self.credentials(api) == (
+                "rnkgen-api-user", "rnkgen-long-password-" + String(repeating: "0123456789abcdef", count: 5)
+            ))
         #expect(api.target?.service == "https://api.example.com:8443")
-        #expect(api.origin.location == #"entries "https://api.example.com:8443:u", "https://api.example.com:8443:p", "https://api.example.com:8443:c""#)
+        #expect(
+            api.origin.location
+                == #"entries "https://api.example.com:8443:u", "https://api.example.com:8443:p", "https://api.example.com:8443:c""#
+        )
         #expect(api.notes.contains { $0.contains("setInternetCredentials") })
 
         // v1.x: no ':c', read as Conceal.
@@ -147,18 +177,26 @@ import Testing
         #expect(aes.value == .sealed("Android Keystore key: the value can only be read on the device"))
         #expect(aes.verdict == .migrate)
         #expect(aes.source.account == nil)
-        #expect(aes.target?.options == SetOptions(
-            accessible: .afterFirstUnlock, accessControl: AccessControl.none, android: AndroidOptions(keyStorage: .strongbox)))
+        #expect(
+            aes.target?.options
+                == SetOptions(
+                    accessible: .afterFirstUnlock, accessControl: AccessControl.none,
+                    android: AndroidOptions(keyStorage: .strongbox)))
 
         let bio = try Self.item(items, "bio")
-        #expect(bio.target?.options == SetOptions(
-            accessible: .afterFirstUnlock, accessControl: .biometryAny, authValidity: 5,
-            android: AndroidOptions(keyStorage: .strongbox)))
+        #expect(
+            bio.target?.options
+                == SetOptions(
+                    accessible: .afterFirstUnlock, accessControl: .biometryAny, authValidity: 5,
+                    android: AndroidOptions(keyStorage: .strongbox)))
         #expect(bio.notes.contains { $0.contains("--android-biometry-accepts-passcode") })
 
         let incomplete = try Self.item(items, "incomplete")
         #expect(incomplete.target == nil)
-        guard case .skipped(let reason) = incomplete.verdict else { Issue.record("\(incomplete.verdict)"); return }
+        guard case .skipped(let reason) = incomplete.verdict else {
+            Issue.record("\(incomplete.verdict)")
+            return
+        }
         #expect(reason.contains("'incomplete:p'"))
 
         let future = try Self.item(items, "future")
@@ -190,10 +228,16 @@ import Testing
         let dumps = try Self.generated(
             "v9.2-datastore-and-sharedprefs", ["RN_KEYCHAIN.xml", "RN_KEYCHAIN.preferences_pb", "crypto.KEY_256.xml"])
         let items = try importer.importItems(from: dumps, options: ImportOptions(bundleID: "com.example.app"))
-        #expect(items.map(\.origin.format) == [.sharedPreferences, .sharedPreferences, .sharedPreferences, .dataStore, .dataStore, .dataStore])
+        #expect(
+            items.map(\.origin.format) == [
+                .sharedPreferences, .sharedPreferences, .sharedPreferences, .dataStore, .dataStore, .dataStore,
+            ])
 
         let oldAuth = try Self.item(items, "auth", path: "RN_KEYCHAIN.xml")
-        guard case .shadowed(let reason) = oldAuth.verdict else { Issue.record("\(oldAuth.verdict)"); return }
+        guard case .shadowed(let reason) = oldAuth.verdict else {
+            Issue.record("\(oldAuth.verdict)")
+            return
+        }
         #expect(reason.contains(Self.datastore + "RN_KEYCHAIN.preferences_pb"))
         #expect(oldAuth.source.protection == ["cipher": "KeystoreAESCBC"])
         let newAuth = try Self.item(items, "auth", path: "RN_KEYCHAIN.preferences_pb")
@@ -233,7 +277,8 @@ import Testing
         #expect(server.target?.service == "http://100.120.189.27:8065")
         #expect(server.target?.options.accessControl == .biometryAnyOrPasscode)
         #expect(server.notes.contains { $0.contains("as you said react-native-keychain 10 did") })
-        #expect(items.allSatisfy { $0.value == .sealed("Android Keystore key: the value can only be read on the device") })
+        #expect(
+            items.allSatisfy { $0.value == .sealed("Android Keystore key: the value can only be read on the device") })
     }
 
     @Test func includeAndExcludeServices() throws {
@@ -245,7 +290,11 @@ import Testing
             if kept {
                 #expect(item.verdict == .migrate)
             } else if item.source.service != "incomplete" {
-                #expect(item.verdict == .skipped("filtered by the user: service \(item.source.service.map { "'\($0)'" } ?? "") is not among the included services"))
+                #expect(
+                    item.verdict
+                        == .skipped(
+                            "filtered by the user: service \(item.source.service.map { "'\($0)'" } ?? "") is not among the included services"
+                        ))
             }
         }
         // A filtered item keeps its target for the report.
@@ -258,7 +307,8 @@ import Testing
 
     @Test func filesOfOtherNamesAreReadByTheirEntriesAndOtherValuesIgnored() throws {
         let renamed = preferencesDump(
-            Self.prefs + "device1.xml", [("x:u", "AAAA"), ("x:p", "AAAA"), ("x:c", "KeystoreAESCBC"), ("theme", "dark")])
+            Self.prefs + "device1.xml",
+            [("x:u", "AAAA"), ("x:p", "AAAA"), ("x:c", "KeystoreAESCBC"), ("theme", "dark")])
         // The 1.x layout (no :c) counts only in a file that holds nothing else.
         let old = preferencesDump(Self.prefs + "backup-RN_KEYCHAIN.xml", [("y:u", "AAAA"), ("y:p", "AAAA")])
         let unrelated = [
@@ -274,8 +324,14 @@ import Testing
             ]))
         let items = try importer.importItems(from: [renamed, old] + unrelated + [rnk], options: ImportOptions())
         #expect(items.map(\.origin.path) == [renamed.path, old.path])
-        #expect(items[0].notes.first == "the file is named 'device1.xml', not RN_KEYCHAIN.xml: recognised as react-native-keychain's by its <service>:u, :p and :c entries")
-        #expect(items[1].notes.first == "the file is named 'backup-RN_KEYCHAIN.xml', not RN_KEYCHAIN.xml: recognised as react-native-keychain's by its <service>:u, :p and :c entries")
+        #expect(
+            items[0].notes.first
+                == "the file is named 'device1.xml', not RN_KEYCHAIN.xml: recognised as react-native-keychain's by its <service>:u, :p and :c entries"
+        )
+        #expect(
+            items[1].notes.first
+                == "the file is named 'backup-RN_KEYCHAIN.xml', not RN_KEYCHAIN.xml: recognised as react-native-keychain's by its <service>:u, :p and :c entries"
+        )
         #expect(ReactNativeKeychainImporter.recognises(renamed) && ReactNativeKeychainImporter.recognises(old))
         #expect(ReactNativeKeychainImporter.recognises(rnk), "by its name, even without entries")
         for dump in unrelated { #expect(!ReactNativeKeychainImporter.recognises(dump), "\(dump.fileName)") }
@@ -283,20 +339,26 @@ import Testing
 
     @Test func aConcealKeyFileOfAnotherNameIsRecognisedByItsKey() throws {
         let dumps = [
-            try ImporterFixtures.sharedPreferences("rnkeychain-conceal-eclipse7-RN_KEYCHAIN.xml", as: Self.prefs + "device1.xml"),
-            try ImporterFixtures.sharedPreferences("rnkeychain-conceal-eclipse7-crypto.KEY_256.xml", as: Self.prefs + "conceal-key.xml"),
+            try ImporterFixtures.sharedPreferences(
+                "rnkeychain-conceal-eclipse7-RN_KEYCHAIN.xml", as: Self.prefs + "device1.xml"),
+            try ImporterFixtures.sharedPreferences(
+                "rnkeychain-conceal-eclipse7-crypto.KEY_256.xml", as: Self.prefs + "conceal-key.xml"),
         ]
         #expect(ReactNativeKeychainImporter.recognises(dumps[1]))
         let items = try importer.importItems(from: dumps, options: ImportOptions(bundleID: "com.example.app"))
         #expect(items.count == 2)
         for item in items {
-            guard case .credentials = item.value else { Issue.record("\(item.value)"); continue }
+            guard case .credentials = item.value else {
+                Issue.record("\(item.value)")
+                continue
+            }
             #expect(item.verdict == .migrate)
         }
         // Not a key: a short cipher_key, or other entries beside it, make an ordinary preferences file.
         let short = preferencesDump(Self.prefs + "short.xml", [("cipher_key", "c2hvcnQ=\n")])
         let more = preferencesDump(
-            Self.prefs + "more.xml", [("cipher_key", "98JTa0nu3uOGjBxOCuHaQ1yRXCKpQzmccHQR+kkfHks="), ("theme", "dark")])
+            Self.prefs + "more.xml",
+            [("cipher_key", "98JTa0nu3uOGjBxOCuHaQ1yRXCKpQzmccHQR+kkfHks="), ("theme", "dark")])
         #expect(!ReactNativeKeychainImporter.recognises(short) && !ReactNativeKeychainImporter.recognises(more))
         #expect(try importer.importItems(from: [short], options: ImportOptions()).isEmpty, "ignored, not thrown")
     }
@@ -311,14 +373,17 @@ import Testing
             ])
         let items = try importer.importItems(from: [rnk], options: ImportOptions())
         #expect(items.count == 2)
-        #expect(items.map { Array(($0.source.service ?? "").utf8) } == [Array("caf\u{E9}".utf8), Array("cafe\u{301}".utf8)])
+        #expect(
+            items.map { Array(($0.source.service ?? "").utf8) } == [Array("caf\u{E9}".utf8), Array("cafe\u{301}".utf8)])
         for (item, service) in zip(items, ["caf\u{E9}", "cafe\u{301}"]) {
             let expected = "entries \"\(service):u\", \"\(service):p\", \"\(service):c\""
             #expect(Array(item.origin.location.utf8) == Array(expected.utf8), "each item holds its own entries")
         }
     }
 
-    @Test("entry names that joined into one location (a:u, a:p and one entry named a:u/a:p) give two origins; both importers keep both items")
+    @Test(
+        "entry names that joined into one location (a:u, a:p and one entry named a:u/a:p) give two origins; both importers keep both items"
+    )
     func locationsAreUnambiguous() throws {
         let rnk = preferencesDump(
             Self.prefs + "RN_KEYCHAIN.xml",
@@ -329,7 +394,8 @@ import Testing
         #expect(Set(items.map(\.origin)).count == 2)
         // With both importers each record is claimed once, and neither item is dropped as already claimed.
         let (collected, _) = try Migration.collect(
-            importers: [ExpoSecureStoreImporter(), importer], dumps: [rnk, rnk], options: ImportOptions(bundleID: "com.example.app"))
+            importers: [ExpoSecureStoreImporter(), importer], dumps: [rnk, rnk],
+            options: ImportOptions(bundleID: "com.example.app"))
         #expect(collected.filter { $0.library == .reactNativeKeychain }.count == 2)
     }
 
@@ -342,7 +408,10 @@ import Testing
                 ("cafe\u{301}:u", "AAAA"), ("cafe\u{301}:p", "AAAA"), ("cafe\u{301}:c", "KeystoreAESCBC"),
             ])
         let mapped = try importer.importItems(from: [rnk], options: ImportOptions(serviceMap: ["caf\u{E9}": "mapped"]))
-        #expect(mapped.map { $0.target.map { Array($0.service.utf8) } } == [Array("mapped".utf8), Array("cafe\u{301}".utf8)])
+        #expect(
+            mapped.map { $0.target.map { Array($0.service.utf8) } } == [
+                Array("mapped".utf8), Array("cafe\u{301}".utf8),
+            ])
         let excluded = try importer.importItems(from: [rnk], options: ImportOptions(excludeServices: ["cafe\u{301}"]))
         #expect(excluded.map { $0.verdict == .migrate } == [true, false])
         let included = try importer.importItems(from: [rnk], options: ImportOptions(includeServices: ["caf\u{E9}"]))

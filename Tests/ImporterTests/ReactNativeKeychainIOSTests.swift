@@ -35,12 +35,17 @@ func rnkRecord(
         #expect(item.library == .reactNativeKeychain && item.platform == .ios)
         #expect(item.value == .credentials(username: "rnk-user-0001", password: "rnk-pass-0001"))
         #expect(item.verdict == .migrate)
-        #expect(item.target == TargetItem(
-            service: "com.example.app", key: "credentials", kind: .credentials,
-            options: SetOptions(accessible: .afterFirstUnlock, accessControl: AccessControl.none, synchronizable: false)))
-        #expect(item.source == SourceDescription(
-            itemClass: "genp", service: "com.example.app", account: "rnk-user-0001",
-            accessGroup: "ABCDE12345.com.example.app", protection: ["pdmn": "ck", "synchronizable": "false"]))
+        #expect(
+            item.target
+                == TargetItem(
+                    service: "com.example.app", key: "credentials", kind: .credentials,
+                    options: SetOptions(
+                        accessible: .afterFirstUnlock, accessControl: AccessControl.none, synchronizable: false)))
+        #expect(
+            item.source
+                == SourceDescription(
+                    itemClass: "genp", service: "com.example.app", account: "rnk-user-0001",
+                    accessGroup: "ABCDE12345.com.example.app", protection: ["pdmn": "ck", "synchronizable": "false"]))
         #expect(item.notes == ["the app's default service 'com.example.app' is the bundle id given by --bundle-id"])
     }
 
@@ -50,7 +55,8 @@ func rnkRecord(
             rnkRecord("inet", service: nil, server: "https://example.com", location: "item 2"),
         ]
         let items = try run(records)
-        let inferred = "the app's default service 'com.example.app' is the bundle id inferred from access group 'ABCDE12345.com.example.app'; pass --bundle-id to set it"
+        let inferred =
+            "the app's default service 'com.example.app' is the bundle id inferred from access group 'ABCDE12345.com.example.app'; pass --bundle-id to set it"
         #expect(items.allSatisfy { $0.notes.contains(inferred) })
         #expect(items[1].target?.service == "com.example.app")
         #expect(items[1].target?.key == "credentials:https://example.com")
@@ -65,7 +71,10 @@ func rnkRecord(
         ]
         let items = try run(records)
         #expect(items[0].verdict == .migrate)
-        guard case .blocked(let reason) = items[1].verdict else { Issue.record("\(items[1].verdict)"); return }
+        guard case .blocked(let reason) = items[1].verdict else {
+            Issue.record("\(items[1].verdict)")
+            return
+        }
         #expect(reason.contains("--bundle-id"))
         // Without a bundle id, a group can't be told from the default one: it is kept.
         #expect(items[0].target?.accessGroup == "ABCDE12345.com.example.one")
@@ -78,7 +87,8 @@ func rnkRecord(
 
     @Test func serviceMapRenamesServices() throws {
         let records = [rnkRecord(service: "auth"), rnkRecord("inet", service: nil, server: "api", location: "item 2")]
-        let items = try run(records, ImportOptions(bundleID: "com.example.app", serviceMap: ["auth": "main", "com.example.app": "app"]))
+        let items = try run(
+            records, ImportOptions(bundleID: "com.example.app", serviceMap: ["auth": "main", "com.example.app": "app"]))
         #expect(items[0].target?.service == "main")
         #expect(items[0].notes.contains("service 'auth' is written to 'main', as the service map says"))
         #expect(items[1].target?.service == "app")
@@ -98,14 +108,22 @@ func rnkRecord(
             rnkRecord(service: "signal", group: "U68MSDN6DR.org.whispersystems.signal", location: "item 6"),
         ]
         let items = try run(records, ImportOptions(bundleID: "com.example.app"))
-        #expect(items.map(\.verdict) == [
-            .migrate,
-            .skipped("another SDK's item: Firebase's marker item, which shares the app's default service (react-native-keychain issues #363 and #648)"),
-            .skipped("not react-native-keychain's item: it has a label (labl), which react-native-keychain never sets"),
-            .skipped("not react-native-keychain's item: it has a generic attribute (gena), which react-native-keychain never sets"),
-            .skipped("not the app's item: access group 'apple' is Apple's"),
-            .skipped("not the app's item: access group 'U68MSDN6DR.org.whispersystems.signal' belongs to team 'U68MSDN6DR', not the app's team 'ABCDE12345'"),
-        ])
+        #expect(
+            items.map(\.verdict) == [
+                .migrate,
+                .skipped(
+                    "another SDK's item: Firebase's marker item, which shares the app's default service (react-native-keychain issues #363 and #648)"
+                ),
+                .skipped(
+                    "not react-native-keychain's item: it has a label (labl), which react-native-keychain never sets"),
+                .skipped(
+                    "not react-native-keychain's item: it has a generic attribute (gena), which react-native-keychain never sets"
+                ),
+                .skipped("not the app's item: access group 'apple' is Apple's"),
+                .skipped(
+                    "not the app's item: access group 'U68MSDN6DR.org.whispersystems.signal' belongs to team 'U68MSDN6DR', not the app's team 'ABCDE12345'"
+                ),
+            ])
         #expect(items.dropFirst().allSatisfy { $0.target == nil })
     }
 
@@ -127,17 +145,20 @@ func rnkRecord(
             rnkRecord("inet", service: nil, server: "https://example.com", location: "item 3"),
         ]
         let included = try run(records, ImportOptions(bundleID: "com.example.app", includeServices: ["auth"]))
-        #expect(included.map(\.verdict) == [
-            .migrate,
-            .skipped("filtered by the user: service 'other' is not among the included services"),
-            .skipped("filtered by the user: server 'https://example.com' is not among the included services"),
-        ])
+        #expect(
+            included.map(\.verdict) == [
+                .migrate,
+                .skipped("filtered by the user: service 'other' is not among the included services"),
+                .skipped("filtered by the user: server 'https://example.com' is not among the included services"),
+            ])
         #expect(included[1].target?.service == "other")
-        let excluded = try run(records, ImportOptions(bundleID: "com.example.app", excludeServices: ["auth", "https://example.com"]))
-        #expect(excluded.map(\.verdict) == [
-            .skipped("filtered by the user: service 'auth' is excluded"), .migrate,
-            .skipped("filtered by the user: server 'https://example.com' is excluded"),
-        ])
+        let excluded = try run(
+            records, ImportOptions(bundleID: "com.example.app", excludeServices: ["auth", "https://example.com"]))
+        #expect(
+            excluded.map(\.verdict) == [
+                .skipped("filtered by the user: service 'auth' is excluded"), .migrate,
+                .skipped("filtered by the user: server 'https://example.com' is excluded"),
+            ])
     }
 
     @Test func cloudSyncItemsStaySynchronizableWithTheBugNoted() throws {
@@ -156,7 +177,9 @@ func rnkRecord(
         let items = try run(records, ImportOptions(bundleID: "com.example.app"))
         #expect(items.map { $0.target?.service } == ["session:v2", "shared", "group"])
         #expect(items.map { $0.target?.accessGroup } == [nil, "ABCDE12345.com.example.shared", "group.com.example"])
-        #expect(items[1].notes.contains("kept in access group 'ABCDE12345.com.example.shared', which is not the app's default group"))
+        #expect(
+            items[1].notes.contains(
+                "kept in access group 'ABCDE12345.com.example.shared', which is not the app's default group"))
     }
 
     @Test func valuesThatCantBeCredentialsAreBlocked() throws {
@@ -173,19 +196,23 @@ func rnkRecord(
             absent,
         ]
         let items = try run(records, ImportOptions(bundleID: "com.example.app"))
-        #expect(items.map(\.verdict) == [
-            .blocked("the password (data) is not valid UTF-8, so it can't be a credentials password"),
-            .blocked("the password (data) contains U+0000, which a credentials password can't hold"),
-            .blocked("the account (the username) is empty; the package's credentials need one"),
-            .blocked("the item has no account, so it holds no username"),
-            .blocked("the account (the username) is not valid UTF-8"),
-            .migrate,
-        ])
+        #expect(
+            items.map(\.verdict) == [
+                .blocked("the password (data) is not valid UTF-8, so it can't be a credentials password"),
+                .blocked("the password (data) contains U+0000, which a credentials password can't hold"),
+                .blocked("the account (the username) is empty; the package's credentials need one"),
+                .blocked("the item has no account, so it holds no username"),
+                .blocked("the account (the username) is not valid UTF-8"),
+                .migrate,
+            ])
         #expect(items[0].value == .value(Data([0xFF, 0xFE, 0x00])))
         // Issue 14, item 2: a blocked item keeps its intended target, with the protection it would have had.
-        #expect(items[0].target == TargetItem(
-            service: "binary", key: "credentials", kind: .credentials,
-            options: SetOptions(accessible: .afterFirstUnlock, accessControl: AccessControl.none, synchronizable: false)))
+        #expect(
+            items[0].target
+                == TargetItem(
+                    service: "binary", key: "credentials", kind: .credentials,
+                    options: SetOptions(
+                        accessible: .afterFirstUnlock, accessControl: AccessControl.none, synchronizable: false)))
         #expect(items.dropLast().map { $0.target?.service } == ["binary", "nul", "empty", "noaccount", "dataaccount"])
         #expect(items.allSatisfy { $0.target?.protectionKnown == true })
         #expect(items[5].value == .sealed("the dump holds no value for this item"))
@@ -203,7 +230,10 @@ func rnkRecord(
     }
 
     @Test func severalItemsInOneServiceAreNoted() throws {
-        let records = [rnkRecord(service: "auth"), rnkRecord(service: "auth", account: .string("rnk-user-0002"), location: "item 2")]
+        let records = [
+            rnkRecord(service: "auth"),
+            rnkRecord(service: "auth", account: .string("rnk-user-0002"), location: "item 2"),
+        ]
         let items = try run(records, ImportOptions(bundleID: "com.example.app"))
         #expect(items.allSatisfy { $0.notes.contains { $0.hasPrefix("2 items share this service") } })
     }
@@ -211,7 +241,10 @@ func rnkRecord(
     /// Review (command line, item 9): the count was taken across files, so two exports of one keychain said "2 items
     /// share this service" of every item. It counts the items of one dump.
     @Test func theSharedServiceCountIsPerDump() throws {
-        let records = [rnkRecord(service: "auth"), rnkRecord(service: "auth", account: .string("rnk-user-0002"), location: "item 2")]
+        let records = [
+            rnkRecord(service: "auth"),
+            rnkRecord(service: "auth", account: .string("rnk-user-0002"), location: "item 2"),
+        ]
         let single = [rnkRecord(service: "solo")]
         let dumps = [
             keychainDump(records, path: "a.plist"), keychainDump(records, path: "b.plist", format: .keychainSQLite),
@@ -236,8 +269,11 @@ func rnkRecord(
             from: [keychainDump([first, second], path: "keychain.json", format: .objectionJSON)], options: options)
         #expect(items.count == 2)
         for item in items {
-            #expect(item.verdict == .blocked(
-                "the server, which names the target key (credentials:<server>), is unknown: objection's JSON has no server field; read a plist or SQLite export of the same keychain, or add \"server\" to this item"))
+            #expect(
+                item.verdict
+                    == .blocked(
+                        "the server, which names the target key (credentials:<server>), is unknown: objection's JSON has no server field; read a plist or SQLite export of the same keychain, or add \"server\" to this item"
+                    ))
             #expect(item.target == nil)
             // Not two items of one server: nothing is known of their servers.
             #expect(!item.notes.contains { $0.contains("share this server") })
@@ -254,7 +290,11 @@ func rnkRecord(
         var record = rnkRecord()
         record.extra["accc"] = "hex:310d300b"
         let items = try run([record], ImportOptions(bundleID: "com.example.app"))
-        #expect(items[0].verdict == .blocked("the item has an access control (accc) the dump reader could not decode, so its protection is unknown"))
+        #expect(
+            items[0].verdict
+                == .blocked(
+                    "the item has an access control (accc) the dump reader could not decode, so its protection is unknown"
+                ))
         #expect(items[0].source.protection["accessControl"] == "hex:310d300b")
     }
 
@@ -264,9 +304,10 @@ func rnkRecord(
             keychainDump([rnkRecord(service: "b", location: "genp row 1")], path: "b.sqlite", format: .keychainSQLite),
         ]
         let items = try importer.importItems(from: dumps, options: ImportOptions(bundleID: "com.example.app"))
-        #expect(items.map(\.origin) == [
-            SourceOrigin(path: "a.plist", format: .iosPlist, location: "item 1"),
-            SourceOrigin(path: "b.sqlite", format: .keychainSQLite, location: "genp row 1"),
-        ])
+        #expect(
+            items.map(\.origin) == [
+                SourceOrigin(path: "a.plist", format: .iosPlist, location: "item 1"),
+                SourceOrigin(path: "b.sqlite", format: .keychainSQLite, location: "genp row 1"),
+            ])
     }
 }

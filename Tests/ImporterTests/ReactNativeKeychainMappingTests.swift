@@ -61,7 +61,9 @@ struct RNKReason: Error, Sendable, Equatable {
         .init(flags: [.biometryAny, .biometryCurrentSet, .or], expected: .failure(RNKReason("has no equivalent"))),
         .init(flags: [.userPresence, .devicePasscode, .or], expected: .failure(RNKReason("has no equivalent"))),
         .init(flags: [.biometryAny, .or], expected: .failure(RNKReason("has no equivalent"))),
-        .init(flags: AccessControlFlags(rawValue: 1 << 20), expected: .failure(RNKReason("flags the importer does not know"))),
+        .init(
+            flags: AccessControlFlags(rawValue: 1 << 20),
+            expected: .failure(RNKReason("flags the importer does not know"))),
     ]
 
     static func importOne(_ record: KeychainRecord) throws -> SourceItem {
@@ -86,7 +88,8 @@ struct RNKReason: Error, Sendable, Equatable {
                     expectedReason = "does not sync items with access control"
                 } else {
                     expectedReason = nil
-                    expectedOptions = SetOptions(accessible: accessible, accessControl: accessControl, synchronizable: sync)
+                    expectedOptions = SetOptions(
+                        accessible: accessible, accessControl: accessControl, synchronizable: sync)
                 }
             }
             if let expectedReason {
@@ -96,7 +99,9 @@ struct RNKReason: Error, Sendable, Equatable {
                 }
                 #expect(reason.contains(expectedReason), "sync \(sync): \(reason)")
                 // The intended target, with no protection (issue 14, item 2).
-                #expect(item.target == .unknownProtection(service: "com.example.app", key: "credentials", kind: .credentials))
+                #expect(
+                    item.target
+                        == .unknownProtection(service: "com.example.app", key: "credentials", kind: .credentials))
             } else {
                 #expect(item.verdict == .migrate, "sync \(sync)")
                 #expect(item.target?.options == expectedOptions, "sync \(sync)")
@@ -120,40 +125,95 @@ struct RNKReason: Error, Sendable, Equatable {
         ("dk", "dku", .afterFirstUnlockThisDeviceOnly),
         ("ck", "ak", .whenUnlocked),
     ])
-    func accessControlProtectionDisagreeingWithPdmnKeepsTheStronger(pdmn: String, inside: String, expected: Accessible) throws {
+    func accessControlProtectionDisagreeingWithPdmnKeepsTheStronger(
+        pdmn: String, inside: String, expected: Accessible
+    ) throws {
         let item = try Self.importOne(rnkRecord(pdmn: pdmn, flags: [.biometryAny], insideProtection: inside))
         #expect(item.target?.options.accessible == expected)
-        #expect(item.notes.contains { $0.contains("the access control records protection class '\(inside)' but pdmn is '\(pdmn)'") })
+        #expect(
+            item.notes.contains {
+                $0.contains("the access control records protection class '\(inside)' but pdmn is '\(pdmn)'")
+            })
         #expect(item.source.protection["accessControlProtection"] == inside)
         #expect(item.source.protection["accessControlFlags"] == "biometryAny")
     }
 
     @Test func accessControlProtectionAloneOrAgreeing() throws {
         let alone = try Self.importOne(rnkRecord(pdmn: nil, flags: [.devicePasscode], insideProtection: "akpu"))
-        #expect(alone.target?.options == SetOptions(accessible: .whenPasscodeSetThisDeviceOnly, accessControl: .passcode, synchronizable: false))
+        #expect(
+            alone.target?.options
+                == SetOptions(
+                    accessible: .whenPasscodeSetThisDeviceOnly, accessControl: .passcode, synchronizable: false))
         let agreeing = try Self.importOne(rnkRecord(pdmn: "aku", flags: [.biometryAny], insideProtection: "aku"))
         #expect(agreeing.notes.allSatisfy { !$0.contains("the access control records") })
         let unknown = try Self.importOne(rnkRecord(pdmn: "ck", flags: [.biometryAny], insideProtection: "zz"))
-        #expect(unknown.verdict == .blocked("unknown protection class inside the access control 'zz': it has no equivalent in the package"))
+        #expect(
+            unknown.verdict
+                == .blocked(
+                    "unknown protection class inside the access control 'zz': it has no equivalent in the package"))
     }
 
     @Test(arguments: [
         ("FacebookConceal", false, SetOptions(accessible: .afterFirstUnlock, accessControl: AccessControl.none)),
         ("FacebookConceal", true, SetOptions(accessible: .afterFirstUnlock, accessControl: AccessControl.none)),
-        ("KeystoreAESCBC", false, SetOptions(accessible: .afterFirstUnlock, accessControl: AccessControl.none, android: AndroidOptions(keyStorage: .strongbox))),
-        ("KeystoreAESCBC", true, SetOptions(accessible: .afterFirstUnlock, accessControl: AccessControl.none, android: AndroidOptions(keyStorage: .strongbox))),
-        ("KeystoreAESGCM_NoAuth", false, SetOptions(accessible: .afterFirstUnlock, accessControl: AccessControl.none, android: AndroidOptions(keyStorage: .strongbox))),
-        ("KeystoreAESGCM_NoAuth", true, SetOptions(accessible: .afterFirstUnlock, accessControl: AccessControl.none, android: AndroidOptions(keyStorage: .strongbox))),
-        ("KeystoreRSAECB", false, SetOptions(accessible: .afterFirstUnlock, accessControl: .biometryAny, authValidity: 5, android: AndroidOptions(keyStorage: .strongbox))),
-        ("KeystoreRSAECB", true, SetOptions(accessible: .afterFirstUnlock, accessControl: .biometryAnyOrPasscode, authValidity: 5, android: AndroidOptions(keyStorage: .strongbox))),
-        ("KeystoreAESGCM", false, SetOptions(accessible: .afterFirstUnlock, accessControl: .biometryAny, authValidity: 5, android: AndroidOptions(keyStorage: .strongbox))),
-        ("KeystoreAESGCM", true, SetOptions(accessible: .afterFirstUnlock, accessControl: .biometryAnyOrPasscode, authValidity: 5, android: AndroidOptions(keyStorage: .strongbox))),
+        (
+            "KeystoreAESCBC", false,
+            SetOptions(
+                accessible: .afterFirstUnlock, accessControl: AccessControl.none,
+                android: AndroidOptions(keyStorage: .strongbox))
+        ),
+        (
+            "KeystoreAESCBC", true,
+            SetOptions(
+                accessible: .afterFirstUnlock, accessControl: AccessControl.none,
+                android: AndroidOptions(keyStorage: .strongbox))
+        ),
+        (
+            "KeystoreAESGCM_NoAuth", false,
+            SetOptions(
+                accessible: .afterFirstUnlock, accessControl: AccessControl.none,
+                android: AndroidOptions(keyStorage: .strongbox))
+        ),
+        (
+            "KeystoreAESGCM_NoAuth", true,
+            SetOptions(
+                accessible: .afterFirstUnlock, accessControl: AccessControl.none,
+                android: AndroidOptions(keyStorage: .strongbox))
+        ),
+        (
+            "KeystoreRSAECB", false,
+            SetOptions(
+                accessible: .afterFirstUnlock, accessControl: .biometryAny, authValidity: 5,
+                android: AndroidOptions(keyStorage: .strongbox))
+        ),
+        (
+            "KeystoreRSAECB", true,
+            SetOptions(
+                accessible: .afterFirstUnlock, accessControl: .biometryAnyOrPasscode, authValidity: 5,
+                android: AndroidOptions(keyStorage: .strongbox))
+        ),
+        (
+            "KeystoreAESGCM", false,
+            SetOptions(
+                accessible: .afterFirstUnlock, accessControl: .biometryAny, authValidity: 5,
+                android: AndroidOptions(keyStorage: .strongbox))
+        ),
+        (
+            "KeystoreAESGCM", true,
+            SetOptions(
+                accessible: .afterFirstUnlock, accessControl: .biometryAnyOrPasscode, authValidity: 5,
+                android: AndroidOptions(keyStorage: .strongbox))
+        ),
         ("KeystoreAES", false, nil),
         ("", true, nil),
     ])
     func androidMappingTable(cipher: String, acceptsPasscode: Bool, expected: SetOptions?) throws {
         let dump = preferencesDump(
-            "shared_prefs/RN_KEYCHAIN.xml", [("svc:u", "AQIAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n"), ("svc:p", "AQIAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n"), ("svc:c", cipher)])
+            "shared_prefs/RN_KEYCHAIN.xml",
+            [
+                ("svc:u", "AQIAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n"),
+                ("svc:p", "AQIAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n"), ("svc:c", cipher),
+            ])
         let items = try ReactNativeKeychainImporter().importItems(
             from: [dump], options: ImportOptions(androidBiometryAcceptsPasscode: acceptsPasscode))
         let item = try #require(items.first)

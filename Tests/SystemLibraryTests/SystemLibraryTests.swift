@@ -34,7 +34,9 @@ struct SystemLibraryTests {
     @Test("libxml2 parses a document without network or entity expansion")
     func libxmlParses() {
         let xml = "<map><string name=\"k\">v</string></map>"
-        let doc = xml.withCString { xmlReadMemory($0, Int32(strlen($0)), "t.xml", nil, Int32(XML_PARSE_NONET.rawValue)) }
+        let doc = xml.withCString {
+            xmlReadMemory($0, Int32(strlen($0)), "t.xml", nil, Int32(XML_PARSE_NONET.rawValue))
+        }
         #expect(doc != nil)
         if let doc { xmlFreeDoc(doc) }
     }

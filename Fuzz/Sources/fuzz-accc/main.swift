@@ -1,6 +1,6 @@
 import ApexDumps
-import FuzzDriver
 import Foundation
+import FuzzDriver
 
 // AccessControlDecoder: the input is tried both as DER and, when it is UTF-8, as the printed text form.
 let fuzzOne: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt = { bytes, count in

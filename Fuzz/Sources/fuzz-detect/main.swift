@@ -1,6 +1,6 @@
 import ApexDumps
-import FuzzDriver
 import Foundation
+import FuzzDriver
 
 // DumpReader.detect: must classify any prefix without crashing.
 let fuzzOne: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt = { bytes, count in

@@ -1,6 +1,6 @@
 import ApexDumps
-import FuzzDriver
 import Foundation
+import FuzzDriver
 
 // ObjectionJSONReader.read: any input must return records or throw DumpError.
 let fuzzOne: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt = { bytes, count in

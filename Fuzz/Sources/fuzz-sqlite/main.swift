@@ -1,6 +1,6 @@
 import ApexDumps
-import FuzzDriver
 import Foundation
+import FuzzDriver
 
 // KeychainSQLiteReader.read(path:) needs a file: each input is written to the same temporary file
 // (any -wal/-shm left behind is removed first).

@@ -30,7 +30,8 @@ enum BinaryPlistCheck {
     /// The layout of `file`, a whole file that starts with ``magic`` and is at least ``minimumSize`` long.
     static func layout(_ file: ByteReader) throws(PlistParseError) -> BinaryPlistLayout {
         let trailer = file.count - 32
-        guard let offsetSize = try? Int(file.u8(at: trailer + 6)), let referenceSize = try? Int(file.u8(at: trailer + 7)),
+        guard let offsetSize = try? Int(file.u8(at: trailer + 6)),
+            let referenceSize = try? Int(file.u8(at: trailer + 7)),
             (1...8).contains(offsetSize), (1...8).contains(referenceSize),
             let count = int(file, at: trailer + 8, width: 8),
             let top = int(file, at: trailer + 16, width: 8),

@@ -117,7 +117,9 @@ struct PlistBinaryParser {
     private func integer(at start: Int, widthExponent: Int) throws(PlistParseError) -> PlistNode {
         switch widthExponent {
         case 0, 1, 2:
-            guard let value = uint(at: start, width: 1 << widthExponent) else { throw failure("an integer past the end of the objects") }
+            guard let value = uint(at: start, width: 1 << widthExponent) else {
+                throw failure("an integer past the end of the objects")
+            }
             return .integer(Int64(value))
         case 3:
             guard let value = uint(at: start, width: 8) else { throw failure("an integer past the end of the objects") }
@@ -179,7 +181,9 @@ struct PlistBinaryParser {
 
     /// The elements of the array at `offset`, and how many containers deep it reaches; `depth` is the array's own
     /// depth.
-    private mutating func array(at offset: Int, _ marker: UInt8, depth: Int) throws(PlistParseError) -> (PlistNode, height: Int) {
+    private mutating func array(
+        at offset: Int, _ marker: UInt8, depth: Int
+    ) throws(PlistParseError) -> (PlistNode, height: Int) {
         let references = try payload(at: offset, marker, unitSize: layout.referenceSize)
         var elements: [PlistNode] = []
         elements.reserveCapacity(references.count / layout.referenceSize)
@@ -195,7 +199,9 @@ struct PlistBinaryParser {
 
     /// The entries of the dictionary at `offset` (all key references, then all value references), and how many
     /// containers deep it reaches.
-    private mutating func dictionary(at offset: Int, _ marker: UInt8, depth: Int) throws(PlistParseError) -> (PlistNode, height: Int) {
+    private mutating func dictionary(
+        at offset: Int, _ marker: UInt8, depth: Int
+    ) throws(PlistParseError) -> (PlistNode, height: Int) {
         let references = try payload(at: offset, marker, unitSize: 2 * layout.referenceSize)
         let count = references.count / (2 * layout.referenceSize)
         let keysStart = references.bounds.lowerBound
@@ -227,7 +233,8 @@ struct PlistBinaryParser {
                 throw failure("an object's length is past the end of the objects")
             }
             let width = 1 << Int(lengthMarker & 0x0F)
-            guard BinaryPlistMarker(byte: lengthMarker) == .integer, width <= 8, let length = uint(at: start + 1, width: width),
+            guard BinaryPlistMarker(byte: lengthMarker) == .integer, width <= 8,
+                let length = uint(at: start + 1, width: width),
                 let fitting = Int(exactly: length)
             else { throw failure("an object's length is not a valid integer") }
             count = fitting

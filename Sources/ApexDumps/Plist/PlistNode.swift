@@ -165,7 +165,8 @@ struct PlistParseError: Error {
         case .binaryMalformed: "a binary property list that is malformed or truncated"
         case .binaryHoldsSet: "a binary property list holding a set, which no keychain dump has"
         case .xmlMalformed: "an XML property list that is malformed, truncated or nested too deeply"
-        case .xmlDeclaresDTD: "an XML property list whose DOCTYPE declares entities or other DTD content, which is refused"
+        case .xmlDeclaresDTD:
+            "an XML property list whose DOCTYPE declares entities or other DTD content, which is refused"
         case .textNotAPlist: "not an XML or binary property list"
         case .notAPlist: "not a property list (XML or binary)"
         }
@@ -189,7 +190,8 @@ extension PlistNode {
         } else if let array = value as? [Any] {
             self = .array(array.map(PlistNode.init(json:)))
         } else if let object = value as? [String: Any] {
-            self = .dictionary(PlistDictionary(object.map { (key: PlistNode.string($0.key), value: PlistNode(json: $0.value)) }))
+            self = .dictionary(
+                PlistDictionary(object.map { (key: PlistNode.string($0.key), value: PlistNode(json: $0.value)) }))
         } else {
             // NSNull, and nothing else JSONSerialization makes.
             self = .null

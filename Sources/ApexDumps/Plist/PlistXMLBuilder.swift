@@ -370,7 +370,9 @@ extension PlistXMLParser {
         private mutating func endRun() {
             guard inRun else { return }
             inRun = false
-            guard runHasText, skipping == 0, let index = frames.indices.last, !frames[index].tag.holdsText else { return }
+            guard runHasText, skipping == 0, let index = frames.indices.last, !frames[index].tag.holdsText else {
+                return
+            }
             misplaced(at: runLine, in: frames[index].tag)
         }
 
@@ -435,7 +437,11 @@ extension PlistXMLParser {
             if names.isEmpty {
                 let dictionary = context.assumingMemoryBound(to: xmlParserCtxt.self).pointee.dict
                 names = Tag.allCases.map { tag in
-                    tag == .other ? nil : tag.name.withCString { xmlDictLookup(dictionary, UnsafeRawPointer($0).assumingMemoryBound(to: xmlChar.self), -1) }
+                    tag == .other
+                        ? nil
+                        : tag.name.withCString {
+                            xmlDictLookup(dictionary, UnsafeRawPointer($0).assumingMemoryBound(to: xmlChar.self), -1)
+                        }
                 }
             }
             // libxml2 interns element names in the same dictionary, so a known name is found by its address.
@@ -452,7 +458,8 @@ extension PlistXMLParser {
     /// The UTF-8 text `bytes` without XML white space (space, tab, CR, LF) at either end.
     private static func trimmed(_ bytes: [UInt8]) -> Substring {
         func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
-        guard let start = bytes.firstIndex(where: { !isSpace($0) }), let end = bytes.lastIndex(where: { !isSpace($0) }) else {
+        guard let start = bytes.firstIndex(where: { !isSpace($0) }), let end = bytes.lastIndex(where: { !isSpace($0) })
+        else {
             return ""
         }
         return Substring(String(decoding: bytes[start...end], as: UTF8.self))

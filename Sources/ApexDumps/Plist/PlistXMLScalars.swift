@@ -18,7 +18,8 @@ extension PlistXMLParser {
             radix = 16
             digits = digits.dropFirst(2)
         }
-        guard !digits.isEmpty, digits.first != "+", digits.first != "-", let magnitude = UInt64(digits, radix: radix) else {
+        guard !digits.isEmpty, digits.first != "+", digits.first != "-", let magnitude = UInt64(digits, radix: radix)
+        else {
             return nil
         }
         if !negative {
@@ -51,7 +52,9 @@ extension PlistXMLParser {
                 for char in text {
                     let sextet = sextets[Int(char)]
                     if sextet < 64 {
-                        guard padding == 0 else { return .failure(Base64Damage(reason: "Base64 text after the padding")) }
+                        guard padding == 0 else {
+                            return .failure(Base64Damage(reason: "Base64 text after the padding"))
+                        }
                         group = group << 6 | UInt32(sextet)
                         filled += 1
                         if filled == 4 {
@@ -74,16 +77,21 @@ extension PlistXMLParser {
                 case (0, 0):
                     return .success(count)
                 case (2, 2):
-                    guard group & 0x0F == 0 else { return .failure(Base64Damage(reason: "stray bits in its last character")) }
+                    guard group & 0x0F == 0 else {
+                        return .failure(Base64Damage(reason: "stray bits in its last character"))
+                    }
                     bytes[count] = UInt8(truncatingIfNeeded: group >> 4)
                     return .success(count + 1)
                 case (3, 1):
-                    guard group & 0x03 == 0 else { return .failure(Base64Damage(reason: "stray bits in its last character")) }
+                    guard group & 0x03 == 0 else {
+                        return .failure(Base64Damage(reason: "stray bits in its last character"))
+                    }
                     bytes[count] = UInt8(truncatingIfNeeded: group >> 10)
                     bytes[count + 1] = UInt8(truncatingIfNeeded: group >> 2)
                     return .success(count + 2)
                 case (_, 0):
-                    return .failure(Base64Damage(reason: "a last group shorter than four characters, without its padding"))
+                    return .failure(
+                        Base64Damage(reason: "a last group shorter than four characters, without its padding"))
                 default:
                     return .failure(Base64Damage(reason: "padding that does not complete its group of four"))
                 }

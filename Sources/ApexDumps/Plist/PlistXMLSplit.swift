@@ -195,7 +195,9 @@ extension PlistXMLSplit {
             guard !bytes.starts(with: [0xFE, 0xFF]), !bytes.starts(with: [0xFF, 0xFE]) else { return nil }
             var index = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
             if bytes.starts(with: "<?xml", at: index), let after = bytes[index + 5], bytes.isSpace(after) {
-                guard let end = bytes.find("?>", from: index + 5), declarationIsPlain(index + 5..<end) else { return nil }
+                guard let end = bytes.find("?>", from: index + 5), declarationIsPlain(index + 5..<end) else {
+                    return nil
+                }
                 index = end + 2
             }
             while let less = bytes.find(UInt8(ascii: "<"), from: index) {

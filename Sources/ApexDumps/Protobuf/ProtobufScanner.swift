@@ -113,7 +113,8 @@ struct ProtobufScanner {
         let length = try varint()
         guard length <= UInt64(reader.remaining), let payload = try? reader.read(count: Int(length)) else {
             throw ProtobufError(
-                "length \(length) at offset \(offset) runs past the end of its message (\(reader.remaining) bytes left)")
+                "length \(length) at offset \(offset) runs past the end of its message (\(reader.remaining) bytes left)"
+            )
         }
         return payload
     }

@@ -146,14 +146,17 @@ public enum AccessControlDecoder {
                 case "cup": flags.insert(.devicePasscode)
                 case "cwtch": flags.insert(.watch)
                 case "cbio":
-                    if case .dictionary(let bio) = parameter, bio.count > 1 || bio.contains(where: { $0.key == "pbioh" }) {
+                    if case .dictionary(let bio) = parameter,
+                        bio.count > 1 || bio.contains(where: { $0.key == "pbioh" })
+                    {
                         flags.insert(.biometryCurrentSet)
                     } else {
                         flags.insert(.biometryAny)
                     }
                 case "pkofn":
                     guard case .integer(let count) = parameter else {
-                        throw DecodingError("pkofn in \(safeName(operation)) is \(parameter.kindName), expected an integer")
+                        throw DecodingError(
+                            "pkofn in \(safeName(operation)) is \(parameter.kindName), expected an integer")
                     }
                     kOfN = count
                     continue
@@ -177,8 +180,11 @@ public enum AccessControlDecoder {
 
     /// A key's name for a message when it is a short token, else a neutral phrase (keys come from the input).
     private static func safeName(_ key: String) -> String {
-        let isToken = !key.isEmpty && key.utf8.count <= 16
-            && key.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x5F }
+        let isToken =
+            !key.isEmpty && key.utf8.count <= 16
+            && key.utf8.allSatisfy {
+                ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x5F
+            }
         return isToken ? "'\(key)'" : "a key"
     }
 }
@@ -269,7 +275,9 @@ extension AccessControlDecoder {
                 }
                 return .boolean(byte != 0)
             case 0x05:
-                guard content.count == 0 else { throw DecodingError("a DER null at byte \(start) has a non-zero length") }
+                guard content.count == 0 else {
+                    throw DecodingError("a DER null at byte \(start) has a non-zero length")
+                }
                 return .null
             case 0x18:
                 guard content.count <= 64,
@@ -279,7 +287,8 @@ extension AccessControlDecoder {
                 }
                 return .date(date)
             default:
-                throw DecodingError("DER tag 0x\(String(tag, radix: 16, uppercase: true)) at byte \(start) is not one der_plist writes")
+                throw DecodingError(
+                    "DER tag 0x\(String(tag, radix: 16, uppercase: true)) at byte \(start) is not one der_plist writes")
             }
         }
 
@@ -296,11 +305,17 @@ extension AccessControlDecoder {
             } else {
                 let count = Int(first & 0x7F)
                 guard count > 0, count <= 8 else {
-                    throw DecodingError("DER length form 0x\(String(first, radix: 16, uppercase: true)) at byte \(lengthStart) is not supported")
+                    throw DecodingError(
+                        "DER length form 0x\(String(first, radix: 16, uppercase: true)) at byte \(lengthStart) is not supported"
+                    )
                 }
-                guard count <= reader.remaining else { throw DecodingError("DER truncated inside a length at byte \(lengthStart)") }
+                guard count <= reader.remaining else {
+                    throw DecodingError("DER truncated inside a length at byte \(lengthStart)")
+                }
                 for _ in 0..<count {
-                    guard length <= (Int.max >> 8) else { throw DecodingError("DER length at byte \(reader.position) overflows") }
+                    guard length <= (Int.max >> 8) else {
+                        throw DecodingError("DER length at byte \(reader.position) overflows")
+                    }
                     guard let byte = try? reader.readU8() else {
                         throw DecodingError("DER truncated inside a length at byte \(lengthStart)")
                     }
@@ -388,7 +403,9 @@ extension AccessControlDecoder {
             for (index, segment) in segments.enumerated() {
                 if index == 0, !bytes[segment].contains(0x28) {
                     if segment.isEmpty { continue }
-                    guard segment.count <= 8, bytes[segment].allSatisfy({ $0 >= 0x61 && $0 <= 0x7A }) else { return nil }
+                    guard segment.count <= 8, bytes[segment].allSatisfy({ $0 >= 0x61 && $0 <= 0x7A }) else {
+                        return nil
+                    }
                     protection = String(decoding: bytes[segment], as: UTF8.self)
                     continue
                 }

@@ -112,7 +112,8 @@ final class DumpFile {
                 }
                 throw DumpError(
                     .unreadable, path: path,
-                    "reading \(what) would block: it is not a file that can be read to its end (a device or kernel file such as /proc/kmsg?)")
+                    "reading \(what) would block: it is not a file that can be read to its end (a device or kernel file such as /proc/kmsg?)"
+                )
             }
             throw DumpError(.unreadable, path: path, "cannot read \(what): \(String(cString: strerror(code)))")
         }

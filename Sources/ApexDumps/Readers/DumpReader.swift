@@ -192,7 +192,7 @@ public enum DumpReader {
     ) throws(DumpError) -> Loaded {
         do {
             return .dump(Dump(path: path, format: format, content: try read()))
-        } catch where error.kind == .notADump {
+        } catch  where error.kind == .notADump {
             return .notADump(error)
         }
     }

@@ -67,7 +67,8 @@ struct PlistItem {
         }
         if let header = IOSPlistReader.sealedBlob(item) {
             record.value = .damaged(
-                "v_Data is a sealed keychain blob (version \(header.version), key class \(header.keyClass)), not the secret")
+                "v_Data is a sealed keychain blob (version \(header.version), key class \(header.keyClass)), not the secret"
+            )
         }
         return record
     }
@@ -97,7 +98,9 @@ struct PlistItem {
         switch value {
         case .string(let text): return text
         case .data(let data):
-            guard let text = String(validating: data, as: UTF8.self) else { throw error("\(key) is data that is not UTF-8 text") }
+            guard let text = String(validating: data, as: UTF8.self) else {
+                throw error("\(key) is data that is not UTF-8 text")
+            }
             return text
         default: throw error("\(key) is \(value.kindName), expected a string")
         }
@@ -158,7 +161,9 @@ struct PlistItem {
         switch value {
         case .date(let date): return date
         case .integer(let seconds):
-            guard let date = IOSAttributes.date(absoluteTime: Double(seconds)) else { throw error("\(key) is out of range") }
+            guard let date = IOSAttributes.date(absoluteTime: Double(seconds)) else {
+                throw error("\(key) is out of range")
+            }
             return date
         case .real(let seconds):
             guard let date = IOSAttributes.date(absoluteTime: seconds) else { throw error("\(key) is out of range") }

@@ -174,13 +174,16 @@ public enum IOSPlistReader {
 
     /// The arrays of items: the top-level array, or the class arrays of the dictionary form in class order, each
     /// checked to be an array before any item is looked at.
-    private static func itemArrays(in root: PlistNode, path: String) throws(DumpError) -> [(classKey: String?, elements: [PlistNode])] {
+    private static func itemArrays(
+        in root: PlistNode, path: String
+    ) throws(DumpError) -> [(classKey: String?, elements: [PlistNode])] {
         switch root {
         case .array(let elements):
             guard elements.isEmpty || elements.contains(where: isItemLike) else {
                 throw DumpError(
                     .notADump, path: path,
-                    "not a keychain dump: the top-level array holds no keychain item (no dictionary with an attribute such as class, svce, acct or agrp)")
+                    "not a keychain dump: the top-level array holds no keychain item (no dictionary with an attribute such as class, svce, acct or agrp)"
+                )
             }
             return [(nil, elements)]
         case .dictionary(let top):
@@ -198,7 +201,8 @@ public enum IOSPlistReader {
         case let other:
             throw DumpError(
                 .notADump, path: path,
-                "not a keychain dump: the top level is \(other.kindName), expected an array of items or a dictionary of item arrays by class")
+                "not a keychain dump: the top level is \(other.kindName), expected an array of items or a dictionary of item arrays by class"
+            )
         }
     }
 
@@ -242,7 +246,8 @@ public enum IOSPlistReader {
             ? "its keys and values would take more than the \(Self.mebibytes(budget.byteLimit)) limit for a dump file"
             : "it would hold far more values than a keychain dump of its size"
         return DumpError(
-            .malformed, path: path, "the file refers to the same objects over and over: read out, \(what), and it is refused")
+            .malformed, path: path,
+            "the file refers to the same objects over and over: read out, \(what), and it is refused")
     }
 
     /// `512 MiB`, or `1.5 MiB`.
@@ -256,7 +261,8 @@ public enum IOSPlistReader {
         if deviceKeys.filter({ top[$0] != nil }).count >= 2 {
             return DumpError(
                 .unsupported, path: path,
-                "this is a device-keys plist (device keys and a keybag, as iphone-dataprotection writes), not a keychain dump: it holds no items")
+                "this is a device-keys plist (device keys and a keybag, as iphone-dataprotection writes), not a keychain dump: it holds no items"
+            )
         }
         return DumpError(
             .notADump, path: path,
@@ -278,7 +284,8 @@ public enum IOSPlistReader {
         let detail = versions.isEmpty ? "" : " (blob version \(versions))"
         throw DumpError(
             .unsupported, path: path,
-            "this is an encrypted keychain backup (keychain-backup.plist): its \(items.count) items hold only v_Data sealed to the backup keybag\(detail) and v_PersistentRef; their attributes and secrets can't be read without decrypting the backup")
+            "this is an encrypted keychain backup (keychain-backup.plist): its \(items.count) items hold only v_Data sealed to the backup keybag\(detail) and v_PersistentRef; their attributes and secrets can't be read without decrypting the backup"
+        )
     }
 
     /// Whether an item has nothing but `v_Data`, `v_PersistentRef` (and perhaps `class`).

@@ -53,14 +53,15 @@ public enum KeychainSQLiteReader {
             throw DumpError(
                 .malformed, path: path, "larger than the \(DumpLimits.maxFileBytes >> 20) MiB limit for a dump")
         }
-        guard looksLike(data) else { throw DumpError(.malformed, path: path, "not a SQLite database (no SQLite header)") }
+        guard looksLike(data) else {
+            throw DumpError(.malformed, path: path, "not a SQLite database (no SQLite header)")
+        }
         let image = DatabaseImage(count: data.count)
         data.withUnsafeBytes { image.bytes.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
         return try readImage(image, path: path)
     }
 
     // MARK: - The database image
-
 
     /// The database as SQLite would see it: the file with its WAL's committed frames applied, in memory.
     private static func loadImage(_ path: String) throws(DumpError) -> DatabaseImage {
@@ -81,7 +82,8 @@ public enum KeychainSQLiteReader {
         guard total <= DumpLimits.maxFileBytes else {
             throw DumpError(
                 .malformed, path: path,
-                "\(total) bytes\(walFile == nil ? "" : " (with its -wal file)") is larger than the \(DumpLimits.maxFileBytes >> 20) MiB limit for a dump")
+                "\(total) bytes\(walFile == nil ? "" : " (with its -wal file)") is larger than the \(DumpLimits.maxFileBytes >> 20) MiB limit for a dump"
+            )
         }
         // The files as they were when opened: a file that grows meanwhile is read to its size then.
         let image = DatabaseImage(count: main.size)
@@ -95,7 +97,9 @@ public enum KeychainSQLiteReader {
 
     /// Opens `file` for reading without blocking (a FIFO must not hang the reader) and checks it is a regular
     /// file. A missing optional file is nil.
-    private static func openSource(_ file: String, path: String, required: Bool) throws(DumpError)
+    private static func openSource(
+        _ file: String, path: String, required: Bool
+    ) throws(DumpError)
         -> (descriptor: Int32, size: Int)?
     {
         let descriptor = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
@@ -128,14 +132,18 @@ public enum KeychainSQLiteReader {
 
             let schema = try readSchema(database, path: path)
             guard !schema.itemTables.isEmpty else {
-                throw DumpError(.notADump, path: path, "not a keychain dump: a SQLite database without genp or inet table")
+                throw DumpError(
+                    .notADump, path: path, "not a keychain dump: a SQLite database without genp or inet table")
             }
             var records: [KeychainRecord] = []
             for table in schema.itemTables {
-                try readTable(table, database: database, hasVersionTable: schema.hasVersionTable, path: path, into: &records)
+                try readTable(
+                    table, database: database, hasVersionTable: schema.hasVersionTable, path: path, into: &records)
             }
             if records.isEmpty && schema.hasVersionTable
-                && schema.itemTables.allSatisfy({ !$0.columns.contains { $0.caseInsensitiveCompare("v_Data") == .orderedSame } })
+                && schema.itemTables.allSatisfy({
+                    !$0.columns.contains { $0.caseInsensitiveCompare("v_Data") == .orderedSame }
+                })
             {
                 throw deviceKeychainError(path)
             }
@@ -152,7 +160,8 @@ public enum KeychainSQLiteReader {
     private static func deviceKeychainError(_ path: String) -> DumpError {
         DumpError(
             .unsupported, path: path,
-            "an encrypted device keychain (keychain-2.db): securityd stores its attributes as SHA-1 hashes and its values encrypted with keys that never leave the device, so it can't be read offline; a decrypted export of the items is needed instead")
+            "an encrypted device keychain (keychain-2.db): securityd stores its attributes as SHA-1 hashes and its values encrypted with keys that never leave the device, so it can't be read offline; a decrypted export of the items is needed instead"
+        )
     }
 
     private struct ItemTable {
@@ -167,9 +176,12 @@ public enum KeychainSQLiteReader {
 
     private static func readSchema(_ database: Connection, path: String) throws -> Schema {
         var found: [String: (type: String, sql: String)] = [:]
-        let statement = try database.prepare("SELECT type, name, sql FROM sqlite_master WHERE type IN ('table', 'view')")
+        let statement = try database.prepare(
+            "SELECT type, name, sql FROM sqlite_master WHERE type IN ('table', 'view')")
         while try statement.step() {
-            guard let name = statement.string(1)?.lowercased(), ["genp", "inet", "tversion"].contains(name) else { continue }
+            guard let name = statement.string(1)?.lowercased(), ["genp", "inet", "tversion"].contains(name) else {
+                continue
+            }
             found[name] = (statement.string(0) ?? "", statement.string(2) ?? "")
         }
         var tables: [ItemTable] = []
@@ -177,7 +189,9 @@ public enum KeychainSQLiteReader {
             guard let entry = found[name] else { continue }
             let isVirtual = entry.sql.uppercased().filter { !$0.isWhitespace }.hasPrefix("CREATEVIRTUAL")
             guard entry.type == "table", !isVirtual else {
-                throw DumpError(.malformed, path: path, "not a keychain database: \(name) is a view or a virtual table, not a table")
+                throw DumpError(
+                    .malformed, path: path, "not a keychain database: \(name) is a view or a virtual table, not a table"
+                )
             }
             let info = try database.prepare("PRAGMA table_info(\(name))")
             var columns: [String] = []
@@ -233,10 +247,12 @@ public enum KeychainSQLiteReader {
         guard !table.columns.isEmpty else { return }
         let (roles, valueIndex) = roles(for: table.columns)
         // A device keychain's value column is `data`; an export with `v_Data` is never one.
-        let valueIsDeviceColumn = valueIndex.map { table.columns[$0].caseInsensitiveCompare("data") == .orderedSame } ?? false
+        let valueIsDeviceColumn =
+            valueIndex.map { table.columns[$0].caseInsensitiveCompare("data") == .orderedSame } ?? false
         let accountIndex = table.columns.firstIndex { $0.lowercased() == "acct" }
 
-        let list = table.columns.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }.joined(separator: ", ")
+        let list = table.columns.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }.joined(
+            separator: ", ")
         let (statement, offset) = try selectRows(list, from: table.name, database: database)
         var ordinal = 0
         while try statement.step() {
@@ -259,7 +275,9 @@ public enum KeychainSQLiteReader {
 
     /// A statement over every row, and the index of its first attribute column: `rowid` comes first when the
     /// table has one; a WITHOUT ROWID table is read in key order and its rows are numbered.
-    private static func selectRows(_ list: String, from table: String, database: Connection) throws(SQLiteError)
+    private static func selectRows(
+        _ list: String, from table: String, database: Connection
+    ) throws(SQLiteError)
         -> (Statement, Int32)
     {
         if let statement = try? database.prepare("SELECT rowid, \(list) FROM \(table) ORDER BY rowid") {
@@ -270,9 +288,13 @@ public enum KeychainSQLiteReader {
 
     /// A device keychain row: `data` is a BLOB that starts with a little-endian version word (0–8, bit 31 for
     /// "fixed IV"), and either `acct` holds a 20-byte SHA-1 or the database has securityd's `tversion` table.
-    private static func looksEncrypted(_ statement: Statement, value: Int32, account: Int32?, hasVersionTable: Bool) -> Bool {
+    private static func looksEncrypted(
+        _ statement: Statement, value: Int32, account: Int32?, hasVersionTable: Bool
+    ) -> Bool {
         guard case .blob(let data) = SQLValue(statement, value), data.count >= 48 else { return false }
-        let version = data.prefix(4).enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << (8 * UInt32($1.offset)) }
+        let version = data.prefix(4).enumerated().reduce(UInt32(0)) {
+            $0 | UInt32($1.element) << (8 * UInt32($1.offset))
+        }
         guard version & 0x7FFF_FFFF <= 8 else { return false }
         if hasVersionTable { return true }
         if let account, case .blob(let hash) = SQLValue(statement, account), hash.count == 20 { return true }
@@ -291,7 +313,8 @@ extension KeychainSQLiteReader {
         case SQLITE_CANTOPEN, SQLITE_IOERR, SQLITE_PERM, SQLITE_NOMEM:
             DumpError(.unreadable, path: path, "cannot read the database: \(error.codeText)")
         default:
-            DumpError(.malformed, path: path, "cannot read the database: \(error.codeText) (SQLite error \(error.code))")
+            DumpError(
+                .malformed, path: path, "cannot read the database: \(error.codeText) (SQLite error \(error.code))")
         }
     }
 }

@@ -62,7 +62,9 @@ extension KeychainSQLiteReader {
                     return
                 }
             case .text(let data):
-                if let text = String(validating: data, as: UTF8.self), let decoded = AccessControlDecoder.decode(text: text) {
+                if let text = String(validating: data, as: UTF8.self),
+                    let decoded = AccessControlDecoder.decode(text: text)
+                {
                     record.accessControl = decoded
                     return
                 }
@@ -107,7 +109,9 @@ extension KeychainSQLiteReader {
             guard number.rounded() == number, let whole = Int64(exactly: number) else { return nil }
             return code(whole)
         case .text(let data):
-            guard var text = String(validating: data, as: UTF8.self)?.trimmingCharacters(in: .whitespaces) else { return nil }
+            guard var text = String(validating: data, as: UTF8.self)?.trimmingCharacters(in: .whitespaces) else {
+                return nil
+            }
             if let number = Int64(text) { return code(number) }
             if text.count == 6, text.hasPrefix("'"), text.hasSuffix("'") { text = String(text.dropFirst().dropLast()) }
             let scalars = Array(text.unicodeScalars)
@@ -183,7 +187,9 @@ extension KeychainSQLiteReader {
         guard let year = number(4), take("-"), let month = number(2), take("-"), let day = number(2),
             (1...12).contains(month), (1...31).contains(day)
         else { return nil }
-        var hour = 0, minute = 0, second = 0
+        var hour = 0
+        var minute = 0
+        var second = 0
         var fraction = 0.0
         if take("T") || take(" ") {
             guard let h = number(2), take(":"), let m = number(2), h < 24, m < 60 else { return nil }

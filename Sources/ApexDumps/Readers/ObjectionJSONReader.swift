@@ -252,12 +252,14 @@ private struct ObjectionItem {
         guard IOSAttributes.isHexDigits(hex) else { return .damaged("dataHex is not hexadecimal") }
         guard hex.utf8.count % 2 == 0, let bytes = IOSAttributes.data(hex: hex) else {
             return .damaged(
-                "dataHex has odd length: objection wrote bytes below 0x10 as one digit, so the bytes can't be recovered, and data does not match")
+                "dataHex has odd length: objection wrote bytes below 0x10 as one digit, so the bytes can't be recovered, and data does not match"
+            )
         }
         if bytes.isEmpty { return text.isEmpty ? .data(Data()) : .damaged("dataHex is empty but data is not") }
         guard !zerosDropped else {
             return .damaged(
-                "dataHex can't be trusted: this file has odd-length dataHex values, from an objection version that wrote bytes below 0x10 as one digit, and data does not match")
+                "dataHex can't be trusted: this file has odd-length dataHex values, from an objection version that wrote bytes below 0x10 as one digit, and data does not match"
+            )
         }
         return .data(bytes)
     }

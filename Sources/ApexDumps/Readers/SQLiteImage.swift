@@ -38,7 +38,8 @@ final class DatabaseImage {
         guard count > bytes.count else {
             // Bytes past a shrunken end are zeroed again when the image grows back over them.
             if count > self.count {
-                (bytes.baseAddress! + self.count).initializeMemory(as: UInt8.self, repeating: 0, count: count - self.count)
+                (bytes.baseAddress! + self.count).initializeMemory(
+                    as: UInt8.self, repeating: 0, count: count - self.count)
             }
             self.count = count
             return
@@ -99,7 +100,8 @@ enum WriteAheadLog {
             guard databasePageSize == pageSize else {
                 throw DumpError(
                     .malformed, path: path,
-                    "its -wal file's pages are \(pageSize) bytes and the database's \(databasePageSize): the -wal file belongs to another database, or one of them is damaged")
+                    "its -wal file's pages are \(pageSize) bytes and the database's \(databasePageSize): the -wal file belongs to another database, or one of them is damaged"
+                )
             }
         }
 
@@ -136,7 +138,8 @@ enum WriteAheadLog {
         guard !overflow, bytes <= DumpLimits.maxFileBytes else {
             throw DumpError(
                 .malformed, path: path,
-                "its -wal file makes the database larger than the \(DumpLimits.maxFileBytes >> 20) MiB limit for a dump")
+                "its -wal file makes the database larger than the \(DumpLimits.maxFileBytes >> 20) MiB limit for a dump"
+            )
         }
         image.resize(to: bytes)
         // In log order, so that the last committed copy of a page wins; pages past the end are cut off.
@@ -160,7 +163,9 @@ enum WriteAheadLog {
 
     /// SQLite's WAL checksum of `bytes` (a multiple of 8 long) read as 32-bit words in `order`, continuing `sums`;
     /// nil when there are no bytes or they are not a multiple of 8 long.
-    private static func checksum(_ bytes: ByteReader?, _ order: ByteOrder, from sums: (UInt32, UInt32)) -> (UInt32, UInt32)? {
+    private static func checksum(
+        _ bytes: ByteReader?, _ order: ByteOrder, from sums: (UInt32, UInt32)
+    ) -> (UInt32, UInt32)? {
         guard var words = bytes, words.count % 8 == 0 else { return nil }
         var (first, second) = sums
         while !words.isAtEnd {

@@ -37,11 +37,14 @@ public enum SharedPreferencesReader {
     ///   a SharedPreferences entry, an entry without a name, or a number or boolean that does not parse; the
     ///   message names the element's line.
     public static func read(_ data: Data, path: String) throws(DumpError) -> [PreferenceEntry] {
-        guard !data.isEmpty else { throw DumpError(.malformed, path: path, "empty file, not a SharedPreferences XML file") }
+        guard !data.isEmpty else {
+            throw DumpError(.malformed, path: path, "empty file, not a SharedPreferences XML file")
+        }
         guard data.count <= DumpLimits.maxXMLBytes else {
             throw DumpError(
                 .malformed, path: path,
-                "\(data.count) bytes is larger than the \(DumpLimits.maxXMLBytes >> 20) MiB limit for an XML preferences file")
+                "\(data.count) bytes is larger than the \(DumpLimits.maxXMLBytes >> 20) MiB limit for an XML preferences file"
+            )
         }
         let builder = UnsafeMutablePointer<Builder>.allocate(capacity: 1)
         builder.initialize(to: Builder(path: path))
@@ -58,7 +61,8 @@ public enum SharedPreferencesReader {
         if let line = parsed.state.refusedLine {
             throw DumpError(
                 .malformed, path: path,
-                "line \(line): the document declares a DTD (<!DOCTYPE>); SharedPreferences files have none, and documents with DTDs or entity declarations are refused")
+                "line \(line): the document declares a DTD (<!DOCTYPE>); SharedPreferences files have none, and documents with DTDs or entity declarations are refused"
+            )
         }
         guard parsed.wellFormed else { throw DumpError(.malformed, path: path, describeParseFailure(parsed.state)) }
         return try builder.pointee.finish()
@@ -145,7 +149,8 @@ public enum SharedPreferencesReader {
             guard let base else { return nil }
             for index in 0..<count {
                 let attribute = base + 5 * index
-                guard attribute[1] == nil, let localName = attribute[0], SharedPreferencesReader.equals(localName, name),
+                guard attribute[1] == nil, let localName = attribute[0],
+                    SharedPreferencesReader.equals(localName, name),
                     let start = attribute[3], let end = attribute[4]
                 else { continue }
                 return SharedPreferencesReader.attributeValue(UnsafeBufferPointer(start: start, count: end - start))
@@ -273,7 +278,8 @@ public enum SharedPreferencesReader {
                 guard plain, SharedPreferencesReader.equals(localName, "map") else {
                     return fail(
                         line,
-                        "the root element is <\(SharedPreferencesReader.printable(localName, prefix))>, not <map>; not a SharedPreferences file")
+                        "the root element is <\(SharedPreferencesReader.printable(localName, prefix))>, not <map>; not a SharedPreferences file"
+                    )
                 }
                 open[0] = Open(line: line)
             case 2:
@@ -290,7 +296,8 @@ public enum SharedPreferencesReader {
                     guard plain, SharedPreferencesReader.equals(localName, "string") else {
                         return fail(
                             line,
-                            "<set> holds <\(SharedPreferencesReader.printable(localName, prefix))>; only <string> elements are allowed")
+                            "<set> holds <\(SharedPreferencesReader.printable(localName, prefix))>; only <string> elements are allowed"
+                        )
                     }
                     text.removeAll(keepingCapacity: true)
                     open[2] = Open(line: line)
@@ -382,7 +389,8 @@ public enum SharedPreferencesReader {
             guard let kind else {
                 return fail(
                     line,
-                    "unknown element <\(SharedPreferencesReader.printable(localName, prefix))>; a SharedPreferences entry is <string>, <boolean>, <int>, <long>, <float>, <double> or <set>")
+                    "unknown element <\(SharedPreferencesReader.printable(localName, prefix))>; a SharedPreferences entry is <string>, <boolean>, <int>, <long>, <float>, <double> or <set>"
+                )
             }
             guard let name = attributes.value("name") else { return fail(line, "<\(kind.name)> has no name attribute") }
             self.kind = kind
@@ -443,7 +451,8 @@ public enum SharedPreferencesReader {
             guard let base = attributes.base else { return }
             for index in 0..<attributes.count {
                 let attribute = base + 5 * index
-                guard let prefix = attribute[1], SharedPreferencesReader.equals(prefix, "xml"), let localName = attribute[0],
+                guard let prefix = attribute[1], SharedPreferencesReader.equals(prefix, "xml"),
+                    let localName = attribute[0],
                     SharedPreferencesReader.equals(localName, "id"), let start = attribute[3], let end = attribute[4]
                 else { continue }
                 var id = Array(UnsafeBufferPointer(start: start, count: end - start))
@@ -466,7 +475,8 @@ public enum SharedPreferencesReader {
     }
 
     /// An element name for a message, with its prefix: at most 40 characters.
-    fileprivate static func printable(_ localName: UnsafePointer<xmlChar>, _ prefix: UnsafePointer<xmlChar>?) -> String {
+    fileprivate static func printable(_ localName: UnsafePointer<xmlChar>, _ prefix: UnsafePointer<xmlChar>?) -> String
+    {
         var name = string(localName)
         if let prefix { name = string(prefix) + ":" + name }
         return name.count > 40 ? String(name.prefix(40)) + "…" : name

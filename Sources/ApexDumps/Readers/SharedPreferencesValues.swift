@@ -42,7 +42,8 @@ extension SharedPreferencesReader {
         decoded.reserveCapacity(bytes.count)
         var reader = ByteReader(UnsafeRawBufferPointer(bytes))
         while let byte = try? reader.readU8() {
-            if byte == UInt8(ascii: "&"), let rest = try? reader.window(at: reader.position, count: ampersand.count - 1),
+            if byte == UInt8(ascii: "&"),
+                let rest = try? reader.window(at: reader.position, count: ampersand.count - 1),
                 rest.unsafeBytes.elementsEqual(ampersand.dropFirst())
             {
                 decoded.append(UInt8(ascii: "&"))

@@ -4,7 +4,8 @@ import Foundation
 /// The results of `transform` for `0..<count`, in order, computed in contiguous chunks on the machine's cores:
 /// mapping 100k items is pure work per item, so two cores take about half the time. Below `minimumChunk` items
 /// per core it is a plain loop.
-package func concurrentMap<T: Sendable>(count: Int, minimumChunk: Int = 2048, _ transform: @Sendable (Int) -> T) -> [T] {
+package func concurrentMap<T: Sendable>(count: Int, minimumChunk: Int = 2048, _ transform: @Sendable (Int) -> T) -> [T]
+{
     precondition(minimumChunk >= 1, "minimumChunk must be at least 1")
     let chunks = min(ProcessInfo.processInfo.activeProcessorCount, count / minimumChunk)
     guard chunks > 1 else { return (0..<count).map(transform) }

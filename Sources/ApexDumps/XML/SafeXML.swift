@@ -132,7 +132,8 @@ enum SafeXML {
     /// What is shared behind a SAX callback's user data (the parser context).
     private static func shared(_ userData: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<Shared>? {
         guard let userData else { return nil }
-        return userData.assumingMemoryBound(to: xmlParserCtxt.self).pointee._private?.assumingMemoryBound(to: Shared.self)
+        return userData.assumingMemoryBound(to: xmlParserCtxt.self).pointee._private?.assumingMemoryBound(
+            to: Shared.self)
     }
 
     /// Records the first refused DOCTYPE or declaration and stops the parser.

@@ -103,7 +103,8 @@ public struct ItemAttributes: Sendable, Equatable, Hashable {
             && a.generic == b.generic && a.protectionDomain == b.protectionDomain
             && a.accessControl == b.accessControl && a.createdAt == b.createdAt && a.modifiedAt == b.modifiedAt
             && ExactText.equal(a.server, b.server) && ExactText.equal(a.securityDomain, b.securityDomain)
-            && ExactText.equal(a.protocolCode, b.protocolCode) && ExactText.equal(a.authenticationType, b.authenticationType)
+            && ExactText.equal(a.protocolCode, b.protocolCode)
+            && ExactText.equal(a.authenticationType, b.authenticationType)
             && ExactText.equal(a.path, b.path)
     }
 
@@ -154,7 +155,8 @@ public struct ItemAttributes: Sendable, Equatable, Hashable {
             a.itemClass == b.itemClass && a.synchronizable == b.synchronizable && a.port == b.port
                 && ExactText.equal(a.service, b.service) && ExactText.equal(a.account, b.account)
                 && ExactText.equal(a.accessGroup, b.accessGroup) && ExactText.equal(a.server, b.server)
-                && ExactText.equal(a.securityDomain, b.securityDomain) && ExactText.equal(a.protocolCode, b.protocolCode)
+                && ExactText.equal(a.securityDomain, b.securityDomain)
+                && ExactText.equal(a.protocolCode, b.protocolCode)
                 && ExactText.equal(a.authenticationType, b.authenticationType) && ExactText.equal(a.path, b.path)
         }
 
@@ -163,7 +165,8 @@ public struct ItemAttributes: Sendable, Equatable, Hashable {
             hasher.combine(itemClass)
             hasher.combine(synchronizable)
             hasher.combine(port)
-            for text in [service, account, accessGroup, server, securityDomain, protocolCode, authenticationType, path] {
+            for text in [service, account, accessGroup, server, securityDomain, protocolCode, authenticationType, path]
+            {
                 ExactText.hash(text, into: &hasher)
             }
         }

@@ -17,7 +17,8 @@ extension Keychain {
     func prepare() throws(KeychainError) -> DeviceState {
         if !entitled {
             throw KeychainError(
-                .MISSING_ENTITLEMENT, "the app's keychain-access-groups entitlement doesn't hold the access group of service '\(service)'")
+                .MISSING_ENTITLEMENT,
+                "the app's keychain-access-groups entitlement doesn't hold the access group of service '\(service)'")
         }
         let state = device.state()
         if context.installCheckedSession.withLock({ $0.map { ExactText.equal($0, state.session) } ?? false }) {
@@ -34,7 +35,8 @@ extension Keychain {
 
     private func clearIfInstalledAnew(_ state: DeviceState) throws(KeychainError) {
         guard state.unlockedSinceBoot else {
-            throw KeychainError(.INTERACTION_NOT_ALLOWED, "clearOnReinstall can't run before the device is first unlocked")
+            throw KeychainError(
+                .INTERACTION_NOT_ALLOWED, "clearOnReinstall can't run before the device is first unlocked")
         }
         try run {
             try database.exclusively {

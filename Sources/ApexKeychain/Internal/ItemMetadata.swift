@@ -52,8 +52,15 @@ struct ItemMetadata: Equatable, Sendable {
     /// every read of an item parses it.
     init?(_ data: Data?) {
         guard let data else { return nil }
-        var version: Int?, encoding: Encoding?, accessControl: AccessControl?, authValidity: Int?
-        var hasLabel: Bool?, osMajor: Int?, enrolled: String?, hash: String?, level: HardwareSecurityLevel?
+        var version: Int?
+        var encoding: Encoding?
+        var accessControl: AccessControl?
+        var authValidity: Int?
+        var hasLabel: Bool?
+        var osMajor: Int?
+        var enrolled: String?
+        var hash: String?
+        var level: HardwareSecurityLevel?
         let valid: Bool = data.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
             var start = 0
@@ -78,13 +85,19 @@ struct ItemMetadata: Equatable, Sendable {
                 case "enc": encoding = text().flatMap(Encoding.init(rawValue:))
                 case "ac": accessControl = text().flatMap(AccessControl.init(rawValue:))
                 case "av": authValidity = number()
-                case "lbl": hasLabel = value.elementsEqual([UInt8(ascii: "1")]) ? true : value.elementsEqual([UInt8(ascii: "0")]) ? false : nil
+                case "lbl":
+                    hasLabel =
+                        value.elementsEqual([UInt8(ascii: "1")])
+                        ? true : value.elementsEqual([UInt8(ascii: "0")]) ? false : nil
                 case "os": osMajor = number()
                 case "bio":
-                    guard let set = Self.bytes(hex: value).flatMap({ String(validating: $0, as: UTF8.self) }) else { return false }
+                    guard let set = Self.bytes(hex: value).flatMap({ String(validating: $0, as: UTF8.self) }) else {
+                        return false
+                    }
                     enrolled = set
                 case "bh":
-                    guard let reported = Self.bytes(hex: value).flatMap({ String(validating: $0, as: UTF8.self) }) else { return false }
+                    guard let reported = Self.bytes(hex: value).flatMap({ String(validating: $0, as: UTF8.self) })
+                    else { return false }
                     hash = reported
                 case "sl":
                     guard let parsed = text().flatMap(HardwareSecurityLevel.init(rawValue:)) else { return false }

@@ -193,7 +193,7 @@ extension Keychain {
     func value(of found: Found, key: String) throws(KeychainError) -> Data? {
         do {
             return try database.value(for: found.item.primaryKey)
-        } catch where error.status == .itemNotFound {
+        } catch  where error.status == .itemNotFound {
             return nil
         } catch {
             throw map(error, key: key)
@@ -222,7 +222,8 @@ extension Keychain {
         guard let metadata = ItemMetadata(item.generic), metadata.accessControl.flags == item.accessControl,
             item.protectionDomain.accessible != nil
         else {
-            throw KeychainError(.INTERNAL, "item '\(Self.key(ofAccount: item.account))' of service '\(service)' has damaged metadata")
+            throw KeychainError(
+                .INTERNAL, "item '\(Self.key(ofAccount: item.account))' of service '\(service)' has damaged metadata")
         }
         return metadata
     }
@@ -235,10 +236,12 @@ extension Keychain {
 
     func checkUnlocked(_ accessible: Accessible, _ state: DeviceState, key: String) throws(KeychainError) {
         if !state.unlockedSinceBoot {
-            throw KeychainError(.INTERACTION_NOT_ALLOWED, "item '\(key)' can't be used before the device is first unlocked")
+            throw KeychainError(
+                .INTERACTION_NOT_ALLOWED, "item '\(key)' can't be used before the device is first unlocked")
         }
         if state.isLocked, accessible.requiresUnlockedDevice {
-            throw KeychainError(.INTERACTION_NOT_ALLOWED, "item '\(key)' is '\(accessible.rawValue)' and the device is locked")
+            throw KeychainError(
+                .INTERACTION_NOT_ALLOWED, "item '\(key)' is '\(accessible.rawValue)' and the device is locked")
         }
     }
 
@@ -250,15 +253,19 @@ extension Keychain {
     ///   whatever the OS version.
     /// - The package's own check: the biometric state hash kept at write time differs from today's, under the
     ///   same major OS version only (the platform may report another hash after a major update).
-    func checkStillValid(_ item: ItemAttributes, _ metadata: ItemMetadata, _ state: DeviceState, key: String) throws(KeychainError) {
+    func checkStillValid(
+        _ item: ItemAttributes, _ metadata: ItemMetadata, _ state: DeviceState, key: String
+    ) throws(KeychainError) {
         var reason: String?
-        let passcodeBound = metadata.accessControl != .none
+        let passcodeBound =
+            metadata.accessControl != .none
             || (item.protectionDomain == .akpu && !state.platform.isAndroid)
         if passcodeBound && !state.passcodeSet {
             reason = "the device passcode was removed"
         } else if metadata.accessControl.isBoundToCurrentSet {
             let setChanged = metadata.enrolledSet != state.enrolledSet
-            let hashChanged = metadata.stateHash != nil && metadata.osMajor == state.platform.majorVersion
+            let hashChanged =
+                metadata.stateHash != nil && metadata.osMajor == state.platform.majorVersion
                 && metadata.stateHash != state.biometryStateHash
             if setChanged || hashChanged { reason = "the enrolled biometrics changed" }
         }
@@ -275,7 +282,9 @@ extension Keychain {
         }
     }
 
-    static func check(_ result: AuthenticationResult, _ accessControl: AccessControl, _ state: DeviceState) throws(KeychainError) {
+    static func check(
+        _ result: AuthenticationResult, _ accessControl: AccessControl, _ state: DeviceState
+    ) throws(KeychainError) {
         switch result {
         case .success: return
         case .canceled: throw KeychainError(.USER_CANCELED, "the user canceled the prompt")
@@ -287,12 +296,15 @@ extension Keychain {
             throw KeychainError(.USER_FALLBACK, "the user chose the fallback button")
         case .failed: throw KeychainError(.AUTHENTICATION_FAILED, "the user failed to authenticate")
         case .lockout: throw KeychainError(.BIOMETRY_LOCKOUT, "biometrics are locked out after too many attempts")
-        case .notInteractive: throw KeychainError(.INTERACTION_NOT_ALLOWED, "the item needs a prompt, and none can be shown here")
+        case .notInteractive:
+            throw KeychainError(.INTERACTION_NOT_ALLOWED, "the item needs a prompt, and none can be shown here")
         case .unavailable:
             if !accessControl.usesBiometry || (accessControl.acceptsPasscode && !state.passcodeSet) {
                 throw KeychainError(.PASSCODE_NOT_SET, "the item needs a device passcode, and none is set")
             }
-            if state.biometry == nil { throw KeychainError(.BIOMETRY_NOT_AVAILABLE, "the device has no biometric sensor") }
+            if state.biometry == nil {
+                throw KeychainError(.BIOMETRY_NOT_AVAILABLE, "the device has no biometric sensor")
+            }
             throw KeychainError(.BIOMETRY_NOT_ENROLLED, "no biometrics are enrolled")
         }
     }

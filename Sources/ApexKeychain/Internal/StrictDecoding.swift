@@ -67,12 +67,13 @@ struct StrictContainer {
         guard container.contains(key), try !container.decodeNil(forKey: key) else { return nil }
         do {
             return try container.decode(T.self, forKey: key)
-        } catch where T.self != String.self || error is DecodingError {
+        } catch  where T.self != String.self || error is DecodingError {
             throw KeychainError.invalid("\(type).\(name) must be \(expected)")
         } catch {
             // A string the JSON parser can't turn into text when it is read: one with a lone surrogate.
             throw KeychainError.invalid(
-                "\(type).\(name) is not valid text: it holds a lone surrogate (half of a UTF-16 pair), which has no UTF-8 form")
+                "\(type).\(name) is not valid text: it holds a lone surrogate (half of a UTF-16 pair), which has no UTF-8 form"
+            )
         }
     }
 }

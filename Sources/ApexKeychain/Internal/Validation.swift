@@ -27,7 +27,9 @@ enum Validation {
             throw .invalid("authValidity must be between 0 and \(maxAuthValidity) seconds")
         }
         if accessControl.isBoundToCurrentSet, authValidity > 0 {
-            throw .invalid("accessControl '\(accessControl.rawValue)' can't have authValidity > 0: every read must check the enrolled biometrics")
+            throw .invalid(
+                "accessControl '\(accessControl.rawValue)' can't have authValidity > 0: every read must check the enrolled biometrics"
+            )
         }
         if synchronizable, accessible.isThisDeviceOnly {
             throw .invalid("synchronizable items can't be '\(accessible.rawValue)'")

@@ -87,7 +87,8 @@ final class KillSwitchDatabase: KeychainDatabase {
 func migrate(store: String, keyFile: String, source: String, batch: Int, killAt: Int?) async {
     let database: SQLiteKeychainDatabase
     do {
-        database = try SQLiteKeychainDatabase(opening: URL(fileURLWithPath: store), key: .keyFile(URL(fileURLWithPath: keyFile)))
+        database = try SQLiteKeychainDatabase(
+            opening: URL(fileURLWithPath: store), key: .keyFile(URL(fileURLWithPath: keyFile)))
     } catch {
         fail(2, "\(error)")
     }
@@ -107,7 +108,8 @@ func migrate(store: String, keyFile: String, source: String, batch: Int, killAt:
         }
     }
     let migration = Migration(
-        importers: [ExpoSecureStoreImporter()], source: from, target: MigrationTarget(database: counting, device: device),
+        importers: [ExpoSecureStoreImporter()], source: from,
+        target: MigrationTarget(database: counting, device: device),
         policy: policy)
     do {
         let report = try await migration.run()

@@ -41,7 +41,9 @@ while let name = arguments.popFirst() {
     guard name.hasPrefix("--"), let value = arguments.popFirst() else { fail(1, "bad argument '\(name)'") }
     options[String(name.dropFirst(2))] = value
 }
-let known: Set = ["store", "key-file", "seed", "count", "keys", "prefix", "service", "access-control", "migrate", "batch", "kill-at"]
+let known: Set = [
+    "store", "key-file", "seed", "count", "keys", "prefix", "service", "access-control", "migrate", "batch", "kill-at",
+]
 if let unknown = options.keys.first(where: { !known.contains($0) }) { fail(1, "unknown option --\(unknown)") }
 guard let storePath = options["store"], let keyFilePath = options["key-file"] else {
     fail(1, "usage: store-writer --store PATH --key-file K --seed S --count N [--keys M]")
@@ -70,7 +72,8 @@ do {
 let keychain: Keychain
 do {
     keychain = try Keychain(
-        KeychainOptions(service: options["service"] ?? "crash"), database: database, device: database.makeDevice(passcode: .none))
+        KeychainOptions(service: options["service"] ?? "crash"), database: database,
+        device: database.makeDevice(passcode: .none))
 } catch {
     fail(2, "\(error)")
 }

@@ -19,7 +19,9 @@ enum LegacyKeychain {
     static func items(bundleID: String) -> [Item] {
         [
             // react-native-keychain: setGenericPassword(username, password), default service (the bundle id).
-            Item(library: "react-native-keychain", service: bundleID, key: "consumer@example.com", value: "consumer-password-0001"),
+            Item(
+                library: "react-native-keychain", service: bundleID, key: "consumer@example.com",
+                value: "consumer-password-0001"),
             // react-native-keychain: setGenericPassword with `service: "refresh"`.
             Item(library: "react-native-keychain", service: "refresh", key: "consumer", value: "consumer-refresh-0002"),
             // expo-secure-store: setItemAsync("authToken", value), its default keychainService "app".

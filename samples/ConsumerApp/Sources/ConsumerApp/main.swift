@@ -29,7 +29,8 @@ func migrateAtLaunch(from dumps: [Dump]) async -> (text: String, ok: Bool) {
             return ("already migrated", true)
         case .ran(let report):
             let s = report.summary
-            let text = "migrated: \(s.found) found, \(s.verified) verified, \(s.failed) failed, \(s.conflict) conflicts, "
+            let text =
+                "migrated: \(s.found) found, \(s.verified) verified, \(s.failed) failed, \(s.conflict) conflicts, "
                 + "\(s.blocked) blocked"
             return (text, !report.hasProblems)
         }
