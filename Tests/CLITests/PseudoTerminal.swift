@@ -100,8 +100,9 @@ final class PseudoTerminal {
     }
 
     /// Reads what the tool writes until `text` appears after the previous match, for at most `seconds`; whether
-    /// it did.
-    func waitFor(_ text: String, seconds: Double = 30) -> Bool {
+    /// it did. With `pid`, it also gives up as soon as that tool has exited (its status is kept for
+    /// ``drain(until:)``).
+    func waitFor(_ text: String, seconds: Double = 30, unlessExits pid: pid_t? = nil) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         let wanted = Data(text.utf8)
         while true {
@@ -110,15 +111,29 @@ final class PseudoTerminal {
                 return true
             }
             guard Date() < deadline else { return false }
-            if !readAvailable() { usleep(2000) }
+            if let pid, exitStatus == nil {
+                var status: Int32 = 0
+                if waitpid(pid, &status, WNOHANG) == pid { exitStatus = status }
+            }
+            if !readAvailable() {
+                if exitStatus != nil { return false }
+                usleep(2000)
+            }
         }
     }
+
+    /// The wait status of the tool, once ``waitFor(_:seconds:unlessExits:)`` has seen it exit.
+    private var exitStatus: Int32?
 
     /// Reads what the tool writes until it exits, then returns its wait status.
     func drain(until pid: pid_t) -> Int32 {
         var status: Int32 = 0
-        while waitpid(pid, &status, WNOHANG) == 0 {
-            if !readAvailable() { usleep(2000) }
+        if let exitStatus {
+            status = exitStatus
+        } else {
+            while waitpid(pid, &status, WNOHANG) == 0 {
+                if !readAvailable() { usleep(2000) }
+            }
         }
         while readAvailable() {}
         return status
