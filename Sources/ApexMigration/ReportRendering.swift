@@ -2,6 +2,17 @@ import ApexDumps
 import ApexKeychain
 import Foundation
 
+extension MigrationReport.ItemSource {
+    /// The item as a report's row names it: its service, server and account joined with ` / `, or its location
+    /// in the file when it has none. With `namingDefaultService`, react-native-keychain's Android default
+    /// service, the empty string, is `(default)`.
+    func shownName(namingDefaultService: Bool) -> String {
+        var names = [service, server, account].compactMap { $0 }
+        if namingDefaultService, names.first == "", platform == DumpPlatform.android.rawValue { names[0] = "(default)" }
+        return names.isEmpty ? location : names.joined(separator: " / ")
+    }
+}
+
 /// The report as Markdown for a pull request: the same content as the JSON, as a table and a summary (the text
 /// for a terminal is in `ReportText.swift`).
 extension MigrationReport {
@@ -9,10 +20,8 @@ extension MigrationReport {
     /// show (``DisplayText``). Fields are read in place (a copy of each item would retain every string it holds).
     private var rows: [[String]] {
         concurrentMap(count: items.count) { index in
-            let source = [items[index].source.service, items[index].source.server, items[index].source.account]
-                .compactMap { $0 }.joined(separator: " / ")
-            let found =
-                "\(items[index].source.library) \(items[index].source.platform) \(source.isEmpty ? items[index].source.location : source)"
+            let source = items[index].source
+            let found = "\(source.library) \(source.platform) \(source.shownName(namingDefaultService: false))"
             let target = items[index].target?.text ?? "-"
             let action = actionText(index)
             let reason: String

@@ -33,10 +33,7 @@ extension MigrationReport {
         let inventory = isInventory
         return concurrentMap(count: items.count) { index in
             let source = items[index].source
-            var names = [source.service, source.server, source.account].compactMap { $0 }
-            // react-native-keychain's default Android service is the empty string.
-            if names.first == "", source.platform == "android" { names[0] = "(default)" }
-            let found = DisplayText.escaped(names.isEmpty ? source.location : names.joined(separator: " / "))
+            let found = DisplayText.escaped(source.shownName(namingDefaultService: true))
             if inventory {
                 return ReportRow(
                     cells: [found, DisplayText.escaped(source.class ?? "-")],
