@@ -36,8 +36,8 @@ struct FloorRow {
 ///   the row's bytes and checked against the store's own before anything is timed) and one `INSERT`;
 /// - verify: per row, the row by key, its associated data built from the columns read, one open, one compare;
 /// - ledger: per row one HMAC-SHA-256 of the value (the fingerprint) and one BLAKE2b digest of its place; per
-///   batch its record (the same JSON) built and sealed twice, inserted in the apply transaction, and updated
-///   with the verified states in a transaction of its own.
+///   batch its record (the same JSON) built and sealed twice, inserted in the batch's transaction, and updated
+///   with the verified states in the next batch's (the last one's in a transaction of its own), as a run does.
 final class BulkFloor {
     let path: String
     private let db: OpaquePointer
@@ -111,6 +111,14 @@ final class BulkFloor {
         var (apply, verify, ledger): (UInt64, UInt64, UInt64) = (0, 0, 0)
         var sequence = 0
         var start = 0
+        // The record of the batch before, with its verified states, written in this batch's transaction.
+        var verified: (id: Int64, row: FloorRow)?
+        func updateRecord(_ record: (id: Int64, row: FloorRow)) throws {
+            bindBlob(update, 1, sealedRecord)
+            sqlite3_bind_double(update, 2, record.row.modified)
+            sqlite3_bind_int64(update, 3, record.id)
+            try run(update)
+        }
         while start < rows.count {
             let chunk = rows[start..<min(start + batch, rows.count)]
             start = chunk.endIndex
@@ -125,6 +133,7 @@ final class BulkFloor {
             let recordRow = recordRow(account)
             sealRecord(recordRow)
             try run(begin)
+            if let record = verified { try updateRecord(record) }
             bindText(insert, 1, Self.ledgerService)
             bindText(insert, 2, account)
             bindText(insert, 3, recordRow.group)
@@ -169,15 +178,17 @@ final class BulkFloor {
             }
             now = Clock.nanoseconds()
             verify += now - t
-            // Ledger: the record again, verified, in a transaction of its own.
+            // Ledger: the record again, verified, for the next batch's transaction.
             t = now
             buildRecord(entries, state: "verified")
             sealRecord(recordRow)
+            verified = (recordID, recordRow)
+            ledger += Clock.nanoseconds() - t
+        }
+        if let record = verified {
+            let t = Clock.nanoseconds()
             try run(begin)
-            bindBlob(update, 1, sealedRecord)
-            sqlite3_bind_double(update, 2, recordRow.modified)
-            sqlite3_bind_int64(update, 3, recordID)
-            try run(update)
+            try updateRecord(record)
             try run(commit)
             ledger += Clock.nanoseconds() - t
         }
