@@ -54,7 +54,6 @@ final class BulkFloor {
 
     /// The migration ledger's service (its records are rows of the store too).
     static let service = "apex-keychain.migration"
-    static let ledgerService = Array(service.utf8)
 
     init(path: String) throws {
         self.path = path
@@ -134,9 +133,7 @@ final class BulkFloor {
             sealRecord(recordRow)
             try run(begin)
             if let record = verified { try updateRecord(record) }
-            bindText(insert, 1, Self.ledgerService)
-            bindText(insert, 2, account)
-            bindText(insert, 3, recordRow.group)
+            bindKey(insert, recordRow)
             bindRow(recordRow, sealed: sealedRecord)
             try run(insert)
             let recordID = sqlite3_last_insert_rowid(db)
@@ -145,16 +142,12 @@ final class BulkFloor {
             // Apply: each row looked up, sealed and inserted; one commit.
             t = now
             for row in chunk {
-                bindText(find, 1, row.service)
-                bindText(find, 2, row.account)
-                bindText(find, 3, row.group)
+                bindKey(find, row)
                 if try step(find) { throw BenchError("the floor item exists") }
                 sqlite3_reset(find)
                 buildAssociatedData(row, row.label, row.generic, row.created, row.modified)
                 seal(row.value)
-                bindText(insert, 1, row.service)
-                bindText(insert, 2, row.account)
-                bindText(insert, 3, row.group)
+                bindKey(insert, row)
                 bindRow(row, sealed: sealed)
                 try run(insert)
             }
@@ -164,9 +157,7 @@ final class BulkFloor {
             // Verify: each row read by key and opened under the associated data of the columns read.
             t = now
             for row in chunk {
-                bindText(read, 1, row.service)
-                bindText(read, 2, row.account)
-                bindText(read, 3, row.group)
+                bindKey(read, row)
                 guard try step(read) else { throw BenchError("the floor item is missing") }
                 let label = sqlite3_column_type(read, 1) == SQLITE_NULL ? nil : column(read, 1)
                 let generic = sqlite3_column_type(read, 2) == SQLITE_NULL ? nil : column(read, 2)
@@ -257,6 +248,13 @@ final class BulkFloor {
     }
 
     // MARK: Rows and sealing
+
+    /// Binds a row's service, account and group as parameters 1 to 3.
+    private func bindKey(_ statement: OpaquePointer, _ row: FloorRow) {
+        bindText(statement, 1, row.service)
+        bindText(statement, 2, row.account)
+        bindText(statement, 3, row.group)
+    }
 
     private func bindRow(_ row: FloorRow, sealed: [UInt8]) {
         if let label = row.label { bindText(insert, 4, label) } else { sqlite3_bind_null(insert, 4) }

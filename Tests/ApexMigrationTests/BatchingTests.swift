@@ -138,14 +138,12 @@ struct BatchingTests {
     }
 }
 
-/// A database whose every call commits on its own: it passes calls to a store, and keeps the protocol's default
-/// `atomically` and a non-atomic `exclusively`, as a database that can't group writes.
-final class CallByCallDatabase: KeychainDatabase, @unchecked Sendable {
-    let base: any KeychainDatabase
-    private let lock = NSRecursiveLock()
+/// A database that passes every call to `base` (what the two below change, they implement themselves).
+protocol ForwardingDatabase: KeychainDatabase {
+    var base: any KeychainDatabase { get }
+}
 
-    init(_ base: any KeychainDatabase) { self.base = base }
-
+extension ForwardingDatabase {
     func add(_ item: KeychainItem) throws(DatabaseError) { try base.add(item) }
     func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(DatabaseError) { try base.replace(key, with: item) }
     func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(DatabaseError) {
@@ -155,6 +153,15 @@ final class CallByCallDatabase: KeychainDatabase, @unchecked Sendable {
     func value(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Data { try base.value(for: key) }
     func delete(matching query: ItemQuery) throws(DatabaseError) -> Int { try base.delete(matching: query) }
     func delete(_ key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Bool { try base.delete(key) }
+}
+
+/// A database whose every call commits on its own: it passes calls to a store, and keeps the protocol's default
+/// `atomically` and a non-atomic `exclusively`, as a database that can't group writes.
+final class CallByCallDatabase: ForwardingDatabase, @unchecked Sendable {
+    let base: any KeychainDatabase
+    private let lock = NSRecursiveLock()
+
+    init(_ base: any KeychainDatabase) { self.base = base }
 
     func exclusively<T>(_ body: () throws -> T) throws -> T {
         lock.lock()
@@ -165,8 +172,8 @@ final class CallByCallDatabase: KeychainDatabase, @unchecked Sendable {
 
 /// An in-memory database whose `n`th outermost `atomically` scope fails as its commit would (an I/O error):
 /// the scope is undone and the error thrown.
-final class CommitFailingDatabase: KeychainDatabase, @unchecked Sendable {
-    private let base = InMemoryKeychainDatabase()
+final class CommitFailingDatabase: ForwardingDatabase, @unchecked Sendable {
+    let base: any KeychainDatabase = InMemoryKeychainDatabase()
     private let lock = NSLock()
     private var scopes = 0
     private var depth = 0
@@ -174,15 +181,6 @@ final class CommitFailingDatabase: KeychainDatabase, @unchecked Sendable {
 
     init(failing n: Int) { failing = n }
 
-    func add(_ item: KeychainItem) throws(DatabaseError) { try base.add(item) }
-    func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(DatabaseError) { try base.replace(key, with: item) }
-    func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(DatabaseError) {
-        try base.rename(key, toAccount: account)
-    }
-    func attributes(matching query: ItemQuery) throws(DatabaseError) -> [ItemAttributes] { try base.attributes(matching: query) }
-    func value(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Data { try base.value(for: key) }
-    func delete(matching query: ItemQuery) throws(DatabaseError) -> Int { try base.delete(matching: query) }
-    func delete(_ key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Bool { try base.delete(key) }
     func exclusively<T>(_ body: () throws -> T) throws -> T { try base.exclusively(body) }
 
     func atomically<T>(_ body: () throws -> T) throws -> T {
