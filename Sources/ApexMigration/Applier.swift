@@ -36,8 +36,8 @@ public struct ItemOutcome: Sendable, Equatable {
 }
 
 /// Where a run spent its time, by stage: what an app measuring its start-up, or the benchmark, wants to know.
-/// Items go in batches: a batch's writes are counted as `apply`, its read-backs as `verify`, its ledger records
-/// and its commits (but the commit of its writes) as `ledger`.
+/// Items go in batches: a batch's writes, source removals and commit are counted as `apply`, its read-backs as
+/// `verify`, its ledger records (and the commit of the last batch's verified record) as `ledger`.
 public struct MigrationTimings: Sendable, Equatable {
     /// Making the plan: the importers' mapping and the look-ups in the target.
     public var plan: Duration = .zero
