@@ -87,10 +87,31 @@ extension Keychain {
         case read(ItemInfo, value: Data, label: String?)
     }
 
-    /// The item under `key` read back after a write, with one look-up and never a prompt: what a migration
+    /// The item under `key` read back after a write with `options`, never with a prompt: what a migration
     /// compares with what it wrote, inside a batch. The checks of a read hold (the device unlocked as the item's
-    /// class needs, an invalidated item removed).
-    package func readBack(_ key: String) throws(KeychainError) -> ReadBack {
+    /// class needs, an invalidated item removed). For an item written without access control: it is read with
+    /// its value in one look-up (``KeychainDatabase/item(for:)``).
+    package func readBack(_ key: String, writtenWith options: SetOptions) throws(KeychainError) -> ReadBack {
+        try Validation.name(key, "key")
+        let state = try prepare()
+        let primaryKey = ItemAttributes.PrimaryKey(
+            itemClass: .genericPassword, service: service, account: key, accessGroup: accessGroup,
+            synchronizable: try protection(for: options).synchronizable, server: "", securityDomain: "",
+            protocolCode: "",
+            authenticationType: "", port: 0, path: "")
+        let item = try run { () throws(DatabaseError) in try database.item(for: primaryKey) }
+        guard let item, item.attributes.isApexItem else { return try readBackFound(key) }
+        let metadata = try metadata(of: item.attributes)
+        try checkUnlocked(item.attributes.protectionDomain.accessible ?? Self.defaultAccessible, state, key: key)
+        try checkStillValid(item.attributes, metadata, state, key: key)
+        let info = info(key, item.attributes, metadata)
+        guard metadata.accessControl == .none else { return .needsPrompt(info) }
+        return .read(info, value: item.value, label: label(of: item.attributes, metadata))
+    }
+
+    /// ``readBack(_:writtenWith:)`` of an item found as every read finds it (a staged write settled, another
+    /// synchronizable).
+    private func readBackFound(_ key: String) throws(KeychainError) -> ReadBack {
         guard let found = try findForRead(key) else { return .absent }
         let info = info(key, found.item, found.metadata)
         guard found.metadata.accessControl == .none else { return .needsPrompt(info) }

@@ -3,108 +3,140 @@ import ApexSQLite
 import ApexSodium
 import Foundation
 
-/// What a row's sealed value is bound to: every column of the row but the value, as the row holds them.
-///
-/// The dates are kept as the numbers in the `cdat` and `mdat` columns, not as `Date`s, so that a value sealed
-/// from the numbers it was written with opens from the numbers read back.
-struct SealedRow {
-    var key: ItemAttributes.PrimaryKey
-    var protectionDomain: ProtectionDomain
-    var accessControl: AccessControlFlags
-    var creator: UInt32?
-    var label: String?
-    var generic: Data?
-    var created: Double
-    var modified: Double
-
-    /// The row that ``SQLiteKeychainDatabase/bindRow(_:_:sealed:)`` writes for `a`.
-    init(_ a: ItemAttributes) {
-        self.init(a, created: a.createdAt.timeIntervalSince1970, modified: a.modifiedAt.timeIntervalSince1970)
+/// What a row's sealed value is bound to: every column of the row but the value, as the row holds them, each
+/// field length-prefixed so that no two rows share the same bytes (``SealBinding`` says which columns). Built
+/// from the attributes a write binds, or from the columns a read reads: the dates as the numbers the `cdat` and
+/// `mdat` columns hold, so that a value sealed from the numbers it was written with opens from those read back.
+/// Written byte by byte, without Strings in between: every write and every read of a value builds it.
+enum SealedRow {
+    /// The associated data of the row that ``SQLiteKeychainDatabase/bindRow(_:_:sealed:)`` writes for `a`
+    /// (binding 2, ``SealBinding/wholeRow``).
+    static func associatedData(_ a: ItemAttributes) -> [UInt8] {
+        var out = FieldWriter(
+            capacity: 160 + a.service.utf8.count + a.account.utf8.count + a.accessGroup.utf8.count
+                + (a.label?.utf8.count ?? 0) + (a.generic?.count ?? 0))
+        out.bytes.append(contentsOf: "apxk-item-v2".utf8)
+        out.field(a.itemClass.rawValue)
+        out.field(a.service)
+        out.field(a.account)
+        out.field(a.accessGroup)
+        out.field(a.synchronizable ? "1" : "0")
+        out.field(a.server ?? "")
+        out.field(a.securityDomain ?? "")
+        out.field(a.protocolCode ?? "")
+        out.field(a.authenticationType ?? "")
+        out.field(Int64(a.port))
+        out.field(a.path ?? "")
+        out.field(a.protectionDomain.rawValue)
+        out.field(Int64(a.accessControl.rawValue))
+        if let creator = a.creator { out.field(Int64(creator)) } else { out.field("-") }
+        out.optional(a.label)
+        if let generic = a.generic {
+            out.bytes.append(1)
+            generic.withUnsafeBytes { out.field($0) }
+        } else {
+            out.bytes.append(0)
+        }
+        out.number(a.createdAt.timeIntervalSince1970)
+        out.number(a.modifiedAt.timeIntervalSince1970)
+        return out.bytes
     }
 
-    /// The row of `a` with the dates as its columns hold them.
-    init(_ a: ItemAttributes, created: Double, modified: Double) {
-        key = a.primaryKey
-        protectionDomain = a.protectionDomain
-        accessControl = a.accessControl
-        creator = a.creator
-        label = a.label
-        generic = a.generic
-        self.created = created
-        self.modified = modified
-    }
-
-    /// The associated data of `binding`: length-prefixed fields, so that no two rows share the same bytes.
-    /// Written byte by byte, without Strings in between: every write and every read of a value builds it.
-    func associatedData(_ binding: SealBinding) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(
-            160 + key.service.utf8.count + key.account.utf8.count + key.accessGroup.utf8.count
-                + (label?.utf8.count ?? 0) + (generic?.count ?? 0))
-        func length(_ count: Int) {
-            withUnsafeBytes(of: UInt32(truncatingIfNeeded: count).bigEndian) { out.append(contentsOf: $0) }
-        }
-        func field(_ text: String) {
-            var text = text
-            text.withUTF8 { bytes in
-                length(bytes.count)
-                out.append(contentsOf: bytes)
-            }
-        }
-        /// A number as its decimal digits, as `String(n)` writes them.
-        func field(_ number: UInt64) {
-            var count = 1
-            var divisor: UInt64 = 1
-            while number / divisor >= 10 {
-                divisor *= 10
-                count += 1
-            }
-            length(count)
-            while divisor > 0 {
-                out.append(UInt8(ascii: "0") + UInt8(number / divisor % 10))
-                divisor /= 10
-            }
-        }
-        /// An optional field: a 0 byte for none, else a 1 byte and the field (nil and empty differ).
-        func optional(_ text: String?) {
-            guard let text else { return out.append(0) }
-            out.append(1)
-            field(text)
-        }
-        func optional(_ data: Data?) {
-            guard let data else { return out.append(0) }
-            out.append(1)
-            length(data.count)
-            out.append(contentsOf: data)
-        }
-        /// A date column's number, as its 8 IEEE 754 bytes (big-endian); -0 is written as 0, as SQLite keeps it.
-        func number(_ value: Double) {
-            withUnsafeBytes(of: (value == 0 ? 0 : value).bitPattern.bigEndian) { out.append(contentsOf: $0) }
-        }
+    /// The associated data of a row read as `StoreSchema.attributeColumns`, `data`, then its binding, from
+    /// column `c`, under `binding`: the same bytes as ``associatedData(_:)`` of the attributes it was written
+    /// with, read straight from the columns.
+    static func associatedData(row: Statement, from c: Int32, _ binding: SealBinding) -> [UInt8] {
+        func at(_ column: ItemColumn) -> Int32 { column.offset(from: c) }
+        var out = FieldWriter(capacity: 256)
         switch binding {
-        case .identity: out.append(contentsOf: "apxk-item-v1".utf8)
-        case .wholeRow: out.append(contentsOf: "apxk-item-v2".utf8)
+        case .identity: out.bytes.append(contentsOf: "apxk-item-v1".utf8)
+        case .wholeRow: out.bytes.append(contentsOf: "apxk-item-v2".utf8)
         }
-        field(key.itemClass.rawValue)
-        field(key.service)
-        field(key.account)
-        field(key.accessGroup)
-        field(key.synchronizable ? "1" : "0")
-        field(key.server)
-        field(key.securityDomain)
-        field(key.protocolCode)
-        field(key.authenticationType)
-        if key.port >= 0 { field(UInt64(key.port)) } else { field(String(key.port)) }
-        field(key.path)
-        field(protectionDomain.rawValue)
-        field(UInt64(accessControl.rawValue))
-        if let creator { field(UInt64(creator)) } else { field("-") }
-        guard binding == .wholeRow else { return out }
-        optional(label)
-        optional(generic)
-        number(created)
-        number(modified)
-        return out
+        for column: ItemColumn in [.itemClass, .service, .account, .accessGroup] {
+            row.withBytes(at(column)) { out.field($0) }
+        }
+        out.field(row.int64(at(.synchronizable)) != 0 ? "1" : "0")
+        for column: ItemColumn in [.server, .securityDomain, .protocolCode, .authenticationType] {
+            row.withBytes(at(column)) { out.field($0) }
+        }
+        out.field(row.int64(at(.port)))
+        row.withBytes(at(.path)) { out.field($0) }
+        row.withBytes(at(.protectionDomain)) { out.field($0) }
+        out.field(Int64(UInt32(truncatingIfNeeded: row.int64(at(.accessControl)))))
+        if row.isNull(at(.creator)) {
+            out.field("-")
+        } else {
+            out.field(Int64(UInt32(truncatingIfNeeded: row.int64(at(.creator)))))
+        }
+        guard binding == .wholeRow else { return out.bytes }
+        for column: ItemColumn in [.label, .generic] {
+            if row.isNull(at(column)) {
+                out.bytes.append(0)
+            } else {
+                out.bytes.append(1)
+                row.withBytes(at(column)) { out.field($0) }
+            }
+        }
+        out.number(row.double(at(.created)))
+        out.number(row.double(at(.modified)))
+        return out.bytes
+    }
+}
+
+/// Length-prefixed fields, appended to bytes.
+private struct FieldWriter {
+    var bytes: [UInt8] = []
+
+    init(capacity: Int) { bytes.reserveCapacity(capacity) }
+
+    mutating func length(_ count: Int) {
+        withUnsafeBytes(of: UInt32(truncatingIfNeeded: count).bigEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func field(_ text: String) {
+        var text = text
+        text.withUTF8 { utf8 in
+            length(utf8.count)
+            bytes.append(contentsOf: utf8)
+        }
+    }
+
+    mutating func field(_ raw: UnsafeRawBufferPointer) {
+        length(raw.count)
+        bytes.append(contentsOf: raw)
+    }
+
+    /// A number as its decimal digits, as `String(n)` writes them.
+    mutating func field(_ number: Int64) {
+        if number < 0 { return field(String(number)) }
+        field(UInt64(number))
+    }
+
+    /// A number as its decimal digits, as `String(n)` writes them.
+    mutating func field(_ number: UInt64) {
+        var count = 1
+        var divisor: UInt64 = 1
+        while number / divisor >= 10 {
+            divisor *= 10
+            count += 1
+        }
+        length(count)
+        while divisor > 0 {
+            bytes.append(UInt8(ascii: "0") + UInt8(number / divisor % 10))
+            divisor /= 10
+        }
+    }
+
+    /// An optional field: a 0 byte for none, else a 1 byte and the field (nil and empty differ).
+    mutating func optional(_ text: String?) {
+        guard let text else { return bytes.append(0) }
+        bytes.append(1)
+        field(text)
+    }
+
+    /// A date column's number, as its 8 IEEE 754 bytes (big-endian); -0 is written as 0, as SQLite keeps it.
+    mutating func number(_ value: Double) {
+        withUnsafeBytes(of: (value == 0 ? 0 : value).bitPattern.bigEndian) { bytes.append(contentsOf: $0) }
     }
 }
 
@@ -112,7 +144,7 @@ struct SealedRow {
 extension SQLiteKeychainDatabase {
     /// Seals `value` for the row `a` is written as, with the current binding (``SealBinding/wholeRow``).
     func seal(_ value: Data, _ a: ItemAttributes) -> Data {
-        Sodium.seal(value, key: classKey(a.protectionDomain), associatedData: SealedRow(a).associatedData(.wholeRow))
+        Sodium.seal(value, key: classKey(a.protectionDomain), associatedData: SealedRow.associatedData(a))
     }
 
     /// The attributes and the opened value of a row read as `StoreSchema.attributeColumns`, `data`, then its
@@ -120,21 +152,31 @@ extension SQLiteKeychainDatabase {
     /// - Throws: `damaged` when the row's attributes are unknown or the value does not open under them.
     func openRow(_ row: Statement, from c: Int32) throws(DatabaseError) -> (ItemAttributes, Data) {
         let attributes = try attributes(of: row, from: c)
-        let sealed = row.data(ItemColumn.data.offset(from: c)) ?? Data()
+        return (attributes, try openValue(row, from: c))
+    }
+
+    /// The opened value of a row read as ``openRow(_:from:)`` reads it, its associated data taken straight from
+    /// the columns.
+    /// - Throws: `damaged` when the row's protection or binding is unknown or the value does not open.
+    func openValue(_ row: Statement, from c: Int32) throws(DatabaseError) -> Data {
         guard let binding = SealBinding(rawValue: row.int64(ItemColumn.seal.offset(from: c))) else {
             throw DatabaseError(.damaged, "\(url.path): a row has an unknown seal binding")
         }
-        let fields = SealedRow(
-            attributes, created: row.double(ItemColumn.created.offset(from: c)),
-            modified: row.double(ItemColumn.modified.offset(from: c)))
-        let key = classKey(attributes.protectionDomain)
-        guard let value = Sodium.open(sealed, key: key, associatedData: fields.associatedData(binding)) else {
+        guard
+            let domain = row.string(ItemColumn.protectionDomain.offset(from: c)).flatMap(
+                ProtectionDomain.init(rawValue:))
+        else {
+            throw DatabaseError(.damaged, "\(url.path): a row has an unknown class or protection")
+        }
+        let sealed = row.data(ItemColumn.data.offset(from: c)) ?? Data()
+        let associated = SealedRow.associatedData(row: row, from: c, binding)
+        guard let value = Sodium.open(sealed, key: classKey(domain), associatedData: associated) else {
             throw DatabaseError(
                 .damaged,
                 "\(url.path): the sealed value does not open: it was moved to another row, its attributes (protection, "
                     + "label, dates) were edited, or the file is damaged")
         }
-        return (attributes, value)
+        return value
     }
 
     private func classKey(_ domain: ProtectionDomain) -> SecretKey {
@@ -146,6 +188,6 @@ extension SQLiteKeychainDatabase {
     /// The associated data a value written now with attributes `a` is sealed with: for the benchmark's floor,
     /// which builds the same bytes itself and checks them against these before it measures.
     package static func associatedData(of a: ItemAttributes) -> [UInt8] {
-        SealedRow(a).associatedData(.wholeRow)
+        SealedRow.associatedData(a)
     }
 }

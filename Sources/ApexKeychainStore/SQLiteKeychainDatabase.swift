@@ -157,10 +157,27 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
             }
             try sql { () throws(SQLiteError) in try bindPrimaryKey(select, key, from: 1) }
             let found = try sql { () throws(SQLiteError) in
-                try select.firstRow { row in Result { () throws(DatabaseError) in try openRow(row, from: 0).1 } }
+                try select.firstRow { row in Result { () throws(DatabaseError) in try openValue(row, from: 0) } }
             }
             guard let found else { throw DatabaseError(.itemNotFound, "no such item") }
             return try found.get()
+        }
+    }
+
+    /// The item under `key` with its value: one SELECT of the row.
+    public func item(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> KeychainItem? {
+        try locked { () throws(DatabaseError) in
+            let select = try sql { () throws(SQLiteError) in try connection.statement(rowSQL) }
+            try sql { () throws(SQLiteError) in try bindPrimaryKey(select, key, from: 1) }
+            let found = try sql { () throws(SQLiteError) in
+                try select.firstRow { row in
+                    Result { () throws(DatabaseError) in
+                        let (attributes, value) = try openRow(row, from: 0)
+                        return KeychainItem(attributes: attributes, value: value)
+                    }
+                }
+            }
+            return try found?.get()
         }
     }
 

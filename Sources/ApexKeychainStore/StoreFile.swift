@@ -97,11 +97,13 @@ extension SQLiteKeychainDatabase {
             usesPassphrase: keywrap == "passphrase", master: master)
     }
 
-    /// The connection's settings: a busy timeout, foreign keys, and for a connection that writes, WAL with
-    /// `synchronous=FULL` (a read-only connection keeps the file's journal mode).
+    /// The connection's settings: a busy timeout, foreign keys, statement journals in memory (a write inside a
+    /// batch keeps the pages it changes there until the statement ends: in a temporary file, each write would
+    /// cost system calls), and for a connection that writes, WAL with `synchronous=FULL` (a read-only connection
+    /// keeps the file's journal mode).
     static func configure(_ connection: Connection, readOnly: Bool) throws(SQLiteError) {
         connection.setBusyTimeout(milliseconds: 10_000)
-        try connection.execute("PRAGMA foreign_keys = ON;")
+        try connection.execute("PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY;")
         if !readOnly { try connection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;") }
     }
 

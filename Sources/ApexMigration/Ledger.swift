@@ -126,12 +126,13 @@ final class Ledger {
 
         fileprivate init(recordKey: String) { self.recordKey = recordKey }
 
-        mutating func set(_ entry: Entry, for target: TargetItem) { entries[Ledger.digest(target)] = entry }
+        /// Sets the entry of the target whose ``Ledger/digest(_:)`` is `digest`.
+        mutating func set(_ entry: Entry, at digest: String) { entries[digest] = entry }
 
-        mutating func markVerified(_ target: TargetItem) { entries[Ledger.digest(target)]?.state = .verified }
+        mutating func markVerified(_ digest: String) { entries[digest]?.state = .verified }
 
         /// Drops the target's entry: the record, written again, no longer claims the item.
-        mutating func remove(_ target: TargetItem) { entries[Ledger.digest(target)] = nil }
+        mutating func remove(_ digest: String) { entries[digest] = nil }
     }
 
     /// A new, empty batch under the next free record name.
@@ -141,9 +142,14 @@ final class Ledger {
         return Batch(recordKey: "entries:\(id):" + Self.sequence(next))
     }
 
-    /// Writes (or rewrites) a batch's record.
+    /// Writes (or rewrites) a batch's record. The entries read back (``entry(for:)``) have it once
+    /// ``remember(_:)`` was told that its transaction committed.
     func record(_ batch: Batch) throws(KeychainError) {
         try keychain.setBytesSynchronously(batch.recordKey, try Self.encode(batch.entries), Self.protection)
+    }
+
+    /// Takes a batch whose record is committed into the entries read back.
+    func remember(_ batch: Batch) {
         // In place: a copy of `loaded` first would copy every entry on each batch.
         loaded?.entries.merge(batch.entries) { _, new in new }
     }

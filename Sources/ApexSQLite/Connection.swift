@@ -369,6 +369,14 @@ package final class Statement {
 
     package func double(_ column: Int32) -> Double { sqlite3_column_double(raw, column) }
 
+    /// The column's bytes as SQLite holds them (a text's UTF-8, a blob's bytes; none for NULL), lent to `body`
+    /// without a copy: valid only inside it.
+    package func withBytes<T>(_ column: Int32, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        let base = sqlite3_column_blob(raw, column)
+        let count = Int(sqlite3_column_bytes(raw, column))
+        return try body(UnsafeRawBufferPointer(start: count > 0 ? base : nil, count: base == nil ? 0 : count))
+    }
+
     package func data(_ column: Int32) -> Data? {
         guard sqlite3_column_type(raw, column) != SQLITE_NULL else { return nil }
         let count = Int(sqlite3_column_bytes(raw, column))

@@ -36,8 +36,8 @@ struct FloorRow {
 ///   the row's bytes and checked against the store's own before anything is timed) and one `INSERT`;
 /// - verify: per row, the row by key, its associated data built from the columns read, one open, one compare;
 /// - ledger: per row one HMAC-SHA-256 of the value (the fingerprint) and one BLAKE2b digest of its place; per
-///   batch its record (the same JSON) built and sealed twice, inserted in the apply transaction, and updated
-///   with the verified states in a transaction of its own.
+///   batch its record (the same JSON) built and sealed twice, inserted in the batch's transaction, and updated
+///   with the verified states in the next batch's (the last one's in a transaction of its own), as a run does.
 final class BulkFloor {
     let path: String
     private let db: OpaquePointer
@@ -54,7 +54,6 @@ final class BulkFloor {
 
     /// The migration ledger's service (its records are rows of the store too).
     static let service = "apex-keychain.migration"
-    static let ledgerService = Array(service.utf8)
 
     init(path: String) throws {
         self.path = path
@@ -113,6 +112,14 @@ final class BulkFloor {
         var (apply, verify, ledger): (UInt64, UInt64, UInt64) = (0, 0, 0)
         var sequence = 0
         var start = 0
+        // The record of the batch before, with its verified states, written in this batch's transaction.
+        var verified: (id: Int64, row: FloorRow)?
+        func updateRecord(_ record: (id: Int64, row: FloorRow)) throws {
+            bindBlob(update, 1, sealedRecord)
+            sqlite3_bind_double(update, 2, record.row.modified)
+            sqlite3_bind_int64(update, 3, record.id)
+            try run(update)
+        }
         while start < rows.count {
             let chunk = rows[start..<min(start + batch, rows.count)]
             start = chunk.endIndex
@@ -128,9 +135,8 @@ final class BulkFloor {
             let recordRow = recordRow(account)
             sealRecord(recordRow)
             try run(begin)
-            bindText(insert, 1, Self.ledgerService)
-            bindText(insert, 2, account)
-            bindText(insert, 3, recordRow.group)
+            if let record = verified { try updateRecord(record) }
+            bindKey(insert, recordRow)
             bindRow(recordRow, sealed: sealedRecord)
             try run(insert)
             let recordID = sqlite3_last_insert_rowid(db)
@@ -139,16 +145,12 @@ final class BulkFloor {
             // Apply: each row looked up, sealed and inserted; one commit.
             t = now
             for row in chunk {
-                bindText(find, 1, row.service)
-                bindText(find, 2, row.account)
-                bindText(find, 3, row.group)
+                bindKey(find, row)
                 if try step(find) { throw BenchError("the floor item exists") }
                 sqlite3_reset(find)
                 buildAssociatedData(row, row.label, row.generic, row.created, row.modified)
                 seal(row.value)
-                bindText(insert, 1, row.service)
-                bindText(insert, 2, row.account)
-                bindText(insert, 3, row.group)
+                bindKey(insert, row)
                 bindRow(row, sealed: sealed)
                 try run(insert)
             }
@@ -158,9 +160,7 @@ final class BulkFloor {
             // Verify: each row read by key and opened under the associated data of the columns read.
             t = now
             for row in chunk {
-                bindText(read, 1, row.service)
-                bindText(read, 2, row.account)
-                bindText(read, 3, row.group)
+                bindKey(read, row)
                 guard try step(read) else { throw BenchError("the floor item is missing") }
                 let label = sqlite3_column_type(read, 1) == SQLITE_NULL ? nil : column(read, 1)
                 let generic = sqlite3_column_type(read, 2) == SQLITE_NULL ? nil : column(read, 2)
@@ -172,15 +172,17 @@ final class BulkFloor {
             }
             now = Clock.nanoseconds()
             verify += now - t
-            // Ledger: the record again, verified, in a transaction of its own.
+            // Ledger: the record again, verified, for the next batch's transaction.
             t = now
             buildRecord(entries, state: "verified")
             sealRecord(recordRow)
+            verified = (recordID, recordRow)
+            ledger += Clock.nanoseconds() - t
+        }
+        if let record = verified {
+            let t = Clock.nanoseconds()
             try run(begin)
-            bindBlob(update, 1, sealedRecord)
-            sqlite3_bind_double(update, 2, recordRow.modified)
-            sqlite3_bind_int64(update, 3, recordID)
-            try run(update)
+            try updateRecord(record)
             try run(commit)
             ledger += Clock.nanoseconds() - t
         }
@@ -250,6 +252,13 @@ final class BulkFloor {
     }
 
     // MARK: Rows and sealing
+
+    /// Binds a row's service, account and group as parameters 1 to 3.
+    private func bindKey(_ statement: OpaquePointer, _ row: FloorRow) {
+        bindText(statement, 1, row.service)
+        bindText(statement, 2, row.account)
+        bindText(statement, 3, row.group)
+    }
 
     private func bindRow(_ row: FloorRow, sealed: [UInt8]) {
         if let label = row.label { bindText(insert, 4, label) } else { sqlite3_bind_null(insert, 4) }

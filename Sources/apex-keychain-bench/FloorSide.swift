@@ -368,7 +368,10 @@ final class FloorSide {
         guard rc == SQLITE_OK, let handle else { throw BenchError("can't open the floor store \(path): code \(rc)") }
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, 10_000)
-        try exec(handle, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
+        try exec(
+            handle,
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY;"
+        )
         try exec(handle, "BEGIN IMMEDIATE; \(schema) PRAGMA user_version = 2; COMMIT;")
         return handle
     }

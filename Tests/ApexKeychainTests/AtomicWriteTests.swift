@@ -289,4 +289,58 @@ struct AtomicWriteTests {
         #expect(rig.db.allItems().isEmpty)
         #expect(try await rig.keychain.getItem("k") == nil)
     }
+
+    @Test(
+        "inside one batch (atomically) the rules hold write by write: never weaker, staged writes for access control, only own items; a refused write changes nothing and the batch goes on"
+    )
+    func rulesInsideABatch() async throws {
+        let rig = try Rig(device: SimulatedDevice(biometricsEnrolled: false))
+        let foreign = KeychainItem(
+            attributes: ItemAttributes(
+                service: rig.keychain.service, account: "theirs", accessGroup: rig.keychain.accessGroup, creator: nil),
+            value: Data("foreign-secret".utf8))
+        try rig.db.add(foreign)
+        try await rig.keychain.setItem("guarded", "old", SetOptions(accessControl: .passcode))
+        let seen = try #require(try await rig.keychain.getItemInfo("guarded"))
+        var codes: [KeychainErrorCode?] = []
+        var writes: [Int] = []
+        try rig.db.atomically {
+            // Never weaker: no biometrics enrolled, so no biometric item, and not a weaker one either.
+            codes.append(
+                Self.code {
+                    _ = try rig.keychain.setItem(
+                        "bio", "v", SetOptions(accessControl: .biometryAny), expecting: .absent)
+                })
+            // Only own items: another library's item under the key refuses the write.
+            codes.append(Self.code { _ = try rig.keychain.setItem("theirs", "v", SetOptions(), expecting: .absent) })
+            // Staged: an item with access control is added under the staging account, the old one removed, the
+            // new one moved into place (three writes); without, replaced in place (one).
+            var before = rig.db.writeCount
+            #expect(
+                try rig.keychain.setItem("guarded", "new", SetOptions(accessControl: .passcode), expecting: .own(seen)))
+            writes.append(rig.db.writeCount - before)
+            before = rig.db.writeCount
+            try rig.keychain.setBytesSynchronously("plain", Data("one".utf8), SetOptions())
+            try rig.keychain.setBytesSynchronously("plain", Data("two".utf8), SetOptions())
+            writes.append(rig.db.writeCount - before)
+        }
+        #expect(codes == [.BIOMETRY_NOT_ENROLLED, .INVALID_ARGUMENT])
+        #expect(writes == [3, 2])
+        #expect(rig.items(at: "bio").isEmpty)
+        #expect(rig.items(at: "theirs") == [foreign])
+        #expect(rig.stagedAccounts.isEmpty)
+        #expect(try await rig.keychain.getItem("guarded") == "new")
+        #expect(try await rig.keychain.getItemInfo("guarded")?.accessControl == .passcode)
+        #expect(try await rig.keychain.getBytes("plain") == Data("two".utf8))
+    }
+
+    /// The code of the ``KeychainError`` `body` threw, or nil.
+    static func code(_ body: () throws -> Void) -> KeychainErrorCode? {
+        do {
+            try body()
+            return nil
+        } catch {
+            return (error as? KeychainError)?.code
+        }
+    }
 }

@@ -146,6 +146,30 @@ struct InMemoryDatabaseTests {
         #expect(ItemQuery(synchronizable: nil).matches(Self.item("x", synchronizable: false).attributes))
     }
 
+    @Test(
+        "item(for:) gives the attributes and value of the item under a primary key, or nil",
+        arguments: DatabaseKind.allCases)
+    func itemForKey(kind: DatabaseKind) throws {
+        let db = try Fixture(kind).database
+        let item = Self.item("k", value: "the value", label: "a label")
+        try db.add(item)
+        try db.add(Self.item("other"))
+        let found = try #require(try db.item(for: item.attributes.primaryKey))
+        #expect(found.value == item.value)
+        #expect(found.attributes.primaryKey == item.attributes.primaryKey && found.attributes.label == "a label")
+        #expect(try db.item(for: Self.item("none").attributes.primaryKey) == nil)
+        #expect(try db.item(for: Self.item("k", synchronizable: true).attributes.primaryKey) == nil)
+    }
+
+    @Test("item(for:) of an item locked away fails as value(for:) does")
+    func itemForLockedAway() throws {
+        let db = InMemoryKeychainDatabase()
+        let item = Self.item("k")
+        try db.add(item)
+        db.setLockedAway(item.attributes.primaryKey)
+        #expect(Self.status { _ = try db.item(for: item.attributes.primaryKey) } == .interactionNotAllowed)
+    }
+
     // MARK: Transactions
 
     struct Abort: Error {}

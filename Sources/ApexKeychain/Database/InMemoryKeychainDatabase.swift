@@ -117,6 +117,15 @@ public final class InMemoryKeychainDatabase: KeychainDatabase {
         }
     }
 
+    /// The item under `key` with its value.
+    public func item(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> KeychainItem? {
+        try state.withLock { state throws(DatabaseError) -> KeychainItem? in
+            guard let item = state.items[key] else { return nil }
+            try Self.checkNotLockedAway(key, state)
+            return item
+        }
+    }
+
     /// Deletes every matching item and returns how many there were.
     public func delete(matching query: ItemQuery) throws(DatabaseError) -> Int {
         try write { state throws(DatabaseError) in

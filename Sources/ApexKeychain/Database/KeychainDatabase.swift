@@ -61,6 +61,12 @@ public protocol KeychainDatabase: AnyObject, Sendable {
     /// - Throws: `itemNotFound`, `interactionNotAllowed`, or `damaged` when the value can't be opened.
     func value(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Data
 
+    /// The attributes and value of the item whose primary key is `key`, or nil when there is none: a read of its
+    /// value, as ``value(for:)`` is, with one look-up where the database can (the default reads the attributes,
+    /// then the value).
+    /// - Throws: `interactionNotAllowed`, or `damaged` when the value can't be opened.
+    func item(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> KeychainItem?
+
     /// Deletes every item that matches and returns how many there were.
     @discardableResult
     func delete(matching query: ItemQuery) throws(DatabaseError) -> Int
@@ -94,6 +100,20 @@ extension KeychainDatabase {
     /// ``exclusively(_:)``: each call inside is atomic and durable on its own (see the requirement).
     public func atomically<T>(_ body: () throws -> T) throws -> T {
         try exclusively(body)
+    }
+
+    /// The attributes of the item under `key`, then its value.
+    public func item(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> KeychainItem? {
+        let query = ItemQuery(
+            itemClass: key.itemClass, service: key.service, account: key.account, accessGroup: key.accessGroup)
+        guard let attributes = try attributes(matching: query).first(where: { $0.primaryKey == key }) else {
+            return nil
+        }
+        do {
+            return KeychainItem(attributes: attributes, value: try value(for: key))
+        } catch  where error.status == .itemNotFound {
+            return nil
+        }
     }
 
     /// The accounts of the matching items, from their attributes. Databases that can answer from an index

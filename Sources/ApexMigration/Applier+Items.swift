@@ -1,0 +1,113 @@
+import ApexDumps
+import ApexKeychain
+import Foundation
+
+/// How an ``Applier`` writes one item and reads it back.
+extension Applier {
+    /// Writes one item, inside its batch's transaction. With `removeSource`, the source items the plan approved
+    /// under the target key (`replaces`: the item's own source, or stale copies of it) are journalled and parked
+    /// first, and put back at once when the write does not happen.
+    func write(_ ready: Ready, _ planned: PlannedAction) -> Written {
+        var parked: [ParkedItem] = []
+        do {
+            if policy.removeSource, !planned.replaces.isEmpty {
+                parked = try park(planned.replaces, for: ready.target)
+            }
+            if try !write(ready.item.value, ready.target, ready.keychain, expecting: planned.expected) {
+                if !parked.isEmpty { try putBack(parked, for: ready.target, removingTarget: false) }
+                return .changed
+            }
+            return .written(parked: parked)
+        } catch {
+            var outcome =
+                (error as? KeychainError).map(ItemOutcome.init(refusal:))
+                ?? ItemOutcome(.failed, cause: .keychain(.INTERNAL), reason: "\(error)")
+            if !parked.isEmpty { outcome = putBack(parked, for: ready.target, noting: outcome) }
+            return .failed(outcome)
+        }
+    }
+
+    /// A written item that did not read back as it was written.
+    static let differs = ItemOutcome(
+        .unverified, cause: .readBackDiffers, reason: "the item read back differs from what was written")
+
+    /// Reads a written item without access control back, inside the transaction after its own: verified,
+    /// unverified, or failed when the read failed.
+    func verifyWithoutPrompt(_ ready: Ready) -> ItemOutcome {
+        let differs = Self.differs
+        do throws(KeychainError) {
+            guard
+                case .read(let info, let value, let label) = try ready.keychain.readBack(
+                    ready.target.key, writtenWith: ready.target.options),
+                Planner.sameProtection(info, ready.target)
+            else { return differs }
+            switch ready.item.value {
+            case .credentials(let username, let password):
+                return Planner.same(label, username) && value == Data(password.utf8) ? ItemOutcome(.verified) : differs
+            case .value(let data):
+                return value == data ? ItemOutcome(.verified) : differs
+            case .sealed:
+                return differs
+            }
+        } catch {
+            return ItemOutcome(refusal: error)
+        }
+    }
+
+    /// Reads a written item back: verified, unverified, or failed when the read failed.
+    func verify(_ ready: Ready) async -> ItemOutcome {
+        do throws(KeychainError) {
+            if try await verify(ready.item.value, ready.target, ready.keychain) { return ItemOutcome(.verified) }
+            return Self.differs
+        } catch {
+            return ItemOutcome(refusal: error)
+        }
+    }
+
+    /// Writes the item if the target key still holds what the plan saw; false, with nothing written, if not.
+    func write(
+        _ value: SourceValue, _ target: TargetItem, _ keychain: Keychain, expecting: Keychain.ExpectedHolder
+    ) throws(KeychainError) -> Bool {
+        switch (value, target.kind) {
+        case (.credentials(let username, let password), .credentials):
+            let options = target.options
+            return try keychain.setCredentials(
+                Credentials(username: username, password: password),
+                CredentialsOptions(
+                    server: Self.server(of: target.key), accessible: options.accessible,
+                    accessControl: options.accessControl, authValidity: options.authValidity,
+                    synchronizable: options.synchronizable, android: options.android),
+                expecting: expecting)
+        case (.value(let data), .string):
+            guard let text = String(validating: data, as: UTF8.self) else {
+                throw KeychainError(.INVALID_ARGUMENT, "the value of '\(target.key)' is not UTF-8")
+            }
+            return try keychain.setItem(target.key, text, target.options, expecting: expecting)
+        case (.value(let data), .bytes):
+            return try keychain.setBytes(target.key, data, target.options, expecting: expecting)
+        default:
+            throw KeychainError(.INVALID_ARGUMENT, "the source value does not fit a '\(target.kind.rawValue)' item")
+        }
+    }
+
+    /// Reads the item back: its attributes without a prompt, its value too (through the device's prompt when
+    /// the item asks for one), and compares them with what was written.
+    func verify(_ value: SourceValue, _ target: TargetItem, _ keychain: Keychain) async throws(KeychainError) -> Bool {
+        guard let info = try await keychain.getItemInfo(target.key), Planner.sameProtection(info, target)
+        else { return false }
+        switch value {
+        case .credentials(let username, let password):
+            let read = try await keychain.getCredentials(CredentialsGetOptions(server: Self.server(of: target.key)))
+            return read == Credentials(username: username, password: password)
+        case .value(let data):
+            return try await keychain.getBytes(target.key) == data
+        case .sealed:
+            return false
+        }
+    }
+
+    static func server(of key: String) -> String? {
+        key.hasPrefix("credentials:") ? String(key.dropFirst("credentials:".count)) : nil
+    }
+
+}

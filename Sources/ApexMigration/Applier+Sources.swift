@@ -1,0 +1,113 @@
+import ApexDumps
+import ApexKeychain
+import Foundation
+
+/// How an ``Applier`` moves source items aside, puts them back and removes them (on the device, with
+/// `removeSource`).
+extension Applier {
+    /// After the read-back, inside the transaction after the batch's own: for a verified item, with `removeSource`,
+    /// removes its own source and the parked holders; for another, puts the parked holders back.
+    func settle(
+        _ ready: Ready, _ outcome: ItemOutcome, parked: [ParkedItem], _ replacing: [ItemAttributes.PrimaryKey]
+    )
+        -> ItemOutcome
+    {
+        guard outcome.result == .verified else {
+            return parked.isEmpty ? outcome : putBack(parked, for: ready.target, noting: outcome)
+        }
+        return removeSources(of: ready.item, parked: parked, replacing: replacing, for: ready.target)
+    }
+
+    /// For a verified item, with `removeSource`: removes its own source and the parked holders. A failure here
+    /// keeps the item verified (it is in place) and leaves the rest to the next run, which removes the sources
+    /// of items that exist and mends what the journal names.
+    func removeSources(
+        of item: SourceItem, parked: [ParkedItem], replacing: [ItemAttributes.PrimaryKey], for target: TargetItem
+    ) -> ItemOutcome {
+        guard policy.removeSource else { return ItemOutcome(.verified) }
+        do {
+            if let own = source?.keys[item.origin.location], !replacing.contains(own) { try removeSource(own) }
+            if !parked.isEmpty { try discard(parked, for: target) }
+            return ItemOutcome(.verified)
+        } catch {
+            return ItemOutcome(
+                .verified,
+                reason:
+                    "written and read back, but its source items could not be removed now (\(error)): the next run removes them"
+            )
+        }
+    }
+
+    /// ``putBack(_:for:removingTarget:)`` for an item that was not written or verified, noting on its outcome a
+    /// failure to put them back (which the next run mends from the journal).
+    func putBack(_ items: [ParkedItem], for target: TargetItem, noting outcome: ItemOutcome) -> ItemOutcome {
+        do {
+            try putBack(items, for: target)
+            return outcome
+        } catch {
+            var noted = outcome
+            noted.reason =
+                (outcome.reason ?? "") + "; the source items removed to make room could not be put back "
+                + "now (\(error)): the next run puts them back"
+            return noted
+        }
+    }
+
+    /// For an item that was not verified: removes what was written under the target key (the package's item
+    /// only), puts the parked source items back, and drops the journal.
+    func putBack(_ items: [ParkedItem], for target: TargetItem, removingTarget: Bool = true) throws {
+        let keychain = try self.target.keychain(service: target.service, accessGroup: target.accessGroup)
+        if removingTarget { try keychain.removeItemSynchronously(target.key) }
+        guard let database = source?.database else { return }
+        for item in items { try item.unpark(in: database) }
+        try ledger.removeJournal(for: target)
+    }
+
+    /// For a verified item: deletes the parked source items and drops the journal.
+    func discard(_ items: [ParkedItem], for target: TargetItem) throws {
+        guard let database = source?.database else { return }
+        for item in items { try item.discard(in: database) }
+        try ledger.removeJournal(for: target)
+    }
+
+    // MARK: Moving sources aside
+
+    /// Journals the source items under the target key, then parks them (renames them aside): the journal lets a
+    /// later run put them back if this one stops before the target item is verified.
+    func park(_ keys: [ItemAttributes.PrimaryKey], for target: TargetItem) throws -> [ParkedItem] {
+        guard let database = source?.database else { return [] }
+        var items: [ParkedItem] = []
+        for key in keys {
+            if let attributes = try Self.foreignItem(key, in: database) { items.append(ParkedItem(attributes)) }
+        }
+        guard !items.isEmpty else { return [] }
+        try ledger.journal(Ledger.JournalRecord(parked: items), for: target)
+        for item in items { try item.park(in: database) }
+        return items
+    }
+
+    /// The attributes of the other library's item under exactly `key`, if it is still there.
+    static func foreignItem(
+        _ key: ItemAttributes.PrimaryKey, in database: any KeychainDatabase
+    ) throws(DatabaseError)
+        -> ItemAttributes?
+    {
+        try database.attributes(
+            matching: ItemQuery(
+                itemClass: key.itemClass, service: key.service, account: key.account, accessGroup: key.accessGroup)
+        ).first { $0.primaryKey == key && !$0.isApexItem }
+    }
+
+    /// Removes a migrated source item by its primary key, if it is still another library's item.
+    func removeSource(_ key: ItemAttributes.PrimaryKey) throws(KeychainError) {
+        guard let database = source?.database else { return }
+        do {
+            guard try Self.foreignItem(key, in: database) != nil else { return }
+            _ = try database.delete(key)
+        } catch {
+            throw KeychainError(
+                error.status == .interactionNotAllowed ? .INTERACTION_NOT_ALLOWED : .INTERNAL,
+                "can't remove the migrated source item of service '\(key.service)': \(error.message)")
+        }
+    }
+}
