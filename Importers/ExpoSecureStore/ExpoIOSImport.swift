@@ -53,6 +53,8 @@ struct ExpoIOSImport {
     /// Takes the records with expo's signature: a generic password with a service, whose account and generic
     /// attributes hold the same non-empty bytes, valid UTF-8.
     mutating func add(_ records: [KeychainRecord], of dump: Dump, dumpIndex: Int) {
+        // Room for every record at once: grown by doubling, the array would leave its smaller copies behind.
+        claimed.reserveCapacity(claimed.count + records.count)
         for (index, record) in records.enumerated() {
             guard record.itemClass == "genp", let service = record.service?.text,
                 let account = record.account, let generic = record.generic,

@@ -17,7 +17,7 @@ enum SharedPreferencesDOMReference {
                 "\(data.count) bytes is larger than the \(DumpLimits.maxXMLBytes >> 20) MiB limit for an XML preferences file"
             )
         }
-        let parsed = SafeXML.parse(data, documentTypes: .refused, user: nil, content: nil)
+        let parsed = SafeXML.parse([data], documentTypes: .refused, user: nil, inChunks: false, content: nil)
         let usable = parsed.state.refusedLine == nil && parsed.wellFormed
         let tree = usable ? parsed.document : nil
         defer { if let document = parsed.document { xmlFreeDoc(document) } }

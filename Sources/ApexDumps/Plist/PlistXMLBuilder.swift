@@ -6,6 +6,26 @@ import Foundation
 extension PlistXMLParser {
     /// Parses `data` in one piece; also the size of libxml2's dictionary of names by the end.
     static func parseCounting(_ data: Data) throws(PlistParseError) -> (value: PlistNode, dictionaryBytes: Int) {
+        try parseCounting([data])
+    }
+
+    /// Parses `parts`, read in turn as one document (libxml2 reads them a chunk at a time, at most `chunkLimit`
+    /// bytes: see ``XMLChunkedInput``); also the size of libxml2's dictionary of names by the end.
+    static func parseCounting(
+        _ parts: [Data], chunkLimit: Int = 16 * 1024
+    ) throws(PlistParseError) -> (value: PlistNode, dictionaryBytes: Int) {
+        if let parsed = try parseCounting(parts, inChunks: true, chunkLimit: chunkLimit) { return parsed }
+        // A chunk had to end where libxml2 may read otherwise: the document again, from one buffer (which is never cut so).
+        guard let parsed = try parseCounting(parts, inChunks: false, chunkLimit: chunkLimit) else {
+            throw PlistParseError(.xmlMalformed, detail: "the document could not be read")
+        }
+        return parsed
+    }
+
+    /// One parse of `parts`; nil when it was read in chunks and one had to end where libxml2 may read otherwise.
+    static func parseCounting(
+        _ parts: [Data], inChunks: Bool, chunkLimit: Int
+    ) throws(PlistParseError) -> (value: PlistNode, dictionaryBytes: Int)? {
         let builder = UnsafeMutablePointer<Builder>.allocate(capacity: 1)
         builder.initialize(to: Builder())
         defer {
@@ -14,10 +34,14 @@ extension PlistXMLParser {
         }
         // SafeXML's way (no network, entities or DTD; a bare DOCTYPE only; nothing printed), streaming: the
         // document libxml2 returns is an empty shell.
-        let parsed = SafeXML.parse(data, documentTypes: .bareOnly, user: UnsafeMutableRawPointer(builder)) { sax in
+        let parsed = SafeXML.parse(
+            parts, documentTypes: .bareOnly, user: UnsafeMutableRawPointer(builder), inChunks: inChunks,
+            chunkLimit: chunkLimit
+        ) { sax in
             installCallbacks(sax)
         }
         if let document = parsed.document { xmlFreeDoc(document) }
+        if parsed.state.needsOneBuffer { return nil }
         if let line = parsed.state.refusedLine { throw PlistParseError(.xmlDeclaresDTD, detail: "line \(line)") }
         return (try builder.pointee.finish(wellFormed: parsed.wellFormed), parsed.state.dictionaryBytes)
     }
@@ -151,6 +175,8 @@ extension PlistXMLParser {
         /// it holds anything but XML white space.
         var inRun = false
         var runLine = 0
+        /// Whether the run's line is still to be taken from its next callback.
+        var runLineOpen = false
         var runHasText = false
 
         /// The interned names of the tags, in `Tag` order, from the parser's dictionary.
@@ -225,13 +251,13 @@ extension PlistXMLParser {
                 result = frame.value
             case .array:
                 containers -= 1
-                deliver(.array(frame.elements))
+                deliver(.array(Self.exactly(frame.elements)))
             case .dict:
                 containers -= 1
                 guard frame.pendingKey == nil else {
                     return fail(frame.line, "a <key> without a value at the end of a <dict>")
                 }
-                deliver(.dictionary(PlistDictionary(frame.entries)))
+                deliver(.dictionary(PlistDictionary(Self.exactly(frame.entries))))
             case .key:
                 frames[frames.count - 1].pendingKey = String(decoding: text, as: UTF8.self)
             default:
@@ -239,11 +265,24 @@ extension PlistXMLParser {
             }
         }
 
+        /// `elements` in an array of their size: a frame's array keeps the room it grew (or reserved) into, which
+        /// a 100,000-item document would keep for every item.
+        static func exactly<Element>(_ elements: [Element]) -> [Element] {
+            guard elements.capacity > elements.count else { return elements }
+            return [Element](unsafeUninitializedCapacity: elements.count) { buffer, count in
+                count = buffer.initialize(fromContentsOf: elements)
+            }
+        }
+
         mutating func characters(_ context: UnsafeMutableRawPointer, _ bytes: UnsafeBufferPointer<xmlChar>) {
-            if !inRun {
+            if !inRun || runLineOpen {
+                // A run's line is libxml2's when it hands over its first text; a callback that ends at the end of
+                // what was read so far is one that reading at once would have gone on from (XMLChunkedInput).
+                let first = !inRun
                 inRun = true
-                runHasText = false
                 runLine = Int(xmlSAX2GetLineNumber(context))
+                runLineOpen = XMLChunkedInput.endsAtEndOfInput(context, bytes)
+                if first { runHasText = false }
                 if skipping == 0, let index = frames.indices.last {
                     frames[index].last = .text
                     frames[index].lastLine = runLine

@@ -68,25 +68,23 @@ struct PlistXMLSplit: Equatable {
             path: array.path)
     }
 
-    /// The document of piece `index` of `data`, in one buffer: libxml2 reads it as it reads a whole document.
-    /// (Read through libxml2's callback instead, a few kilobytes at a time, 2.9.14 misses a `]]>` in text whose
-    /// first `]` ends a read, so a piece could pass where the whole document fails.)
-    func document(_ index: Int, of data: Data) -> Data {
+    /// The document of piece `index` of `data`, as the ranges libxml2 reads in turn (``XMLChunkedInput``): slices
+    /// of `data`, which share its bytes, and the wrapping tags.
+    func document(_ index: Int, of data: Data) -> [Data] {
         if index == 0 {
             // The document up to the end of the first piece's items, then from the array's end tag on.
-            var document = Data(capacity: pieces[0].upperBound + data.count - pieces[pieces.count - 1].upperBound)
-            document.append(data[data.startIndex..<data.startIndex + pieces[0].upperBound])
-            document.append(data[(data.startIndex + pieces[pieces.count - 1].upperBound)...])
-            return document
+            return [
+                data[data.startIndex..<data.startIndex + pieces[0].upperBound],
+                data[(data.startIndex + pieces[pieces.count - 1].upperBound)...],
+            ]
         }
         let open = (rootIsPlist ? "<plist>" : "") + String(repeating: "<array>", count: containers)
         let close = String(repeating: "</array>", count: containers) + (rootIsPlist ? "</plist>" : "")
         let range = pieces[index]
-        var document = Data(capacity: open.utf8.count + range.count + close.utf8.count)
-        document.append(contentsOf: open.utf8)
-        document.append(data[(data.startIndex + range.lowerBound)..<(data.startIndex + range.upperBound)])
-        document.append(contentsOf: close.utf8)
-        return document
+        return [
+            Data(open.utf8), data[(data.startIndex + range.lowerBound)..<(data.startIndex + range.upperBound)],
+            Data(close.utf8),
+        ]
     }
 
     /// The items of piece `index` (not the first) from the value its document parsed to: the innermost of the

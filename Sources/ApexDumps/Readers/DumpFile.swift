@@ -70,6 +70,7 @@ final class DumpFile {
         let limit = start + count
         var filled = start
         // One byte more than the file's size, to see the end of file (or growth) without another allocation.
+        out.reserveCapacity(start + min(count, max(size - start, 0) + 1))
         out.count = start + min(count, max(size - start, 0) + 1)
         defer { out.count = filled }
         while filled < limit {

@@ -167,12 +167,28 @@ public enum DumpReader {
         }
         // The file may have grown since it was opened.
         guard data.count <= DumpLimits.maxFileBytes else { throw tooLarge(path) }
-        return try parse(data, path: path)
+        return try parse(consume data, path: path)
     }
 
     /// The dump in `data` (not SQLite), or why it is none.
-    private static func parse(_ data: Data, path: String) throws(DumpError) -> Loaded {
+    private static func parse(_ data: consuming Data, path: String) throws(DumpError) -> Loaded {
         guard let format = detect(data) else { return .notADump(unknownFormat(path)) }
+        if format == .iosPlist {
+            // Passed on, not kept: the reader drops the file's bytes once parsed, before it makes the items.
+            do {
+                return .dump(
+                    Dump(
+                        path: path, format: format,
+                        content: .keychain(try IOSPlistReader.read(consume data, path: path))))
+            } catch  where error.kind == .notADump {
+                return .notADump(error)
+            }
+        }
+        return try parse(data, format, path: path)
+    }
+
+    /// The dump in `data`, of a format other than a plist.
+    private static func parse(_ data: Data, _ format: DumpFormat, path: String) throws(DumpError) -> Loaded {
         return try readerResult(path, format) { () throws(DumpError) -> Dump.Content in
             switch format {
             case .iosPlist: .keychain(try IOSPlistReader.read(data, path: path))

@@ -59,15 +59,18 @@ public enum IOSPlistReader {
     ///   elements is a dictionary with a keychain attribute; a top level that is neither). An XML `<data>` that is not valid Base64 is an error
     ///   naming the item and attribute, except in `v_Data`, where the item's value is
     ///   ``DumpValue/damaged(_:)`` (`damaged value: …`) and the other items read.
-    public static func read(_ data: Data, path: String) throws(DumpError) -> [KeychainRecord] {
+    public static func read(_ data: consuming Data, path: String) throws(DumpError) -> [KeychainRecord] {
         try read(data, path: path, byteBudget: DumpLimits.maxFileBytes)
     }
 
     /// ``read(_:path:)`` with `byteBudget` bytes for the keys and values read out, instead of
     /// ``DumpLimits/maxFileBytes`` (tests reach a small budget at a small cost).
-    static func read(_ data: Data, path: String, byteBudget: Int) throws(DumpError) -> [KeychainRecord] {
-        let root = try parse(data, path: path)
+    static func read(_ data: consuming Data, path: String, byteBudget: Int) throws(DumpError) -> [KeychainRecord] {
         let budget = ExpansionBudget.forRead(byteCount: data.count, bytes: byteBudget)
+        let root = try parse(data, path: path)
+        // The file's bytes are not needed past the tree: dropped here (when the caller passed them on), before the
+        // items are made.
+        _ = consume data
         let arrays = try itemArrays(in: root, path: path)
         if let records = try readConcurrently(arrays, root: root, path: path, budget: budget) { return records }
 

@@ -37,6 +37,11 @@ public enum SharedPreferencesReader {
     ///   a SharedPreferences entry, an entry without a name, or a number or boolean that does not parse; the
     ///   message names the element's line.
     public static func read(_ data: Data, path: String) throws(DumpError) -> [PreferenceEntry] {
+        return try read(data, path: path, chunkLimit: 16 * 1024)
+    }
+
+    /// ``read(_:path:)`` with libxml2 reading at most `chunkLimit` bytes at a time (see ``XMLChunkedInput``).
+    static func read(_ data: Data, path: String, chunkLimit: Int) throws(DumpError) -> [PreferenceEntry] {
         guard !data.isEmpty else {
             throw DumpError(.malformed, path: path, "empty file, not a SharedPreferences XML file")
         }
@@ -46,6 +51,18 @@ public enum SharedPreferencesReader {
                 "\(data.count) bytes is larger than the \(DumpLimits.maxXMLBytes >> 20) MiB limit for an XML preferences file"
             )
         }
+        if let entries = try read(data, path: path, inChunks: true, chunkLimit: chunkLimit) { return entries }
+        // A chunk had to end where libxml2 may read otherwise (see XMLChunkedInput): the file again, from one buffer.
+        guard let entries = try read(data, path: path, inChunks: false, chunkLimit: chunkLimit) else {
+            throw DumpError(.malformed, path: path, "the file could not be read")
+        }
+        return entries
+    }
+
+    /// One parse of the file; nil when it was read in chunks and one had to end where libxml2 may read otherwise.
+    static func read(
+        _ data: Data, path: String, inChunks: Bool, chunkLimit: Int
+    ) throws(DumpError) -> [PreferenceEntry]? {
         let builder = UnsafeMutablePointer<Builder>.allocate(capacity: 1)
         builder.initialize(to: Builder(path: path))
         defer {
@@ -54,10 +71,14 @@ public enum SharedPreferencesReader {
         }
         // SafeXML's way (no network, entities or DTD; any DOCTYPE refused; nothing printed), streaming: the
         // document libxml2 returns is an empty shell.
-        let parsed = SafeXML.parse(data, documentTypes: .refused, user: UnsafeMutableRawPointer(builder)) { sax in
+        let parsed = SafeXML.parse(
+            [data], documentTypes: .refused, user: UnsafeMutableRawPointer(builder), inChunks: inChunks,
+            chunkLimit: chunkLimit
+        ) { sax in
             installCallbacks(sax)
         }
         if let document = parsed.document { xmlFreeDoc(document) }
+        if parsed.state.needsOneBuffer { return nil }
         if let line = parsed.state.refusedLine {
             throw DumpError(
                 .malformed, path: path,
@@ -249,6 +270,8 @@ public enum SharedPreferencesReader {
         /// XML white space (only looked at where only elements may be).
         var run = Run.none
         var runLine = 0
+        /// Whether the text run's line is still to be taken from its next callback.
+        var runLineOpen = false
         var runHasText = false
 
         /// The `xml:id` values seen, which libxml2's tree builder registers.
@@ -325,11 +348,11 @@ public enum SharedPreferencesReader {
             if run != .text {
                 endRun()
                 run = .text
-                runHasText = false
+                (runHasText, runLineOpen) = (false, false)
                 guard problem == nil, depth > 0 else { return }
-                runLine = Int(xmlSAX2GetLineNumber(context))
-                open[depth - 1].last = .text
-                open[depth - 1].lastLine = runLine
+                takeRunLine(context, bytes)
+            } else if runLineOpen, problem == nil, depth > 0 {
+                takeRunLine(context, bytes)
             }
             guard problem == nil, depth > 0 else { return }
             if holdsText {
@@ -337,6 +360,15 @@ public enum SharedPreferencesReader {
             } else if !runHasText {
                 runHasText = bytes.contains { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }
             }
+        }
+
+        /// A text run's line is libxml2's when it hands over its first text; a callback that ends at the end of
+        /// what was read so far is one that reading at once would have gone on from (``XMLChunkedInput``).
+        private mutating func takeRunLine(_ context: UnsafeMutableRawPointer, _ bytes: UnsafeBufferPointer<xmlChar>) {
+            runLine = Int(xmlSAX2GetLineNumber(context))
+            runLineOpen = XMLChunkedInput.endsAtEndOfInput(context, bytes)
+            open[depth - 1].last = .text
+            open[depth - 1].lastLine = runLine
         }
 
         mutating func cdata(_ context: UnsafeMutableRawPointer, _ bytes: UnsafeBufferPointer<xmlChar>) {

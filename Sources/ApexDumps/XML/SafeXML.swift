@@ -1,6 +1,6 @@
 // XML/: what the XML readers share. SafeXML (this file) runs libxml2 the one safe way on untrusted input, around
-// each reader's own SAX callbacks (PlistXMLParser, SharedPreferencesReader); XMLProlog finds a document's root
-// element without parsing it, for format detection.
+// each reader's own SAX callbacks (PlistXMLParser, SharedPreferencesReader), feeding it a chunk at a time
+// (XMLChunkedInput); XMLProlog finds a document's root element without parsing it, for format detection.
 
 import CLibXML2
 import Foundation
@@ -21,6 +21,9 @@ enum SafeXML {
         /// targets) by the end: the bytes its string pools were given, which libxml2 caps at 10 MB per parse, a
         /// limit the whole of a document can reach where none of its pieces does.
         var dictionaryBytes = 0
+        /// Whether the document was read in chunks, one of which had to end where libxml2 may read otherwise
+        /// than from one buffer (see ``XMLChunkedInput``): the caller parses it again with `inChunks: false`.
+        var needsOneBuffer = false
     }
 
     /// What a DOCTYPE may be.
@@ -39,7 +42,9 @@ enum SafeXML {
         var user: UnsafeMutableRawPointer?
     }
 
-    /// Runs libxml2 over `data` the safe way, with the caller's content callbacks when it streams.
+    /// Runs libxml2 over `parts`, read in turn as one document, the safe way, with the caller's content callbacks
+    /// when it streams. A UTF-8 document is read a chunk at a time (``XMLChunkedInput``), so that libxml2 holds
+    /// no copy of it; with `inChunks` false, or in another encoding, it is read from one buffer.
     /// - Parameters:
     ///   - user: the caller's state, which its callbacks find with ``user(_:)``.
     ///   - content: sets the caller's element, text and other content callbacks on the handler (the error and
@@ -47,8 +52,8 @@ enum SafeXML {
     /// - Returns: the document (the caller frees it; an empty shell when `content` streams), what the callbacks
     ///   saw, and whether libxml2 found the document well-formed.
     static func parse(
-        _ data: Data, documentTypes: DocumentTypes, user: UnsafeMutableRawPointer?,
-        content: ((UnsafeMutablePointer<xmlSAXHandler>) -> Void)?
+        _ parts: [Data], documentTypes: DocumentTypes, user: UnsafeMutableRawPointer?, inChunks: Bool = true,
+        chunkLimit: Int = 16 * 1024, content: ((UnsafeMutablePointer<xmlSAXHandler>) -> Void)?
     ) -> (document: xmlDocPtr?, state: State, wellFormed: Bool) {
         xmlInitParser()
         guard let context = xmlNewParserCtxt() else {
@@ -101,9 +106,21 @@ enum SafeXML {
         let options = Int32(
             bitPattern: XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue
                 | XML_PARSE_COMPACT.rawValue | XML_PARSE_BIG_LINES.rawValue)
-        let document = data.withUnsafeBytes { buffer -> xmlDocPtr? in
-            guard let base = buffer.baseAddress, let length = Int32(exactly: buffer.count) else { return nil }
-            return xmlCtxtReadMemory(context, base.assumingMemoryBound(to: CChar.self), length, nil, nil, options)
+        let document: xmlDocPtr?
+        if inChunks, let first = parts.first, XMLChunkedInput.readsInChunks(first) {
+            let input = XMLChunkedInput(parts, chunkLimit: chunkLimit)
+            document = withExtendedLifetime(input) {
+                xmlCtxtReadIO(
+                    context, XMLChunkedInput.readCallback, nil, Unmanaged.passUnretained(input).toOpaque(), nil, nil,
+                    options)
+            }
+            shared.pointee.state.needsOneBuffer = input.needsOneBuffer
+        } else {
+            let data = parts.count == 1 ? parts[0] : parts.reduce(into: Data()) { $0.append($1) }
+            document = data.withUnsafeBytes { buffer -> xmlDocPtr? in
+                guard let base = buffer.baseAddress, let length = Int32(exactly: buffer.count) else { return nil }
+                return xmlCtxtReadMemory(context, base.assumingMemoryBound(to: CChar.self), length, nil, nil, options)
+            }
         }
         shared.pointee.state.dictionaryBytes = context.pointee.dict.map { Int(xmlDictGetUsage($0)) } ?? 0
         return (document, shared.pointee.state, document != nil && context.pointee.wellFormed != 0)
