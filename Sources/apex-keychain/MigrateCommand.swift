@@ -76,8 +76,8 @@ struct MigrateCommand: RunnableCommand {
     /// `--bundle-id <id>`.
     static let bundleID = OptionDefinition.option(
         "bundle-id", valueName: "id",
-        help: "The app's bundle identifier: react-native-keychain's default service on iOS. (default: "
-            + "inferred from the access group, with a note)")
+        help: "The app's bundle identifier: react-native-keychain's default service on iOS. (default: the "
+            + "store's, from 'store init --bundle-id'; else inferred from the access group, with a note)")
     /// `--on-conflict <action>`.
     static let onConflict = OptionDefinition.choice(
         "on-conflict", of: MigrationPolicy.OnConflict.self, valueName: "action",
@@ -261,7 +261,7 @@ struct MigrateCommand: RunnableCommand {
         let input = try DumpInput(paths: paths, strict: strict, quiet: quiet)
         let recognised = Set(input.dumps.lazy.filter(DumpInput.recognises).map(\.path))
         try reportFile?.checkNotAnInput(paths + input.dumps.map(\.path) + (store?.files ?? []))
-        let policy = MigrationPolicy(onConflict: onConflict, importOptions: importOptions)
+        var policy = MigrationPolicy(onConflict: onConflict, importOptions: importOptions)
         // Every importer runs: items of a library --from leaves out are listed as skipped, not lost from view.
         let importers = DumpInput.importers(from: nil)
         guard let store else {
@@ -278,6 +278,8 @@ struct MigrateCommand: RunnableCommand {
                 "'--device \(device.rawValue)' differs from the device of \(opened.path) ('\(profile.rawValue)'); "
                     + "a store's device is set when it is created")
         }
+        // The app's bundle id, unless given: the store's (`store init --bundle-id`), as its default service is.
+        if policy.importOptions.bundleID == nil { policy.importOptions.bundleID = opened.database.bundleIdentifier }
         let target = MigrationTarget(database: opened.database, device: opened.device)
         let migration = Migration(importers: importers, source: .dumps(input.dumps), target: target, policy: policy)
         if dryRun {
@@ -289,7 +291,7 @@ struct MigrateCommand: RunnableCommand {
         // Usernames for --include-labels, taken before the run: nothing but the report outlives it.
         var accounts: [String: String?] = [:]
         if includeLabels {
-            let (items, _) = try input.items(importers: importers, options: importOptions)
+            let (items, _) = try input.items(importers: importers, options: policy.importOptions)
             for item in items { accounts[item.origin.path + "\u{0}" + item.origin.location] = item.source.account }
         }
         // One migration of a store at a time: a second one plans once the first is done, and finds its items.
