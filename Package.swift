@@ -121,7 +121,7 @@ let package = Package(
             name: "ApexMigrationTests",
             dependencies: [
                 "ApexMigration", "ApexDumps", "ApexKeychain", "ApexKeychainStore", "ExpoSecureStoreImporter",
-                "StartupMigration",
+                "ReactNativeKeychainImporter", "ReactNativeSensitiveInfoImporter", "StartupMigration",
             ],
             path: "Tests/ApexMigrationTests"),
         .testTarget(
