@@ -27,7 +27,9 @@ enum RNSIIOSFamily: Equatable {
         if account == "metadata", ExpoNaming.dropping(".rnsi.hmac", from: service)?.isEmpty == false {
             return .hmacKey
         }
+        // A label, or Firebase's marker item (`_pfo`), is someone else's, even with --from.
         if let label = record.label, !label.isEmpty { return nil }
+        if account == "_pfo" { return nil }
         if RNSINaming.named(options) { return .classic }
         if options.libraries == [.reactNativeKeychain] { return nil }
         return service == ReactNativeSensitiveInfoImporter.classicService ? .classic : nil

@@ -118,6 +118,7 @@ enum RNSI {
             RNSI.record("item 4", service: "default", key: "d"),
             RNSI.record("item 5", key: "e", label: "a label"),
             RNSI.record("item 6", service: "app", key: "f", generic: #"{"other":"json"}"#),
+            RNSI.record("item 7", service: "com.example.app", key: "_pfo"),
         ]
         #expect(try run(records).map(\.origin.location) == ["item 2", "item 3"])
         let named = try run(records, RNSI.named)
@@ -126,7 +127,7 @@ enum RNSI {
         // react-native-keychain takes exactly what this importer leaves (items 1, 4, 5; item 6 is skipped for its
         // gena), and with --from react-native-keychain also the `app` items.
         let rnk = try ReactNativeKeychainImporter().importItems(from: [keychainDump(records)], options: RNSI.app)
-        #expect(rnk.map(\.origin.location) == ["item 1", "item 4", "item 5", "item 6"])
+        #expect(rnk.map(\.origin.location) == ["item 1", "item 4", "item 5", "item 6", "item 7"])
         let appItem = [RNSI.record("item 1")]
         #expect(try run(appItem).count == 1)
         #expect(try run(appItem, ImportOptions(libraries: [.reactNativeKeychain])).isEmpty)
