@@ -30,11 +30,50 @@ struct RNSIAndroidImport {
 
     func items() -> [SourceItem] {
         var items: [SourceItem] = []
+        var ranks: [Int] = []
         for (dump, kind, entries) in files {
             let service = Self.service(of: kind, among: candidates)
+            let rank = Self.rank(kind, fileName: dump.fileName)
             for (index, entry) in entries.enumerated() {
                 let origin = SourceOrigin(path: dump.path, format: dump.format, location: "entry \(index + 1)")
                 items.append(item(entry, origin: origin, kind: kind, fileName: dump.fileName, service: service))
+                ranks.append(rank)
+            }
+        }
+        return Self.shadowingOlderCopies(items, ranks: ranks)
+    }
+
+    /// Which file a newer version reads: 6.x's, 5.6.x's, `shared_preferences.xml` (and custom names), alpha.1's
+    /// `keystore.xml`, then ≤5.0.0's `app.xml`. No version reads an older one's file (the format doc, §12).
+    private static func rank(_ kind: RNSIAndroidFile, fileName: String) -> Int {
+        switch kind {
+        case .v6: 0
+        case .v5_6: 1
+        case .keyVersions: 5
+        case .classic: fileName == "app.xml" ? 4 : fileName == "keystore.xml" ? 3 : 2
+        }
+    }
+
+    /// One copy per target service and key: the newest version's file wins (then the first dump); the others are
+    /// shadowed, so an upgrade's stale copy never conflicts with the value the app reads now.
+    private static func shadowingOlderCopies(_ found: [SourceItem], ranks: [Int]) -> [SourceItem] {
+        var items = found
+        var groups: [ExactName: [Int]] = [:]
+        for (index, item) in items.enumerated() where item.verdict == .migrate {
+            guard let target = item.target else { continue }
+            groups[ExactName(target.service, target.key), default: []].append(index)
+        }
+        for members in groups.values where members.count > 1 {
+            let ordered = members.sorted { (ranks[$0], $0) < (ranks[$1], $1) }
+            let winner = items[ordered[0]]
+            for loser in ordered.dropFirst() {
+                let why =
+                    ranks[loser] == ranks[ordered[0]]
+                    ? "a duplicate from another dump"
+                    : "a later version's file: the library never reads an older version's file"
+                items[loser].verdict = .shadowed(
+                    "the same target service and key come from \(winner.origin.path) \(winner.origin.location), which is taken (\(why))"
+                )
             }
         }
         return items

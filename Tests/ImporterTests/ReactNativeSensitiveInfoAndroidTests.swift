@@ -148,4 +148,21 @@ import Testing
         #expect(found.map { RNSI.target($0) } == ["wallet/seed afterFirstUnlockThisDeviceOnly none", "-"])
         #expect(found[1].verdict.isSkipped)
     }
+
+    @Test("an upgrade's stale copies are shadowed by the file the newer version reads")
+    func upgradeCopies() throws {
+        let old = preferencesDump("/p/shared_prefs/app.xml", [("token", "rnsi-old"), ("only", "rnsi-only")])
+        let classic = preferencesDump("/p/shared_prefs/shared_preferences.xml", [("token", "rnsi-new")])
+        let entry = #"{"key":"k","service":"default","ciphertext":"AA==","iv":"AA==","version":3}"#
+        let v5 = preferencesDump("/p/shared_prefs/sensitive_info.xml", [("default::k", entry)])
+        let v6 = preferencesDump(
+            "/p/shared_prefs/sensitive_info_37a8eec1ce19687d.xml",
+            [("k", #"{"alias":"a","ciphertext":"AA==","iv":"AA==","requiresAuth":false}"#)])
+        let items = try importer.importItems(from: [old, classic, v5, v6], options: RNSI.named)
+        #expect(items.map(\.origin.path).count == 5)
+        #expect(items[0].verdict.isShadowed && items[1].verdict == .migrate && items[2].verdict == .migrate)
+        #expect(items[3].verdict.isShadowed && items[4].verdict == .migrate)
+        guard case .shadowed(let reason) = items[3].verdict else { return }
+        #expect(reason.contains("sensitive_info_37a8eec1ce19687d.xml entry 1"))
+    }
 }
