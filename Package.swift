@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "ApexMigration", targets: ["ApexMigration"]),
         .library(name: "ReactNativeKeychainImporter", targets: ["ReactNativeKeychainImporter"]),
         .library(name: "ExpoSecureStoreImporter", targets: ["ExpoSecureStoreImporter"]),
+        .library(name: "ReactNativeSensitiveInfoImporter", targets: ["ReactNativeSensitiveInfoImporter"]),
         .executable(name: "apex-keychain", targets: ["apex-keychain"]),
         .executable(name: "apex-keychain-demo", targets: ["apex-keychain-demo"]),
         .executable(name: "apex-keychain-bench", targets: ["apex-keychain-bench"]),
@@ -47,16 +48,23 @@ let package = Package(
             path: "Sources/ApexMigration"),
         .target(
             name: "ReactNativeKeychainImporter",
-            dependencies: ["ApexMigration", "ApexDumps", "ApexKeychain", "ApexSodium"],
+            dependencies: [
+                "ApexMigration", "ApexDumps", "ApexKeychain", "ApexSodium", "ReactNativeSensitiveInfoImporter",
+            ],
             path: "Importers/ReactNativeKeychain"),
         .target(
             name: "ExpoSecureStoreImporter", dependencies: ["ApexMigration", "ApexDumps", "ApexKeychain"],
             path: "Importers/ExpoSecureStore"),
+        // Shares expo's iOS protection mapping (package access) and libsodium's SHA-256 (6.x file names).
+        .target(
+            name: "ReactNativeSensitiveInfoImporter",
+            dependencies: ["ApexMigration", "ApexDumps", "ApexKeychain", "ApexSodium", "ExpoSecureStoreImporter"],
+            path: "Importers/ReactNativeSensitiveInfo"),
         .executableTarget(
             name: "apex-keychain",
             dependencies: [
                 "ApexKeychain", "ApexKeychainStore", "ApexMigration", "ApexDumps", "ReactNativeKeychainImporter",
-                "ExpoSecureStoreImporter", "CGlibc",
+                "ExpoSecureStoreImporter", "ReactNativeSensitiveInfoImporter", "CGlibc",
             ],
             path: "Sources/apex-keychain"),
         .executableTarget(
@@ -105,14 +113,15 @@ let package = Package(
         .testTarget(
             name: "ImporterTests",
             dependencies: [
-                "ReactNativeKeychainImporter", "ExpoSecureStoreImporter", "ApexMigration", "ApexDumps", "ApexKeychain",
+                "ReactNativeKeychainImporter", "ExpoSecureStoreImporter", "ReactNativeSensitiveInfoImporter",
+                "ApexMigration", "ApexDumps", "ApexKeychain", "SampleDumps",
             ],
             path: "Tests/ImporterTests", resources: [.copy("Fixtures")]),
         .testTarget(
             name: "ApexMigrationTests",
             dependencies: [
                 "ApexMigration", "ApexDumps", "ApexKeychain", "ApexKeychainStore", "ExpoSecureStoreImporter",
-                "StartupMigration",
+                "ReactNativeKeychainImporter", "ReactNativeSensitiveInfoImporter", "StartupMigration",
             ],
             path: "Tests/ApexMigrationTests"),
         .testTarget(
@@ -120,7 +129,7 @@ let package = Package(
             dependencies: [
                 "apex-keychain", "ApexMigration", "ApexSQLite", "CSQLite", "store-writer", "ApexKeychain",
                 "ApexKeychainStore",
-                "ApexDumps", "ExpoSecureStoreImporter", "SampleDumps",
+                "ApexDumps", "ExpoSecureStoreImporter", "ReactNativeSensitiveInfoImporter", "SampleDumps",
             ],
             path: "Tests/CLITests", exclude: ["Golden"]),
         .testTarget(

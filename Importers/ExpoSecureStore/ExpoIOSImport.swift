@@ -22,7 +22,7 @@ enum ExpoServiceVariant: Int, Comparable {
 
 /// The iOS half of the importer: claims the records with expo's signature, maps them, and marks the copies
 /// expo-secure-store would never read.
-struct ExpoIOSImport {
+package struct ExpoIOSImport {
     let options: ImportOptions
     private var claimed: [Claimed] = []
 
@@ -137,7 +137,7 @@ struct ExpoIOSImport {
 
     /// Whether `group` is the app's default, `<team>.<bundle id>` (a team or app-ID prefix is ten characters
     /// of A–Z and 0–9, so an app group `group.<bundle id>` is not taken for it).
-    static func isDefault(_ group: String, bundleID: String) -> Bool {
+    package static func isDefault(_ group: String, bundleID: String) -> Bool {
         if group == bundleID { return true }
         guard let team = ExpoNaming.dropping("." + bundleID, from: group) else { return false }
         return team.utf8.count == 10

@@ -3,23 +3,29 @@ import ApexKeychain
 import Foundation
 
 /// A mapped protection: the target's class and access control with the notes on lossy or inferred steps, or why
-/// there is no equivalent.
-struct ExpoProtection {
-    var accessible: Accessible
-    var accessControl: AccessControl
-    var notes: [String]
+/// there is no equivalent. (Package access: react-native-sensitive-info's importer maps iOS items the same way.)
+package struct ExpoProtection {
+    package var accessible: Accessible
+    package var accessControl: AccessControl
+    package var notes: [String]
+
+    package init(accessible: Accessible, accessControl: AccessControl, notes: [String]) {
+        self.accessible = accessible
+        self.accessControl = accessControl
+        self.notes = notes
+    }
 }
 
 /// The protection mapping of both platforms. Never weaker than the source: a step that changes what the item
 /// allows is taken towards the stronger side and noted.
-enum ExpoProtectionMapping {
+package enum ExpoProtectionMapping {
     /// The note on every `akpu` item: the SDK 49 bug (expo-secure-store 12.2.x–12.5.x, fixed in 12.6.0) stored
     /// `WHEN_UNLOCKED_THIS_DEVICE_ONLY` as `akpu`.
-    static let akpuNote =
+    package static let akpuNote =
         "pdmn akpu kept as found (whenPasscodeSetThisDeviceOnly): the item disappears if the passcode is removed. expo-secure-store 12.2–12.5 (Expo SDK 49) stored WHEN_UNLOCKED_THIS_DEVICE_ONLY as akpu by mistake (fixed in 12.6.0), so the app may have asked for whenUnlockedThisDeviceOnly; change it by hand if so"
 
     /// The target class for a `pdmn` code, or why there is none.
-    static func accessible(pdmn: String) -> Result<(Accessible, [String]), Blocked> {
+    package static func accessible(pdmn: String) -> Result<(Accessible, [String]), Blocked> {
         guard let domain = ProtectionDomain(rawValue: pdmn) else {
             return .failure(Blocked("protection class (pdmn) `\(pdmn)` is not one an item can have in the package"))
         }
@@ -59,7 +65,7 @@ enum ExpoProtectionMapping {
     /// biometryAnyOrPasscode; biometryAny → biometryAny; biometryCurrentSet (12.0.0 and later) →
     /// biometryCurrentSet; devicePasscode → passcode; biometryCurrentSet-or-passcode → biometryCurrentSetOrPasscode.
     /// And-combinations, applicationPassword, watch and privateKeyUsage have no equivalent.
-    static func accessControl(flags: AccessControlFlags) -> Result<AccessControl, Blocked> {
+    package static func accessControl(flags: AccessControlFlags) -> Result<AccessControl, Blocked> {
         let shown = names(of: flags)
         if flags.contains(.applicationPassword) {
             return .failure(
@@ -104,7 +110,7 @@ enum ExpoProtectionMapping {
     }
 
     /// The flags' names, `a|b|c`, or `none`.
-    static func names(of flags: AccessControlFlags) -> String {
+    package static func names(of flags: AccessControlFlags) -> String {
         let named: [(AccessControlFlags, String)] = [
             (.userPresence, "userPresence"), (.biometryAny, "biometryAny"), (.biometryCurrentSet, "biometryCurrentSet"),
             (.devicePasscode, "devicePasscode"), (.watch, "watch"), (.or, "or"), (.and, "and"),
@@ -175,7 +181,7 @@ enum ExpoProtectionMapping {
 }
 
 /// Why an item's protection has no equivalent in the package.
-struct Blocked: Error {
-    var reason: String
-    init(_ reason: String) { self.reason = reason }
+package struct Blocked: Error {
+    package var reason: String
+    package init(_ reason: String) { self.reason = reason }
 }

@@ -97,8 +97,9 @@ struct ExpoFound {
     var item: SourceItem
 }
 
-/// The names of Expo's services and the rules shared by both platforms.
-enum ExpoNaming {
+/// The names of Expo's services and the rules shared by both platforms (package access: the naming rules serve
+/// react-native-sensitive-info's importer too).
+package enum ExpoNaming {
     /// The iOS default `keychainService`.
     static let iosDefaultService = "app"
     /// The Android default `keychainService` (`DEFAULT_KEYSTORE_ALIAS`).
@@ -108,7 +109,7 @@ enum ExpoNaming {
 
     /// The verdict for a user's service filter, or nil when the item passes. `names` are the service as found and
     /// its suffix-free form.
-    static func filterVerdict(_ names: [String], _ options: ImportOptions) -> SourceVerdict? {
+    package static func filterVerdict(_ names: [String], _ options: ImportOptions) -> SourceVerdict? {
         let shown = names.first.map { "`\($0)`" } ?? "(none)"
         if let include = options.includeServices, !names.contains(where: { include.contains($0) }) {
             return .skipped("service \(shown) is not among the services to include")
@@ -121,7 +122,7 @@ enum ExpoNaming {
 
     /// The target service: the service map's entry for the first name it knows, else `base`; with a note when the
     /// map decided.
-    static func targetService(_ names: [String], base: String, _ options: ImportOptions) -> (String, String?) {
+    package static func targetService(_ names: [String], base: String, _ options: ImportOptions) -> (String, String?) {
         for name in names {
             if let mapped = options.serviceMap[name] {
                 return (mapped, "target service `\(mapped)` from the service map (source service `\(name)`)")
@@ -131,7 +132,7 @@ enum ExpoNaming {
     }
 
     /// Why the package can't take `name` as a key or service, or nil when it can.
-    static func nameProblem(_ name: String, _ what: String) -> String? {
+    package static func nameProblem(_ name: String, _ what: String) -> String? {
         if name.isEmpty { return "the \(what) is empty, which the package refuses" }
         if name.utf16.count > maxNameLength {
             return "the \(what) is longer than the package's \(maxNameLength) characters"
@@ -154,7 +155,7 @@ enum ExpoNaming {
         "the key has characters expo-secure-store's JavaScript API refuses (it takes only A–Z, a–z, 0–9, `_`, `.` and `-`): probably an Expo Go or SDK ≤ 40 scoped key (`<scope>-<key>`) that current versions no longer read; migrated under the key as found"
 
     /// `text` without its UTF-8 `suffix`, or nil when it doesn't end with it (byte-exact).
-    static func dropping(_ suffix: String, from text: String) -> String? {
+    package static func dropping(_ suffix: String, from text: String) -> String? {
         let bytes = Array(text.utf8)
         let tail = Array(suffix.utf8)
         guard bytes.count >= tail.count, bytes.suffix(tail.count).elementsEqual(tail) else { return nil }
@@ -162,7 +163,7 @@ enum ExpoNaming {
     }
 
     /// `text` without its UTF-8 `prefix`, or nil when it doesn't start with it (byte-exact).
-    static func dropping(prefix: String, from text: String) -> String? {
+    package static func dropping(prefix: String, from text: String) -> String? {
         let bytes = Array(text.utf8)
         let head = Array(prefix.utf8)
         guard bytes.count >= head.count, bytes.prefix(head.count).elementsEqual(head) else { return nil }

@@ -2,6 +2,7 @@ import ApexDumps
 import ApexKeychain
 import ApexMigration
 import Foundation
+import ReactNativeSensitiveInfoImporter
 
 /// react-native-keychain's iOS items: generic passwords (one per service) and internet passwords (one per
 /// server), each holding a username (account) and a UTF-8 password (data).
@@ -16,7 +17,12 @@ struct IOSImport {
         for dump in dumps {
             guard case .keychain(let records) = dump.content else { continue }
             for record in records where record.itemClass == "genp" || record.itemClass == "inet" {
-                if !KnownForeignItems.isExpoSecureStore(record) { candidates.append((dump, record)) }
+                // expo-secure-store's and react-native-sensitive-info's items are theirs alone.
+                if !KnownForeignItems.isExpoSecureStore(record),
+                    !ReactNativeSensitiveInfoImporter.claims(record, options: options)
+                {
+                    candidates.append((dump, record))
+                }
             }
         }
         self.options = options

@@ -40,6 +40,9 @@ public struct ServiceMap: Sendable, Equatable, ExpressibleByDictionaryLiteral {
         set { targets[ExactName(source)] = newValue.map { (source, $0) } }
     }
 
+    /// The source services it names, as given, sorted.
+    public var sources: [String] { targets.values.map(\.source).sorted() }
+
     /// Whether the map names no service.
     public var isEmpty: Bool { targets.isEmpty }
 

@@ -8,6 +8,8 @@ public enum SourceLibrary: String, Sendable, Codable, CaseIterable {
     case reactNativeKeychain = "react-native-keychain"
     /// expo-secure-store.
     case expoSecureStore = "expo-secure-store"
+    /// react-native-sensitive-info.
+    case reactNativeSensitiveInfo = "react-native-sensitive-info"
 }
 
 /// Where a source item was found: the file, its format, and the place in it.

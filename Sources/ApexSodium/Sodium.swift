@@ -168,6 +168,16 @@ package enum Sodium {
         return mac
     }
 
+    /// SHA-256 (`crypto_hash_sha256`) of `data`: 32 bytes.
+    package static func sha256(_ data: Data) -> [UInt8] {
+        ready()
+        var out = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
+        data.withUnsafeBytes { bytes in
+            _ = crypto_hash_sha256(&out, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(bytes.count))
+        }
+        return out
+    }
+
     /// BLAKE2b (`crypto_generichash`, no key) of `data`, `length` bytes long (16 to 64).
     package static func genericHash(_ data: Data, length: Int) -> [UInt8] {
         ready()

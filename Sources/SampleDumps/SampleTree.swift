@@ -23,6 +23,8 @@ public enum SampleTree {
         files += try ReactNativeKeychainSamples.androidFiles()
         files += ExpoSecureStoreSamples.iosFiles()
         files += ExpoSecureStoreSamples.androidFiles()
+        files += ReactNativeSensitiveInfoSamples.iosFiles()
+        files += ReactNativeSensitiveInfoSamples.androidFiles()
         files.append(SampleFile(path: "README.md", data: readme(files), format: nil, about: ""))
         return files
     }

@@ -5,6 +5,7 @@ import ApexMigration
 import ExpoSecureStoreImporter
 import Foundation
 import ReactNativeKeychainImporter
+import ReactNativeSensitiveInfoImporter
 
 #if canImport(Glibc)
     import Glibc
@@ -31,12 +32,13 @@ struct DumpInput {
     ///
     /// A folder's files that are not keychain dumps are skipped, each with a line `skipped PATH: not a keychain
     /// dump` on stderr (unless `quiet`): files no reader knows or that hold no keychain data, and Android
-    /// preferences files that no importer recognises (``recognises(_:)``). With `strict` the first such file is
-    /// an error instead.
+    /// preferences files that no importer recognises (``recognises(_:library:)``; `library` is `--from`, which lets
+    /// react-native-sensitive-info's importer take files whose name and content carry no mark of it). With
+    /// `strict` the first such file is an error instead.
     /// - Throws: 64 for `-` given twice, or with stdin a terminal; 66 for a path that does not exist or can't be
     ///   read, or paths that hold no dump; 65 for a malformed dump, a named file that is not a keychain dump, or
     ///   with `strict` a skipped one. The message names the file.
-    init(paths: [String], strict: Bool, quiet: Bool) throws(CLIError) {
+    init(paths: [String], strict: Bool, quiet: Bool, library: SourceLibrary? = nil) throws(CLIError) {
         let fromStandardInput = paths.filter { $0 == "-" }.count
         if fromStandardInput > 1 { throw .usage("'-' (a dump on stdin) can be given once") }
         if fromStandardInput == 1, isatty(STDIN_FILENO) == 1 {
@@ -57,10 +59,10 @@ struct DumpInput {
             case .skipped(let error):
                 skipped.append(error)
             case .dump(let dump, let inFolder):
-                if case .preferences = dump.content, !Self.recognises(dump) {
+                if case .preferences = dump.content, !Self.recognises(dump, library: library) {
                     let error = DumpError(
                         .notADump, path: dump.path,
-                        "not a keychain dump: an Android preferences file with no react-native-keychain or expo-secure-store entries and no FacebookConceal key"
+                        "not a keychain dump: an Android preferences file with no react-native-keychain, expo-secure-store or react-native-sensitive-info entries and no FacebookConceal key"
                     )
                     guard inFolder else { throw Self.cliError(error) }
                     skipped.append(error)
@@ -85,9 +87,11 @@ struct DumpInput {
         self.dumps = dumps
     }
 
-    /// Whether an Android preferences dump holds data of a library an importer knows (by name or content).
-    static func recognises(_ dump: Dump) -> Bool {
+    /// Whether an Android preferences dump holds data of a library an importer knows (by name or content), or
+    /// with `--from react-native-sensitive-info`, a file of string entries only that is no one else's.
+    static func recognises(_ dump: Dump, library: SourceLibrary? = nil) -> Bool {
         ReactNativeKeychainImporter.recognises(dump) || ExpoSecureStoreImporter.recognises(dump)
+            || ReactNativeSensitiveInfoImporter.recognises(dump, library: library)
     }
 
     /// A dump reader's error as the tool reports it.
@@ -100,9 +104,12 @@ struct DumpInput {
         return CLIError(exitCode, error.description)
     }
 
-    /// The importers, in order of precedence: expo-secure-store first, then react-native-keychain.
+    /// The importers, in order of precedence: expo-secure-store, react-native-sensitive-info, then
+    /// react-native-keychain (their claims never overlap; the order only decides a record found twice).
     static func importers(from library: SourceLibrary?) -> [any Importer] {
-        let all: [any Importer] = [ExpoSecureStoreImporter(), ReactNativeKeychainImporter()]
+        let all: [any Importer] = [
+            ExpoSecureStoreImporter(), ReactNativeSensitiveInfoImporter(), ReactNativeKeychainImporter(),
+        ]
         guard let library else { return all }
         return all.filter { $0.library == library }
     }

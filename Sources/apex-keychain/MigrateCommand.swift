@@ -15,8 +15,8 @@ struct MigrateCommand: RunnableCommand {
             name: "migrate",
             abstract: "Plan the migration of keychain dumps, or run it.",
             discussion: """
-                Finds the items that react-native-keychain and expo-secure-store wrote in the dumps and decides, \
-                for each, one action: create, exists, conflict, blocked, sealed, shadowed or skipped. Without \
+                Finds the items that react-native-keychain, expo-secure-store and react-native-sensitive-info \
+                wrote in the dumps and decides, for each, one action: create, exists, conflict, blocked, sealed, shadowed or skipped. Without \
                 --store, or with --dry-run, nothing is written anywhere: the plan is printed, made for the \
                 device named by --device (default: the dumps' platform, ios or android). With --store, each \
                 'create' is written into the store, read back and compared; a second run finds them all \
@@ -258,8 +258,8 @@ struct MigrateCommand: RunnableCommand {
     private func migrate() async throws(CLIError)
         -> (MigrationReport, subject: String, store: String?, recognised: Set<String>)
     {
-        let input = try DumpInput(paths: paths, strict: strict, quiet: quiet)
-        let recognised = Set(input.dumps.lazy.filter(DumpInput.recognises).map(\.path))
+        let input = try DumpInput(paths: paths, strict: strict, quiet: quiet, library: library)
+        let recognised = Set(input.dumps.lazy.filter { DumpInput.recognises($0, library: library) }.map(\.path))
         try reportFile?.checkNotAnInput(paths + input.dumps.map(\.path) + (store?.files ?? []))
         var policy = MigrationPolicy(onConflict: onConflict, importOptions: importOptions)
         // Every importer runs: items of a library --from leaves out are listed as skipped, not lost from view.

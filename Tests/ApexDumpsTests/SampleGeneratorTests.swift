@@ -129,7 +129,7 @@ struct SampleGeneratorTests {
         try DumpSamplesTool.generate(into: folder)
         let rows = SampleRow.rows(try String(contentsOfFile: folder.path + "/README.md", encoding: .utf8))
         #expect(rows.contains { !$0.isKeychainDump && $0.path.hasPrefix("react-native-keychain/android/") })
-        for library in ["react-native-keychain", "expo-secure-store"] {
+        for library in ["react-native-keychain", "expo-secure-store", "react-native-sensitive-info"] {
             let base = "\(library)/android/"
             // Whether a file holds a library's data is for the importers (the CLI skips the decoys).
             let expected = rows.filter { $0.path.hasPrefix(base) }.map { folder.path + "/" + $0.path }

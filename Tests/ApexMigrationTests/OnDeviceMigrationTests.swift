@@ -73,13 +73,18 @@ struct OnDeviceMigrationTests {
     /// The expo sample dump's records, written into `database` as expo-secure-store's own items; returns a device
     /// whose default access group is theirs.
     static func loadExpoSample(into database: any KeychainDatabase) throws -> SimulatedDevice {
+        try load("expo-secure-store/ios/keychain.plist", into: database)
+        return SimulatedDevice(bundleIdentifier: "com.example.expoapp", teamIdentifier: "A1B2C3D4E5")
+    }
+
+    /// The records of `samples/<path>`, written into `database` as the library's own items.
+    static func load(_ path: String, into database: any KeychainDatabase) throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
-        let dump = try DumpReader.read(
-            path: root.appendingPathComponent("samples/expo-secure-store/ios/keychain.plist").path)
+        let dump = try DumpReader.read(path: root.appendingPathComponent("samples/\(path)").path)
         guard case .keychain(let records) = dump.content else {
-            Issue.record("the expo sample is not a keychain dump")
-            return SimulatedDevice()
+            Issue.record("\(path) is not a keychain dump")
+            return
         }
         for record in records {
             let service = try #require(record.service?.text)
@@ -94,7 +99,6 @@ struct OnDeviceMigrationTests {
                         accessControl: record.accessControl?.flags ?? [], synchronizable: record.synchronizable),
                     value: value))
         }
-        return SimulatedDevice(bundleIdentifier: "com.example.expoapp", teamIdentifier: "A1B2C3D4E5")
     }
 
     @Test(

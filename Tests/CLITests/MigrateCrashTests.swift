@@ -11,14 +11,20 @@ import Testing
 struct MigrateCrashTests {
     static let plist = sample("react-native-keychain/ios/keychain.plist")
 
+    /// react-native-sensitive-info's iOS sample: classic, 5.6.x and 6.x items, access control among them.
+    static let sensitiveInfo = [
+        sample("react-native-sensitive-info/ios/keychain.plist"), "--bundle-id", "com.example.rnsiapp",
+    ]
+
     /// Starts `apex-keychain migrate` into `store` and kills it after `delay`.
-    static func killedRun(store: String, in sandbox: Sandbox, after delay: Duration) async throws {
+    static func killedRun(
+        store: String, in sandbox: Sandbox, after delay: Duration,
+        dump: [String] = [plist, "--bundle-id", "com.example.sampleapp"]
+    ) async throws {
         let binary = try #require(CLIBinary.url)
         let process = Process()
         process.executableURL = binary
-        process.arguments = [
-            "migrate", plist, "--bundle-id", "com.example.sampleapp", "--store", store, "--quiet", "--format", "json",
-        ]
+        process.arguments = ["migrate"] + dump + ["--store", store, "--quiet", "--format", "json"]
         process.currentDirectoryURL = sandbox.url
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -36,23 +42,30 @@ struct MigrateCrashTests {
         "a migrate killed at a seed-chosen point is completed by the next run, and a third run finds all in place",
         arguments: 1...8)
     func killedThenResumed(seed: Int) async throws {
+        try await Self.killedThenResumed(seed: seed, dump: [Self.plist, "--bundle-id", "com.example.sampleapp"])
+    }
+
+    @Test("the same for react-native-sensitive-info's sample", arguments: 1...4)
+    func sensitiveInfoKilledThenResumed(seed: Int) async throws {
+        try await Self.killedThenResumed(seed: seed, dump: Self.sensitiveInfo)
+    }
+
+    static func killedThenResumed(seed: Int, dump: [String]) async throws {
         let sandbox = try Sandbox()
         let store = try await sandbox.initStore(device: "ios")
         // Deterministic delays from 2 to 58 ms: before, during and after the writes of a run of a few ms.
-        try await Self.killedRun(store: store, in: sandbox, after: .milliseconds(2 + (seed * 37) % 57))
+        try await killedRun(store: store, in: sandbox, after: .milliseconds(2 + (seed * 37) % 57), dump: dump)
 
-        let resumed = try await sandbox.run(
-            ["migrate", Self.plist, "--bundle-id", "com.example.sampleapp", "--store", store, "--format", "json"])
+        let resumed = try await sandbox.run(["migrate"] + dump + ["--store", store, "--format", "json"])
         #expect(resumed.status == 0, "\(resumed.err)")
-        let summary = try #require(try Self.report(resumed)["summary"] as? [String: Int])
+        let summary = try #require(try report(resumed)["summary"] as? [String: Int])
         #expect(summary["failed"] == 0)
         #expect(
             summary["conflict"] == 0, "a half-finished run must not leave items that conflict with their own source")
 
-        let third = try await sandbox.run(
-            ["migrate", Self.plist, "--bundle-id", "com.example.sampleapp", "--store", store, "--format", "json"])
+        let third = try await sandbox.run(["migrate"] + dump + ["--store", store, "--format", "json"])
         #expect(third.status == 0)
-        let after = try #require(try Self.report(third)["summary"] as? [String: Int])
+        let after = try #require(try report(third)["summary"] as? [String: Int])
         #expect(after["create"] == 0)
         #expect(after["exists"] == (summary["create"] ?? 0) + (summary["exists"] ?? 0))
         #expect(after["written"] == 0)

@@ -13,7 +13,8 @@ struct ReportJSONTests {
     /// readers take; `conceal` is the real-world FacebookConceal pair, named as on the device.
     static let inputs = [
         "react-native-keychain/ios", "react-native-keychain/android", "expo-secure-store/ios",
-        "expo-secure-store/android", "expo-securestore-metocare-SecureStore.xml",
+        "expo-secure-store/android", "react-native-sensitive-info/ios", "react-native-sensitive-info/android",
+        "expo-securestore-metocare-SecureStore.xml",
         "objection-ios-keychain-dump-ipewpew.json", "conceal",
     ]
 

@@ -1,0 +1,39 @@
+import ApexDumps
+import ApexKeychain
+import ApexKeychainStore
+import ApexMigration
+import ExpoSecureStoreImporter
+import Foundation
+import ReactNativeKeychainImporter
+import ReactNativeSensitiveInfoImporter
+import Testing
+
+/// react-native-sensitive-info's items in the very keychain the package writes to (the `.database` source): the
+/// importers read them as the library's own queries see them (class, service and account; `gena` telling the
+/// families apart), and every one moves in place.
+@Suite("On-device migration: react-native-sensitive-info")
+struct SensitiveInfoOnDeviceTests {
+    @Test("the sample's items move in place with the CLI's importers; the 6.x HMAC key is skipped and left alone")
+    func sampleInPlace() async throws {
+        let (database, _) = try OnDeviceMigrationTests.store([])
+        try OnDeviceMigrationTests.load("react-native-sensitive-info/ios/keychain.plist", into: database)
+        let device = SimulatedDevice(bundleIdentifier: "com.example.rnsiapp", teamIdentifier: "A1B2C3D4E5")
+        let migration = Migration(
+            importers: [ExpoSecureStoreImporter(), ReactNativeSensitiveInfoImporter(), ReactNativeKeychainImporter()],
+            source: .database(database, device: device),
+            target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
+        let report = try await migration.run()
+        #expect(report.items.allSatisfy { $0.source.library == "react-native-sensitive-info" })
+        #expect(report.items.count == 11)
+        #expect(report.summary.create == 10 && report.summary.skipped == 1)
+        #expect(report.summary.verified == 10 && report.summary.failed == 0)
+        let left = try OnDeviceMigrationTests.foreign(database).map { "\($0.service)/\($0.account)" }
+        #expect(left == ["default.rnsi.hmac/metadata"])
+        let app = try Keychain(KeychainOptions(service: "app"), database: database, device: device)
+        #expect(try await app.getItem("refreshToken") == "sample-token-0401")
+        let modern = try Keychain(KeychainOptions(service: "default"), database: database, device: device)
+        #expect(try await modern.getItem("apiKey") == "sample-api-key-0408")
+        let info = try await modern.getItemInfo("sessionKey")
+        #expect(info?.accessControl == .biometryCurrentSet)
+    }
+}
