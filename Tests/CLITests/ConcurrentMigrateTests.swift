@@ -41,6 +41,7 @@ struct ConcurrentMigrateTests {
         var verifiedBy: [String: [String]] = [:]
         for (index, run) in runs.enumerated() {
             let result = try #require(results[index])
+            try #require(result.status == 0 || result.status == 1, "\(run) exited \(result.status): \(result.err)")
             let items = try #require(try jsonObject(result)["items"] as? [[String: Any]])
             #expect(items.count == count)
             for item in items {

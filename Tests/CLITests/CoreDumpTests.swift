@@ -45,8 +45,9 @@ struct CoreDumpTests {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        // Once the tool blocks on its stdin, everything before the read has run.
-        let deadline = ContinuousClock.now + .seconds(30)
+        // Once the tool blocks on its stdin, everything before the read has run (a loaded machine may take long to
+        // get there: the whole suite runs at once).
+        let deadline = ContinuousClock.now + .seconds(120)
         var waiting = false
         while !waiting, ContinuousClock.now < deadline {
             waiting = Self.threadWaits(process.processIdentifier, in: "pipe_read")
