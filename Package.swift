@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "ApexMigration", targets: ["ApexMigration"]),
         .library(name: "ReactNativeKeychainImporter", targets: ["ReactNativeKeychainImporter"]),
         .library(name: "ExpoSecureStoreImporter", targets: ["ExpoSecureStoreImporter"]),
+        .library(name: "ReactNativeEncryptedStorageImporter", targets: ["ReactNativeEncryptedStorageImporter"]),
         .executable(name: "apex-keychain", targets: ["apex-keychain"]),
         .executable(name: "apex-keychain-demo", targets: ["apex-keychain-demo"]),
         .executable(name: "apex-keychain-bench", targets: ["apex-keychain-bench"]),
@@ -52,11 +53,14 @@ let package = Package(
         .target(
             name: "ExpoSecureStoreImporter", dependencies: ["ApexMigration", "ApexDumps", "ApexKeychain"],
             path: "Importers/ExpoSecureStore"),
+        .target(
+            name: "ReactNativeEncryptedStorageImporter", dependencies: ["ApexMigration", "ApexDumps", "ApexKeychain"],
+            path: "Importers/ReactNativeEncryptedStorage"),
         .executableTarget(
             name: "apex-keychain",
             dependencies: [
                 "ApexKeychain", "ApexKeychainStore", "ApexMigration", "ApexDumps", "ReactNativeKeychainImporter",
-                "ExpoSecureStoreImporter", "CGlibc",
+                "ExpoSecureStoreImporter", "ReactNativeEncryptedStorageImporter", "CGlibc",
             ],
             path: "Sources/apex-keychain"),
         .executableTarget(
@@ -105,7 +109,8 @@ let package = Package(
         .testTarget(
             name: "ImporterTests",
             dependencies: [
-                "ReactNativeKeychainImporter", "ExpoSecureStoreImporter", "ApexMigration", "ApexDumps", "ApexKeychain",
+                "ReactNativeKeychainImporter", "ExpoSecureStoreImporter", "ReactNativeEncryptedStorageImporter",
+                "ApexMigration", "ApexDumps", "ApexKeychain", "SampleDumps",
             ],
             path: "Tests/ImporterTests", resources: [.copy("Fixtures")]),
         .testTarget(
@@ -120,7 +125,7 @@ let package = Package(
             dependencies: [
                 "apex-keychain", "ApexMigration", "ApexSQLite", "CSQLite", "store-writer", "ApexKeychain",
                 "ApexKeychainStore",
-                "ApexDumps", "ExpoSecureStoreImporter", "SampleDumps",
+                "ApexDumps", "ExpoSecureStoreImporter", "ReactNativeEncryptedStorageImporter", "SampleDumps",
             ],
             path: "Tests/CLITests", exclude: ["Golden"]),
         .testTarget(

@@ -16,7 +16,9 @@ struct IOSImport {
         for dump in dumps {
             guard case .keychain(let records) = dump.content else { continue }
             for record in records where record.itemClass == "genp" || record.itemClass == "inet" {
-                if !KnownForeignItems.isExpoSecureStore(record) { candidates.append((dump, record)) }
+                if !KnownForeignItems.isExpoSecureStore(record), !KnownForeignItems.isEncryptedStorageShape(record) {
+                    candidates.append((dump, record))
+                }
             }
         }
         self.options = options

@@ -8,6 +8,8 @@ public enum SourceLibrary: String, Sendable, Codable, CaseIterable {
     case reactNativeKeychain = "react-native-keychain"
     /// expo-secure-store.
     case expoSecureStore = "expo-secure-store"
+    /// react-native-encrypted-storage.
+    case reactNativeEncryptedStorage = "react-native-encrypted-storage"
 }
 
 /// Where a source item was found: the file, its format, and the place in it.

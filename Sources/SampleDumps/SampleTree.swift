@@ -23,6 +23,8 @@ public enum SampleTree {
         files += try ReactNativeKeychainSamples.androidFiles()
         files += ExpoSecureStoreSamples.iosFiles()
         files += ExpoSecureStoreSamples.androidFiles()
+        files += ReactNativeEncryptedStorageSamples.iosFiles()
+        files += ReactNativeEncryptedStorageSamples.androidFiles()
         files.append(SampleFile(path: "README.md", data: readme(files), format: nil, about: ""))
         return files
     }

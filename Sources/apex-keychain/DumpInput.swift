@@ -4,6 +4,7 @@ import ApexKeychainStore
 import ApexMigration
 import ExpoSecureStoreImporter
 import Foundation
+import ReactNativeEncryptedStorageImporter
 import ReactNativeKeychainImporter
 
 #if canImport(Glibc)
@@ -60,7 +61,7 @@ struct DumpInput {
                 if case .preferences = dump.content, !Self.recognises(dump) {
                     let error = DumpError(
                         .notADump, path: dump.path,
-                        "not a keychain dump: an Android preferences file with no react-native-keychain or expo-secure-store entries and no FacebookConceal key"
+                        "not a keychain dump: an Android preferences file with no react-native-keychain or expo-secure-store entries, no FacebookConceal key, and not react-native-encrypted-storage's file"
                     )
                     guard inFolder else { throw Self.cliError(error) }
                     skipped.append(error)
@@ -88,6 +89,7 @@ struct DumpInput {
     /// Whether an Android preferences dump holds data of a library an importer knows (by name or content).
     static func recognises(_ dump: Dump) -> Bool {
         ReactNativeKeychainImporter.recognises(dump) || ExpoSecureStoreImporter.recognises(dump)
+            || ReactNativeEncryptedStorageImporter.recognises(dump)
     }
 
     /// A dump reader's error as the tool reports it.
@@ -100,9 +102,12 @@ struct DumpInput {
         return CLIError(exitCode, error.description)
     }
 
-    /// The importers, in order of precedence: expo-secure-store first, then react-native-keychain.
+    /// The importers, in order of precedence: expo-secure-store first, then react-native-keychain, then
+    /// react-native-encrypted-storage (no record is claimed by two of them: ``RecordClaims``).
     static func importers(from library: SourceLibrary?) -> [any Importer] {
-        let all: [any Importer] = [ExpoSecureStoreImporter(), ReactNativeKeychainImporter()]
+        let all: [any Importer] = [
+            ExpoSecureStoreImporter(), ReactNativeKeychainImporter(), ReactNativeEncryptedStorageImporter(),
+        ]
         guard let library else { return all }
         return all.filter { $0.library == library }
     }

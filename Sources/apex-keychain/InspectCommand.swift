@@ -11,9 +11,10 @@ struct InspectCommand: RunnableCommand {
             abstract: "List the items of keychain dumps, without values.",
             discussion: """
                 Reads each dump (an iOS keychain plist, SQLite export or objection JSON; Android \
-                SharedPreferences or DataStore files) and lists the items that react-native-keychain and \
-                expo-secure-store wrote in them: format, library, platform, service, key and protection as \
-                found. Values are never shown; usernames only with --include-labels. Nothing is written.
+                SharedPreferences or DataStore files) and lists the items that react-native-keychain, \
+                expo-secure-store and react-native-encrypted-storage wrote in them: format, library, platform, \
+                service, key and protection as found. Values are never shown; usernames only with \
+                --include-labels. Nothing is written.
 
                 A folder is searched for dumps by content, whatever the files' names; a file in it that is not \
                 a keychain dump is skipped with a line on stderr ('skipped PATH: not a keychain dump'), or with \
