@@ -148,7 +148,8 @@ extension DumpSourcesTests {
         #expect(named.out == "")
         #expect(
             named.err == "apex-keychain: prefs.xml: not a keychain dump: an Android preferences file with no "
-                + "react-native-keychain or expo-secure-store entries and no FacebookConceal key\n")
+                + "react-native-keychain or expo-secure-store entries, no FacebookConceal key, and not "
+                + "react-native-encrypted-storage's file\n")
         // The sample's app data folder: its own preferences are skipped, with a line; its dumps are read.
         let folder = try await sandbox.run(["inspect", sample("react-native-keychain/android"), "--format", "json"])
         #expect(folder.status == 0)
