@@ -40,7 +40,7 @@ struct EncryptedStorageIOS {
         if let group = record.accessGroup, let reason = app.foreignGroupReason(group) { return reason }
         let attribute =
             NoteText.foreignAttribute(record)
-            ?? (record.accessControl != nil || record.extra["accc"].map { !$0.isEmpty } == true
+            ?? (record.accessControl.map { !$0.flags.isEmpty } ?? record.extra["accc"].map(NoteText.isSet) ?? false
                 ? "an access control (accc)" : nil)
             ?? (record.synchronizable ? "iCloud Keychain sync (sync)" : nil)
         guard let attribute else { return nil }

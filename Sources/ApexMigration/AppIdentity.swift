@@ -120,8 +120,9 @@ public enum NoteText {
         return nil
     }
 
-    /// Whether a text attribute holds something (dump tools print absent values in several ways).
-    private static func isSet(_ text: String) -> Bool {
+    /// Whether a text attribute holds something (dump tools print absent values in several ways: `None`,
+    /// `(null)`, `0`, …).
+    public static func isSet(_ text: String) -> Bool {
         !["", "0", "(null)", "null", "<null>", "nil", "None"].contains(text.trimmingCharacters(in: .whitespaces))
     }
 }

@@ -155,6 +155,13 @@ struct ReactNativeEncryptedStorageIOSTests {
         } else {
             Issue.record("a missing value is not sealed")
         }
+        var guarded = RNES.item("1")
+        guarded.accessControl = AccessControlDescription(flags: [.biometryAny], raw: "flags 2")
+        var none = RNES.item("2", key: "b")
+        none.accessControl = AccessControlDescription(flags: [], raw: "None")
+        let controlled = try RNES.run([keychainDump([guarded]), keychainDump([none], path: "b.json")], RNES.app)
+        #expect(RNES.reason(controlled[0].verdict)?.contains("an access control (accc)") == true)
+        #expect(controlled[1].verdict == .migrate, "objection's \"None\" is no access control")
         let excluded = try RNES.run(
             [keychainDump([RNES.item("1")])], ImportOptions(bundleID: "b", excludeServices: [""]))
         #expect(RNES.reason(excluded[0].verdict)?.contains("excluded") == true)
@@ -181,5 +188,18 @@ struct ReactNativeEncryptedStorageIOSTests {
         #expect(rnes == ["1", "2"])
         #expect(rnk == ["3"])
         #expect(expo == ["4", "5"])
+    }
+
+    @Test("the sample's plist and objection exports give the same targets, all migrated")
+    func exports() throws {
+        let root = RNES.samples + "/react-native-encrypted-storage/ios/"
+        var targets: [[TargetItem?]] = []
+        for file in ["keychain.plist", "objection-dump.json"] {
+            let items = try RNES.run([try DumpReader.read(path: root + file)])
+            #expect(items.count == 3 && items.allSatisfy { $0.verdict == .migrate }, "\(file): \(items)")
+            targets.append(items.map(\.target))
+        }
+        #expect(targets[0] == targets[1])
+        #expect(targets[0].map { $0?.service } == Array(repeating: "com.example.rnesapp", count: 3))
     }
 }
