@@ -76,6 +76,7 @@ let package = Package(
             name: "store-writer",
             dependencies: [
                 "ApexKeychain", "ApexKeychainStore", "ApexMigration", "ApexDumps", "ExpoSecureStoreImporter",
+                "ReactNativeEncryptedStorageImporter",
             ],
             path: "Tests/Support/store-writer"),
         // The generated sample dumps of samples/ and the test fixtures (made-up secrets only), and the large

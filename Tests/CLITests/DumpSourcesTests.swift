@@ -294,6 +294,7 @@ extension DumpSourcesTests {
             ("react-native-keychain/ios/keychain-export.sqlite", "keychain-sqlite"),
             ("react-native-keychain/ios/objection-dump.json", "objection-json"),
             ("expo-secure-store/android/shared_prefs/SecureStore.xml", "android-shared-preferences"),
+            ("react-native-encrypted-storage/ios/objection-dump.json", "objection-json"),
         ])
     func standardInput(path: String, format: String) async throws {
         let data = try Data(contentsOf: URL(fileURLWithPath: sample(path)))

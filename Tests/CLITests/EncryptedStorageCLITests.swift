@@ -87,6 +87,11 @@ struct EncryptedStorageCLITests {
         let result = try await sandbox.run(["inspect", "backup"])
         #expect(result.status == 66)
         #expect(result.err.contains("skipped backup/prefs.xml: not a keychain dump"))
+        // On stdin the file has no name, so it can't be told from an app's own preferences either.
+        let data = try Data(contentsOf: folder.appendingPathComponent("prefs.xml"))
+        let piped = try await sandbox.run(["inspect", "-"], stdin: data)
+        #expect(piped.status == 65)
+        #expect(piped.err.contains("(stdin): not a keychain dump"))
     }
 
     @Test("a keyset that is not a Tink keyset is an error (65) naming the file")

@@ -132,6 +132,8 @@ struct TerminalWidthTests {
     static let samples = [
         "react-native-keychain/ios/keychain.plist", "react-native-keychain/ios/objection-dump.json",
         "react-native-keychain/android", "expo-secure-store/ios", "expo-secure-store/android",
+        "react-native-encrypted-storage/ios/keychain-with-another-sdk.plist",
+        "react-native-encrypted-storage/android-fallback",
     ]
 
     @Test("with COLUMNS=80, no line is wider than 80", arguments: samples)
