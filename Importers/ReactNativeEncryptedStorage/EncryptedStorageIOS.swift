@@ -24,8 +24,11 @@ struct EncryptedStorageIOS {
             }
         }
         let app = AppIdentity(records: all, bundleID: options.bundleID)
+        // Only the app's own items count: other apps' empty-service items (a whole device's dump) say nothing of
+        // what this app wrote.
         var contradicted = Set<String>()
-        for (dump, record) in candidates where Self.foreignReason(record, app) != nil {
+        for (dump, record) in candidates
+        where Self.markReason(record) != nil && record.accessGroup.flatMap(app.foreignGroupReason) == nil {
             contradicted.insert(dump.path)
         }
         self.options = options
@@ -35,9 +38,14 @@ struct EncryptedStorageIOS {
         self.named = options.libraries?.contains(.reactNativeEncryptedStorage) ?? false
     }
 
-    /// Why an empty-service item is recognisably another SDK's, or nil.
+    /// Why an empty-service item is recognisably another SDK's or another app's, or nil.
     static func foreignReason(_ record: KeychainRecord, _ app: AppIdentity) -> String? {
         if let group = record.accessGroup, let reason = app.foreignGroupReason(group) { return reason }
+        return markReason(record)
+    }
+
+    /// Why an empty-service item is recognisably another SDK's by an attribute the library never sets, or nil.
+    static func markReason(_ record: KeychainRecord) -> String? {
         let attribute =
             NoteText.foreignAttribute(record)
             ?? (record.accessControl.map { !$0.flags.isEmpty } ?? record.extra["accc"].map(NoteText.isSet) ?? false

@@ -11,13 +11,15 @@ import Foundation
 /// UTF-8 value, and nothing else: no class (Apple's default whenUnlocked), access control, sync or group. Such an
 /// item becomes a string under the key of the app's default service: ``ImportOptions/serviceMap`` for the
 /// service `""`, else ``ImportOptions/bundleID``, else the bundle id inferred from the access groups as
-/// react-native-keychain's importer infers it (with a note). The stored `pdmn` is trusted when the dump has one
+/// react-native-keychain's importer infers it (with a note); the service map's entry for that service, if any,
+/// moves them with it. The stored `pdmn` is trusted when the dump has one
 /// (patched copies set a class, issue #104).
 ///
 /// The library writes no mark, so an empty-service item is weak evidence. An item that carries an attribute the
 /// library never sets (gena, labl, crtr, desc, icmt, type, access control, sync) or sits in Apple's or another
 /// team's access group is another SDK's and is ``SourceVerdict/skipped(_:)``. The others are migrated, with a
-/// note, unless the same dump holds such another SDK's empty-service item: then nothing tells the two apart and
+/// note, unless the same dump holds such another SDK's empty-service item (by its attributes, in one of the app's
+/// groups): then nothing tells the two apart and
 /// they are skipped too, unless the user named the library (`--from react-native-encrypted-storage`,
 /// ``ImportOptions/libraries``). react-native-keychain's and expo-secure-store's importers leave every
 /// empty-service generic password to this one.
@@ -90,13 +92,23 @@ struct DefaultService {
         if let mapped = options.serviceMap[""] {
             return (mapped, "the items have no service; the service map's entry for '' names the target service")
         }
-        if let inferred { return (inferred.defaultService, inferred.note) }
-        if let bundleID = options.bundleID {
-            return (
+        let found: (String?, String)
+        if let inferred {
+            found = (inferred.defaultService, inferred.note)
+        } else if let bundleID = options.bundleID {
+            found = (
                 bundleID, "the app's default service \(NoteText.quoted(bundleID)) is the bundle id given by --bundle-id"
             )
+        } else {
+            found = (nil, "the app's default service (its bundle id) is unknown: pass --bundle-id")
         }
-        return (nil, "the app's default service (its bundle id) is unknown: pass --bundle-id")
+        // A map of the default service moves these items with the others of that service.
+        if let service = found.0, let mapped = options.serviceMap[service] {
+            return (
+                mapped, found.1 + "; the service map writes \(NoteText.quoted(service)) to \(NoteText.quoted(mapped))"
+            )
+        }
+        return found
     }
 
     /// Why the package can't take `name` as a target service or key, or nil.

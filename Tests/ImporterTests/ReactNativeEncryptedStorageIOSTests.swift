@@ -84,6 +84,12 @@ struct ReactNativeEncryptedStorageIOSTests {
         let mapped = try #require(
             try RNES.run([keychainDump([RNES.item("1", group: nil)])], ImportOptions(serviceMap: ["": "store"])).first)
         #expect(mapped.target?.service == "store" && mapped.verdict == .migrate)
+        // Mapping the default service moves them with it.
+        let moved = try #require(
+            try RNES.run([keychainDump([RNES.item("1")])], ImportOptions(serviceMap: ["com.example.app": "main"])).first
+        )
+        #expect(moved.target?.service == "main")
+        #expect(moved.notes.contains { $0.contains("the service map writes 'com.example.app' to 'main'") })
     }
 
     @Test("an absent service counts as empty, unless the dump's format can't record it")
@@ -136,6 +142,7 @@ struct ReactNativeEncryptedStorageIOSTests {
         let foreign = try RNES.run(
             [keychainDump([RNES.item("1"), RNES.item("2", key: "b", group: "ZZZZZ99999.com.other.app")])], RNES.app)
         #expect(RNES.reason(foreign[1].verdict)?.contains("belongs to team") == true)
+        #expect(foreign[0].verdict == .migrate, "another app's item says nothing of this app's")
         if case .skipped = foreign.last?.verdict {
         } else {
             Issue.record("not skipped: \(String(describing: foreign.first))")
