@@ -25,7 +25,9 @@ struct ReactNativeEncryptedStorageOnDeviceTests {
         }
         try add("", "session", "sample-device-0001")
         try add("", "pin", "sample-device-0002", .aku)
-        try add("com.example.app", "alice", "sample-device-0003")
+        // Another library's item with the same account: the library's getItem (by account only) could return it, the
+        // importer takes only the items the library wrote, with no service.
+        try add("com.example.other", "session", "sample-device-0003")
         let migration = Migration(
             importers: [
                 ExpoSecureStoreImporter(), ReactNativeKeychainImporter(), ReactNativeEncryptedStorageImporter(),
@@ -39,6 +41,7 @@ struct ReactNativeEncryptedStorageOnDeviceTests {
         let keychain = try Keychain(KeychainOptions(service: "com.example.app"), database: database, device: device)
         #expect(try await keychain.getItem("session") == "sample-device-0001")
         #expect(try await keychain.getItem("pin") == "sample-device-0002")
+        #expect(report.items.filter { $0.source.library == "react-native-keychain" }.count == 1)
         let left = try database.attributes(matching: ItemQuery()).filter { !$0.isApexItem && $0.service.isEmpty }
         #expect(left.isEmpty, "the verified source items are removed")
     }
