@@ -34,7 +34,7 @@ import Foundation
 /// app's default service too: the service map's `""`, else ``ImportOptions/bundleID``.
 public struct ReactNativeEncryptedStorageImporter: Importer {
     /// The SharedPreferences file of every version (`shared_prefs/RN_ENCRYPTED_STORAGE_SHARED_PREF.xml`).
-    public static let sharedPreferencesFileName = "RN_ENCRYPTED_STORAGE_SHARED_PREF.xml"
+    public static let sharedPreferencesFileName = RecordClaims.encryptedStorageFileName
 
     /// ``SourceLibrary/reactNativeEncryptedStorage``.
     public var library: SourceLibrary { .reactNativeEncryptedStorage }
@@ -46,8 +46,8 @@ public struct ReactNativeEncryptedStorageImporter: Importer {
     /// ``sharedPreferencesFileName``. False for any other file (plain-text entries have no layout to recognise,
     /// and EncryptedSharedPreferences' keysets are in every app's encrypted preferences) and for an iOS dump.
     public static func recognises(_ dump: Dump) -> Bool {
-        guard dump.format == .sharedPreferences, case .preferences = dump.content else { return false }
-        return dump.fileName == sharedPreferencesFileName
+        guard case .preferences = dump.content else { return false }
+        return RecordClaims.isEncryptedStorageFile(dump)
     }
 
     /// The react-native-encrypted-storage items of `dumps`: the iOS items in dump and record order, then the

@@ -139,6 +139,15 @@ public enum RecordClaims {
         return !account.bytes.isEmpty && account.bytes == generic.bytes
     }
 
+    /// react-native-encrypted-storage's SharedPreferences file, in every version.
+    public static let encryptedStorageFileName = "RN_ENCRYPTED_STORAGE_SHARED_PREF.xml"
+
+    /// Whether `dump` is react-native-encrypted-storage's Android file (by its name, which never changed): its
+    /// plain-text entries hold whatever keys the app chose, so the other importers never read it by content.
+    public static func isEncryptedStorageFile(_ dump: Dump) -> Bool {
+        dump.format == .sharedPreferences && dump.fileName == encryptedStorageFileName
+    }
+
     /// Whether `record` belongs to react-native-encrypted-storage's importer: a generic password whose service is
     /// empty or absent (a format that can't record the service says nothing), unless it is expo-secure-store's.
     /// react-native-keychain always writes a service (the bundle id by default), so its importer leaves these.

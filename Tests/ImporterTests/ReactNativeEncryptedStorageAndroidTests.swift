@@ -97,6 +97,20 @@ struct ReactNativeEncryptedStorageAndroidTests {
         }
     }
 
+    @Test("its file is read by it alone, even when its entries look like react-native-keychain's or expo's")
+    func lookalikeEntries() throws {
+        let expoJSON = #"{"ct":"AAECAwQFBgcICQoLDA0ODxAREhM=","iv":"AAECAwQFBgcICQoL","tlen":128,"scheme":"aes"}"#
+        let dump = preferencesDump(
+            Self.file, [("vault:u", "user"), ("vault:p", "pass"), ("vault:c", "KeystoreAESCBC"), ("k", expoJSON)])
+        #expect(!ReactNativeKeychainImporter.recognises(dump) && !ExpoSecureStoreImporter.recognises(dump))
+        #expect(try ReactNativeKeychainImporter().importItems(from: [dump], options: RNES.app).isEmpty)
+        #expect(try ExpoSecureStoreImporter().importItems(from: [dump], options: RNES.app).isEmpty)
+        #expect(try RNES.run([dump], RNES.app).map(\.target?.key) == ["vault:u", "vault:p", "vault:c", "k"])
+        // The same entries under another name are react-native-keychain's and expo's again.
+        let renamed = Dump(path: "/x/shared_prefs/backup.xml", format: dump.format, content: dump.content)
+        #expect(ReactNativeKeychainImporter.recognises(renamed) && ExpoSecureStoreImporter.recognises(renamed))
+    }
+
     @Test("only the library's file name is recognised; other files and iOS dumps are not")
     func recognition() throws {
         #expect(ReactNativeEncryptedStorageImporter.recognises(preferencesDump(Self.file, [("k", "v")])))
