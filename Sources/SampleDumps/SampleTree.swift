@@ -49,8 +49,9 @@ public enum SampleTree {
             them is made up (`sample-token-0001` and the like); Android Keystore ciphertext is random bytes of the
             right layout, since the real keys never leave a device. Regenerate rather than edit.
 
-            Each `android/` folder is laid out like an app's data folder (`/data/data/<package>/`), so a folder
-            can be given to `apex-keychain inspect` as it is. Large dumps for the benchmark are not kept here:
+            Each `android/` folder (react-native-encrypted-storage: `android*/`, one per version family) is laid
+            out like an app's data folder (`/data/data/<package>/`), so a folder can be given to
+            `apex-keychain inspect` as it is. Large dumps for the benchmark are not kept here:
             `swift run dump-samples --large N <dir>` writes them.
 
             | File | Format | What it shows |
