@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "ReactNativeKeychainImporter", targets: ["ReactNativeKeychainImporter"]),
         .library(name: "ExpoSecureStoreImporter", targets: ["ExpoSecureStoreImporter"]),
         .library(name: "ReactNativeSensitiveInfoImporter", targets: ["ReactNativeSensitiveInfoImporter"]),
+        .library(name: "ReactNativeEncryptedStorageImporter", targets: ["ReactNativeEncryptedStorageImporter"]),
         .executable(name: "apex-keychain", targets: ["apex-keychain"]),
         .executable(name: "apex-keychain-demo", targets: ["apex-keychain-demo"]),
         .executable(name: "apex-keychain-bench", targets: ["apex-keychain-bench"]),
@@ -60,11 +61,15 @@ let package = Package(
             name: "ReactNativeSensitiveInfoImporter",
             dependencies: ["ApexMigration", "ApexDumps", "ApexKeychain", "ApexSodium", "ExpoSecureStoreImporter"],
             path: "Importers/ReactNativeSensitiveInfo"),
+        .target(
+            name: "ReactNativeEncryptedStorageImporter", dependencies: ["ApexMigration", "ApexDumps", "ApexKeychain"],
+            path: "Importers/ReactNativeEncryptedStorage"),
         .executableTarget(
             name: "apex-keychain",
             dependencies: [
                 "ApexKeychain", "ApexKeychainStore", "ApexMigration", "ApexDumps", "ReactNativeKeychainImporter",
-                "ExpoSecureStoreImporter", "ReactNativeSensitiveInfoImporter", "CGlibc",
+                "ExpoSecureStoreImporter", "ReactNativeSensitiveInfoImporter", "ReactNativeEncryptedStorageImporter",
+                "CGlibc",
             ],
             path: "Sources/apex-keychain"),
         .executableTarget(
@@ -80,6 +85,7 @@ let package = Package(
             name: "store-writer",
             dependencies: [
                 "ApexKeychain", "ApexKeychainStore", "ApexMigration", "ApexDumps", "ExpoSecureStoreImporter",
+                "ReactNativeEncryptedStorageImporter",
             ],
             path: "Tests/Support/store-writer"),
         // The generated sample dumps of samples/ and the test fixtures (made-up secrets only), and the large
@@ -114,6 +120,7 @@ let package = Package(
             name: "ImporterTests",
             dependencies: [
                 "ReactNativeKeychainImporter", "ExpoSecureStoreImporter", "ReactNativeSensitiveInfoImporter",
+                "ReactNativeEncryptedStorageImporter",
                 "ApexMigration", "ApexDumps", "ApexKeychain", "SampleDumps",
             ],
             path: "Tests/ImporterTests", resources: [.copy("Fixtures")]),
@@ -129,7 +136,8 @@ let package = Package(
             dependencies: [
                 "apex-keychain", "ApexMigration", "ApexSQLite", "CSQLite", "store-writer", "ApexKeychain",
                 "ApexKeychainStore",
-                "ApexDumps", "ExpoSecureStoreImporter", "ReactNativeSensitiveInfoImporter", "SampleDumps",
+                "ApexDumps", "ExpoSecureStoreImporter", "ReactNativeSensitiveInfoImporter",
+                "ReactNativeEncryptedStorageImporter", "SampleDumps",
             ],
             path: "Tests/CLITests", exclude: ["Golden"]),
         .testTarget(

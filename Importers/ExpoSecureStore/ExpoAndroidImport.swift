@@ -44,6 +44,8 @@ struct ExpoAndroidImport {
 
     /// Takes every entry of a `SecureStore` file, and the entries of expo's layout from any other file.
     mutating func add(_ entries: [PreferenceEntry], of dump: Dump, dumpIndex: Int) {
+        // react-native-encrypted-storage's file holds values the app chose, which may look like expo's JSON.
+        if RecordClaims.isEncryptedStorageFile(dump) { return }
         let (kind, experience) = Self.fileKind(dump.fileName)
         for (index, entry) in entries.enumerated() {
             var fields: [String: ExpoJSONScalar]?

@@ -52,10 +52,12 @@ public struct ExpoSecureStoreImporter: Importer {
 
     /// Whether an Android preferences dump holds expo-secure-store's data, whatever the file's name: a
     /// SharedPreferences file named `SecureStore.xml` or `<experience>-SecureStore.xml`, or one with an entry of
-    /// expo's JSON layout (`ct`, `iv` and `scheme`). False for an iOS dump and for DataStore files, which expo
-    /// never writes.
+    /// expo's JSON layout (`ct`, `iv` and `scheme`). False for an iOS dump, for DataStore files, which expo
+    /// never writes, and for react-native-encrypted-storage's file, whose values are whatever the app stored.
     public static func recognises(_ dump: Dump) -> Bool {
-        guard dump.format == .sharedPreferences, case .preferences(let entries) = dump.content else { return false }
+        guard dump.format == .sharedPreferences, case .preferences(let entries) = dump.content,
+            !RecordClaims.isEncryptedStorageFile(dump)
+        else { return false }
         if ExpoAndroidImport.fileKind(dump.fileName).0 != .other { return true }
         return entries.contains { entry in
             guard case .string(let text) = entry.value, let fields = ExpoAndroidEntry.fields(of: text) else {

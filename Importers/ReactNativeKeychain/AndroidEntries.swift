@@ -127,6 +127,8 @@ enum AndroidEntries {
         case ReactNativeKeychainImporter.sharedPreferencesFileName, ReactNativeKeychainImporter.dataStoreFileName:
             return .name
         default:
+            // react-native-encrypted-storage's file holds keys the app chose, which may look like these.
+            if RecordClaims.isEncryptedStorageFile(dump) { return nil }
             return holdsEntries(entries) ? .content : nil
         }
     }

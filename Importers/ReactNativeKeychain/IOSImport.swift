@@ -17,8 +17,9 @@ struct IOSImport {
         for dump in dumps {
             guard case .keychain(let records) = dump.content else { continue }
             for record in records where record.itemClass == "genp" || record.itemClass == "inet" {
-                // expo-secure-store's and react-native-sensitive-info's items are theirs alone.
-                if !KnownForeignItems.isExpoSecureStore(record),
+                // expo-secure-store's, react-native-sensitive-info's and react-native-encrypted-storage's items are
+                // theirs alone.
+                if !KnownForeignItems.isExpoSecureStore(record), !KnownForeignItems.isEncryptedStorageShape(record),
                     !ReactNativeSensitiveInfoImporter.claims(record, options: options)
                 {
                     candidates.append((dump, record))

@@ -50,15 +50,4 @@ struct ServiceRules {
 }
 
 /// A name for a note: in quotes, control characters escaped, at most 120 characters.
-func quoted(_ name: String) -> String {
-    var text = ""
-    for scalar in name.unicodeScalars.prefix(120) {
-        if scalar.value < 0x20 || scalar.value == 0x7F {
-            text += "\\u{\(String(scalar.value, radix: 16))}"
-        } else {
-            text.unicodeScalars.append(scalar)
-        }
-    }
-    if name.unicodeScalars.count > 120 { text += "…" }
-    return "'\(text)'"
-}
+func quoted(_ name: String) -> String { NoteText.quoted(name) }

@@ -18,7 +18,9 @@ enum RNSIIOSFamily: Equatable {
     /// The family of `record`, or nil when this library did not write it (see
     /// ``ReactNativeSensitiveInfoImporter``).
     static func of(_ record: KeychainRecord, options: ImportOptions) -> RNSIIOSFamily? {
-        guard record.itemClass == "genp", let service = record.service?.text, let account = record.account?.text
+        // A generic password without a service is react-native-encrypted-storage's layout (`RecordClaims`).
+        guard record.itemClass == "genp", let service = record.service?.text, !service.isEmpty,
+            let account = record.account?.text
         else { return nil }
         if let generic = record.generic, !generic.bytes.isEmpty {
             guard let metadata = RNSIMetadata(generic.bytes) else { return nil }

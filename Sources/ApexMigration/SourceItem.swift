@@ -10,6 +10,8 @@ public enum SourceLibrary: String, Sendable, Codable, CaseIterable {
     case expoSecureStore = "expo-secure-store"
     /// react-native-sensitive-info.
     case reactNativeSensitiveInfo = "react-native-sensitive-info"
+    /// react-native-encrypted-storage.
+    case reactNativeEncryptedStorage = "react-native-encrypted-storage"
 }
 
 /// Where a source item was found: the file, its format, and the place in it.

@@ -79,13 +79,13 @@ enum DataStoreWriter {
         }
     }
 
-    private static func tag(_ field: UInt64, _ wireType: UInt64) -> [UInt8] { varint(field << 3 | wireType) }
+    static func tag(_ field: UInt64, _ wireType: UInt64) -> [UInt8] { varint(field << 3 | wireType) }
 
-    private static func lengthDelimited(_ field: UInt64, _ payload: [UInt8]) -> [UInt8] {
+    static func lengthDelimited(_ field: UInt64, _ payload: [UInt8]) -> [UInt8] {
         tag(field, 2) + varint(UInt64(payload.count)) + payload
     }
 
-    private static func varint(_ value: UInt64) -> [UInt8] {
+    static func varint(_ value: UInt64) -> [UInt8] {
         var value = value
         var out: [UInt8] = []
         while value >= 0x80 {

@@ -25,6 +25,8 @@ public enum SampleTree {
         files += ExpoSecureStoreSamples.androidFiles()
         files += ReactNativeSensitiveInfoSamples.iosFiles()
         files += ReactNativeSensitiveInfoSamples.androidFiles()
+        files += ReactNativeEncryptedStorageSamples.iosFiles()
+        files += ReactNativeEncryptedStorageSamples.androidFiles()
         files.append(SampleFile(path: "README.md", data: readme(files), format: nil, about: ""))
         return files
     }
@@ -49,8 +51,9 @@ public enum SampleTree {
             them is made up (`sample-token-0001` and the like); Android Keystore ciphertext is random bytes of the
             right layout, since the real keys never leave a device. Regenerate rather than edit.
 
-            Each `android/` folder is laid out like an app's data folder (`/data/data/<package>/`), so a folder
-            can be given to `apex-keychain inspect` as it is. Large dumps for the benchmark are not kept here:
+            Each `android/` folder (react-native-encrypted-storage: `android*/`, one per version family) is laid
+            out like an app's data folder (`/data/data/<package>/`), so a folder can be given to
+            `apex-keychain inspect` as it is. Large dumps for the benchmark are not kept here:
             `swift run dump-samples --large N <dir>` writes them.
 
             | File | Format | What it shows |

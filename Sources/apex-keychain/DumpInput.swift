@@ -4,6 +4,7 @@ import ApexKeychainStore
 import ApexMigration
 import ExpoSecureStoreImporter
 import Foundation
+import ReactNativeEncryptedStorageImporter
 import ReactNativeKeychainImporter
 import ReactNativeSensitiveInfoImporter
 
@@ -62,7 +63,7 @@ struct DumpInput {
                 if case .preferences = dump.content, !Self.recognises(dump, library: library) {
                     let error = DumpError(
                         .notADump, path: dump.path,
-                        "not a keychain dump: an Android preferences file with no react-native-keychain, expo-secure-store or react-native-sensitive-info entries and no FacebookConceal key"
+                        "not a keychain dump: an Android preferences file with no react-native-keychain, expo-secure-store or react-native-sensitive-info entries, no FacebookConceal key, and not react-native-encrypted-storage's file"
                     )
                     guard inFolder else { throw Self.cliError(error) }
                     skipped.append(error)
@@ -92,6 +93,7 @@ struct DumpInput {
     static func recognises(_ dump: Dump, library: SourceLibrary? = nil) -> Bool {
         ReactNativeKeychainImporter.recognises(dump) || ExpoSecureStoreImporter.recognises(dump)
             || ReactNativeSensitiveInfoImporter.recognises(dump, library: library)
+            || ReactNativeEncryptedStorageImporter.recognises(dump)
     }
 
     /// A dump reader's error as the tool reports it.
@@ -104,11 +106,13 @@ struct DumpInput {
         return CLIError(exitCode, error.description)
     }
 
-    /// The importers, in order of precedence: expo-secure-store, react-native-sensitive-info, then
-    /// react-native-keychain (their claims never overlap; the order only decides a record found twice).
+    /// The importers, in order of precedence: expo-secure-store, react-native-sensitive-info, react-native-keychain,
+    /// then react-native-encrypted-storage (no record is claimed by two of them: ``RecordClaims``; the order only
+    /// decides a record found twice).
     static func importers(from library: SourceLibrary?) -> [any Importer] {
         let all: [any Importer] = [
             ExpoSecureStoreImporter(), ReactNativeSensitiveInfoImporter(), ReactNativeKeychainImporter(),
+            ReactNativeEncryptedStorageImporter(),
         ]
         guard let library else { return all }
         return all.filter { $0.library == library }

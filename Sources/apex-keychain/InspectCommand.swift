@@ -12,8 +12,9 @@ struct InspectCommand: RunnableCommand {
             discussion: """
                 Reads each dump (an iOS keychain plist, SQLite export or objection JSON; Android \
                 SharedPreferences or DataStore files) and lists the items that react-native-keychain, \
-                expo-secure-store and react-native-sensitive-info wrote in them: format, library, platform, \
-                service, key and protection as found. Values are never shown; usernames only with --include-labels. Nothing is written.
+                expo-secure-store, react-native-sensitive-info and react-native-encrypted-storage wrote in them: format, library, platform, \
+                service, key and protection as found. Values are never shown; usernames only with \
+                --include-labels. Nothing is written.
 
                 A folder is searched for dumps by content, whatever the files' names; a file in it that is not \
                 a keychain dump is skipped with a line on stderr ('skipped PATH: not a keychain dump'), or with \

@@ -15,13 +15,14 @@ struct MigrateCommand: RunnableCommand {
             name: "migrate",
             abstract: "Plan the migration of keychain dumps, or run it.",
             discussion: """
-                Finds the items that react-native-keychain, expo-secure-store and react-native-sensitive-info \
-                wrote in the dumps and decides, for each, one action: create, exists, conflict, blocked, sealed, shadowed or skipped. Without \
-                --store, or with --dry-run, nothing is written anywhere: the plan is printed, made for the \
-                device named by --device (default: the dumps' platform, ios or android). With --store, each \
-                'create' is written into the store, read back and compared; a second run finds them all \
-                'exists'. A protection the device can't give is 'blocked', never weakened. With --on-conflict \
-                fail, a conflict stops the run before anything is written, and the plan is printed.
+                Finds the items that react-native-keychain, expo-secure-store, react-native-sensitive-info and \
+                react-native-encrypted-storage wrote in the dumps and decides, for each, one action: create, exists, conflict, blocked, sealed, \
+                shadowed or skipped. Without --store, or with --dry-run, nothing is written anywhere: the plan \
+                is printed, made for the device named by --device (default: the dumps' platform, ios or \
+                android). With --store, each 'create' is written into the store, read back and compared; a \
+                second run finds them all 'exists'. A protection the device can't give is 'blocked', never \
+                weakened. With --on-conflict fail, a conflict stops the run before anything is written, and \
+                the plan is printed.
 
                 The report goes to stdout (and with --report, to a file too); it never holds a secret value, \
                 and usernames and labels only with --include-labels. Progress goes to stderr when it is a \

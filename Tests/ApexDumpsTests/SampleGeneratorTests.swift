@@ -129,8 +129,18 @@ struct SampleGeneratorTests {
         try DumpSamplesTool.generate(into: folder)
         let rows = SampleRow.rows(try String(contentsOfFile: folder.path + "/README.md", encoding: .utf8))
         #expect(rows.contains { !$0.isKeychainDump && $0.path.hasPrefix("react-native-keychain/android/") })
-        for library in ["react-native-keychain", "expo-secure-store", "react-native-sensitive-info"] {
-            let base = "\(library)/android/"
+        // react-native-encrypted-storage has one app data folder per version family (android, android-1.0.0, …).
+        let encryptedStorage = Set(
+            rows.compactMap { row -> String? in
+                let parts = row.path.split(separator: "/")
+                guard parts.first == "react-native-encrypted-storage", parts[1].hasPrefix("android") else { return nil }
+                return "react-native-encrypted-storage/\(parts[1])"
+            })
+        #expect(encryptedStorage.count == 5)
+        for library in ["react-native-keychain", "expo-secure-store", "react-native-sensitive-info"]
+            + encryptedStorage.sorted()
+        {
+            let base = library.contains("/") ? library + "/" : "\(library)/android/"
             // Whether a file holds a library's data is for the importers (the CLI skips the decoys).
             let expected = rows.filter { $0.path.hasPrefix(base) }.map { folder.path + "/" + $0.path }
             #expect(try DumpReader.discover(folder.path + "/" + base) == expected.sorted(), "\(library)")

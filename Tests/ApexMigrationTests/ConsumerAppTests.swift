@@ -116,12 +116,14 @@ struct ConsumerAppTests {
         #expect(run.status == 0, "ConsumerApp:\n\(run.output)")
         #expect(
             run.output == """
-                first launch: migrated: 3 found, 3 verified, 0 failed, 0 conflicts, 0 blocked
-                read back: 3 of 3 items
+                first launch: migrated: 4 found, 4 verified, 0 failed, 0 conflicts, 0 blocked
+                read back: 4 of 4 items
                 next launch: already migrated
 
                 """)
-        for secret in ["consumer-password-0001", "consumer-refresh-0002", "consumer-token-0003"] {
+        for secret in [
+            "consumer-password-0001", "consumer-refresh-0002", "consumer-token-0003", "consumer-session-0004",
+        ] {
             #expect(!run.output.contains(secret), "the app printed a secret")
         }
     }

@@ -3,6 +3,7 @@ import ApexKeychain
 import ApexKeychainStore
 import ExpoSecureStoreImporter
 import Foundation
+import ReactNativeEncryptedStorageImporter
 import SampleDumps
 import Testing
 
@@ -19,7 +20,8 @@ enum BatchedMigration {
     enum Source: String, Sendable {
         /// A 60-item expo-secure-store XML plist.
         case dump
-        /// The same items and expo's sample, as expo's own items in the store itself, removed once migrated.
+        /// The same items, expo's sample and react-native-encrypted-storage's iOS sample items (as the same app's),
+        /// as those libraries' own items in the store itself, removed once migrated.
         case store
     }
 
@@ -37,7 +39,9 @@ enum BatchedMigration {
         let keyFile = SQLiteKeychainDatabase.defaultKeyFile(for: store)
         let database = try SQLiteKeychainDatabase.create(at: store, key: .keyFile(keyFile), device: .ios)
         if source == .store {
-            for record in try records(dump) + records(sample("expo-secure-store/ios/keychain.plist")) {
+            for record in try records(dump) + records(sample("expo-secure-store/ios/keychain.plist"))
+                + encryptedStorageRecords()
+            {
                 guard case .data(let value) = record.value, let service = record.service?.text,
                     let account = record.account?.text, let group = record.accessGroup
                 else { continue }
@@ -52,6 +56,21 @@ enum BatchedMigration {
         }
         return (store, keyFile, dump)
     }
+
+    /// react-native-encrypted-storage's items of its iOS sample (no service), in the expo app's access group: one
+    /// app that used both libraries.
+    static func encryptedStorageRecords() throws -> [KeychainRecord] {
+        try records(sample("react-native-encrypted-storage/ios/keychain.plist")).compactMap { record in
+            guard record.service?.bytes.isEmpty ?? true else { return nil }
+            var record = record
+            record.service = .string("")
+            record.accessGroup = device().defaultAccessGroup
+            return record
+        }
+    }
+
+    /// The importers the child and these helpers run.
+    static let importers: [any Importer] = [ExpoSecureStoreImporter(), ReactNativeEncryptedStorageImporter()]
 
     private static func records(_ path: String) throws -> [KeychainRecord] {
         guard case .keychain(let records) = try DumpReader.read(path: path).content else { return [] }
@@ -96,15 +115,19 @@ enum BatchedMigration {
         let from: MigrationSource =
             source == .dump ? .dumps(try DumpReader.readAll(paths: [dump])) : .database(database, device: device)
         return Migration(
-            importers: [ExpoSecureStoreImporter()], source: from,
+            importers: importers, source: from,
             target: MigrationTarget(database: database, device: device),
             policy: MigrationPolicy(removeSource: source == .store))
     }
 
     /// The items a complete migration writes, by target place: their target and source value.
     static func expected(dump: String) throws -> [String: (target: TargetItem, value: SourceValue)] {
-        let (items, _) = try Migration.collect(
-            importers: [ExpoSecureStoreImporter()], dumps: DumpReader.readAll(paths: [dump]), options: ImportOptions())
+        try expected(dumps: DumpReader.readAll(paths: [dump]))
+    }
+
+    /// The items a complete migration of `dumps` writes, by target place.
+    static func expected(dumps: [Dump]) throws -> [String: (target: TargetItem, value: SourceValue)] {
+        let (items, _) = try Migration.collect(importers: importers, dumps: dumps, options: ImportOptions())
         var expected: [String: (TargetItem, SourceValue)] = [:]
         for item in items where item.verdict == .migrate {
             guard let target = item.target else { continue }

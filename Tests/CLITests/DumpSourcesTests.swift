@@ -148,7 +148,8 @@ extension DumpSourcesTests {
         #expect(named.out == "")
         #expect(
             named.err == "apex-keychain: prefs.xml: not a keychain dump: an Android preferences file with no "
-                + "react-native-keychain, expo-secure-store or react-native-sensitive-info entries and no FacebookConceal key\n"
+                + "react-native-keychain, expo-secure-store or react-native-sensitive-info entries, no FacebookConceal key, "
+                + "and not react-native-encrypted-storage's file\n"
         )
         // The sample's app data folder: its own preferences are skipped, with a line; its dumps are read.
         let folder = try await sandbox.run(["inspect", sample("react-native-keychain/android"), "--format", "json"])
@@ -294,6 +295,7 @@ extension DumpSourcesTests {
             ("react-native-keychain/ios/keychain-export.sqlite", "keychain-sqlite"),
             ("react-native-keychain/ios/objection-dump.json", "objection-json"),
             ("expo-secure-store/android/shared_prefs/SecureStore.xml", "android-shared-preferences"),
+            ("react-native-encrypted-storage/ios/objection-dump.json", "objection-json"),
         ])
     func standardInput(path: String, format: String) async throws {
         let data = try Data(contentsOf: URL(fileURLWithPath: sample(path)))

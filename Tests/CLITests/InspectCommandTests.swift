@@ -133,6 +133,8 @@ struct TerminalWidthTests {
         "react-native-keychain/ios/keychain.plist", "react-native-keychain/ios/objection-dump.json",
         "react-native-keychain/android", "expo-secure-store/ios", "expo-secure-store/android",
         "react-native-sensitive-info/ios", "react-native-sensitive-info/android",
+        "react-native-encrypted-storage/ios/keychain-with-another-sdk.plist",
+        "react-native-encrypted-storage/android-fallback",
     ]
 
     @Test("with COLUMNS=80, no line is wider than 80", arguments: samples)

@@ -1,3 +1,4 @@
+import ApexDumps
 import ApexKeychain
 import ApexKeychainStore
 import Foundation
@@ -137,8 +138,17 @@ struct BatchedMigrateCrashTests {
         let killed = try StoreSnapshot(database)
         var dumps = [dump]
         if source == .store { dumps.append(sample("expo-secure-store/ios/keychain.plist")) }
-        let expected = try dumps.reduce(into: [String: (target: TargetItem, value: SourceValue)]()) { all, path in
+        var expected = try dumps.reduce(into: [String: (target: TargetItem, value: SourceValue)]()) { all, path in
             all.merge(try BatchedMigration.expected(dump: path)) { first, _ in first }
+        }
+        if source == .store {
+            let records = try BatchedMigration.encryptedStorageRecords()
+            #expect(!records.isEmpty)
+            let dump = Dump(path: "rnes", format: .iosPlist, content: .keychain(records))
+            expected.merge(try BatchedMigration.expected(dumps: [dump])) { first, _ in first }
+            // react-native-encrypted-storage's items are migrated too, to the app's bundle id.
+            let place = BatchedMigration.place("com.example.expoapp", "user_session")
+            #expect(expected[place] != nil && reference.snapshot.items[place] != nil)
         }
 
         // Old or new: each item is the one a complete run writes, and whole batches of them.

@@ -3,6 +3,7 @@ import ApexKeychain
 import ApexMigration
 import ExpoSecureStoreImporter
 import Foundation
+import ReactNativeEncryptedStorageImporter
 import ReactNativeKeychainImporter
 import Testing
 
@@ -72,9 +73,15 @@ import Testing
             rnkRecord(service: "", location: "item 2"),
             rnkRecord(service: String(repeating: "s", count: 257), location: "item 3"),
         ]
+        // An empty service is react-native-encrypted-storage's layout: react-native-keychain's importer leaves it
+        // to that importer (which claims it) instead of blocking it.
         let items = try Self.rnk(records)
-        #expect(items.map { Self.reason($0) != nil } == [true, true, true])
+        #expect(items.map(\.origin.location) == [notUTF8.location, "item 3"])
+        #expect(items.map { Self.reason($0) != nil } == [true, true])
         #expect(items.allSatisfy { $0.target == nil })
+        let encryptedStorage = try ReactNativeEncryptedStorageImporter().importItems(
+            from: [keychainDump(records)], options: ImportOptions())
+        #expect(encryptedStorage.map(\.origin.location) == ["item 2"])
         // No bundle id and no access group to infer it from: internet credentials have no service to go to.
         let inet = try Self.rnk(
             [rnkRecord("inet", service: nil, server: "https://example.com", group: nil)], ImportOptions())

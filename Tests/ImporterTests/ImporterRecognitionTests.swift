@@ -2,6 +2,7 @@ import ApexDumps
 import ApexMigration
 import ExpoSecureStoreImporter
 import Foundation
+import ReactNativeEncryptedStorageImporter
 import ReactNativeKeychainImporter
 import ReactNativeSensitiveInfoImporter
 import SampleDumps
@@ -12,6 +13,7 @@ import Testing
 @Suite struct ImporterRecognitionTests {
     static let importers: [any Importer] = [
         ReactNativeKeychainImporter(), ExpoSecureStoreImporter(), ReactNativeSensitiveInfoImporter(),
+        ReactNativeEncryptedStorageImporter(),
     ]
 
     /// The sample files of the libraries' folders (README and benchmark files aside), read by the real readers.
@@ -32,6 +34,7 @@ import Testing
         if ReactNativeSensitiveInfoImporter.recognises(dump, library: library) {
             found.append(.reactNativeSensitiveInfo)
         }
+        if ReactNativeEncryptedStorageImporter.recognises(dump) { found.append(.reactNativeEncryptedStorage) }
         return found
     }
 
@@ -56,8 +59,13 @@ import Testing
                 }
                 // A key file holds no items of its own; --from react-native-sensitive-info may take what carries
                 // no mark of any library (react-native-keychain's generic passwords then stay out of its import).
+                // react-native-encrypted-storage's iOS samples hold a react-native-keychain item beside its own (the
+                // bundle id's service beside the empty one), as an app's keychain does.
+                let beside: Set<String> =
+                    library == SourceLibrary.reactNativeEncryptedStorage.rawValue && dump.format.platform == .ios
+                    ? [SourceLibrary.reactNativeKeychain.rawValue] : []
                 if named == nil {
-                    #expect(claimers.allSatisfy { $0 == library }, "\(mode)")
+                    #expect(claimers.allSatisfy { $0 == library || beside.contains($0) }, "\(mode)")
                     #expect(isKeychainDump || claimers.isEmpty, "\(mode)")
                 }
                 if case .preferences = dump.content {

@@ -220,13 +220,15 @@ func rnkRecord(
 
     @Test func emptyOrOverlongTargetNamesAreBlocked() throws {
         let long = String(repeating: "s", count: 257)
+        // A generic password with an empty service is react-native-encrypted-storage's layout: left to its importer.
         let items = try run([rnkRecord(service: ""), rnkRecord(service: long, location: "item 2")])
-        guard case .blocked(let empty) = items[0].verdict, case .blocked(let overlong) = items[1].verdict else {
+        #expect(items.map(\.origin.location) == ["item 2"])
+        guard case .blocked(let overlong) = items.first?.verdict else {
             Issue.record("\(items.map(\.verdict))")
             return
         }
-        #expect(empty.contains("empty") && overlong.contains("longer than 256"))
-        #expect(try run([rnkRecord(service: "")], ImportOptions(serviceMap: ["": "main"]))[0].target?.service == "main")
+        #expect(overlong.contains("longer than 256"))
+        #expect(try run([rnkRecord(service: "")], ImportOptions(serviceMap: ["": "main"])).isEmpty)
     }
 
     @Test func severalItemsInOneServiceAreNoted() throws {

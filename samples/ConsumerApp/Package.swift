@@ -21,6 +21,7 @@ let package = Package(
                 .product(name: "ApexMigration", package: "ApexKeychain"),
                 .product(name: "ReactNativeKeychainImporter", package: "ApexKeychain"),
                 .product(name: "ExpoSecureStoreImporter", package: "ApexKeychain"),
+                .product(name: "ReactNativeEncryptedStorageImporter", package: "ApexKeychain"),
             ])
     ],
     swiftLanguageModes: [.v6]

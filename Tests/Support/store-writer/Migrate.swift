@@ -4,6 +4,7 @@ import ApexKeychainStore
 import ApexMigration
 import ExpoSecureStoreImporter
 import Foundation
+import ReactNativeEncryptedStorageImporter
 import Synchronization
 
 /// A store that counts events and kills this process with SIGKILL at one of them: the start of every write call
@@ -108,7 +109,7 @@ func migrate(store: String, keyFile: String, source: String, batch: Int, killAt:
         }
     }
     let migration = Migration(
-        importers: [ExpoSecureStoreImporter()], source: from,
+        importers: [ExpoSecureStoreImporter(), ReactNativeEncryptedStorageImporter()], source: from,
         target: MigrationTarget(database: counting, device: device),
         policy: policy)
     do {

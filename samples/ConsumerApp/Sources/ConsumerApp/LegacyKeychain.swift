@@ -1,7 +1,7 @@
 import Foundation
 
-/// What react-native-keychain and expo-secure-store left in the app's iOS keychain before the update, written as
-/// a keychain dump (an XML plist, items by class). Every value is made up.
+/// What react-native-keychain, expo-secure-store and react-native-encrypted-storage left in the app's iOS keychain
+/// before the update, written as a keychain dump (an XML plist, items by class). Every value is made up.
 enum LegacyKeychain {
     /// One item the old libraries wrote: where it is, and the value the migrated item must read back.
     struct Item {
@@ -26,6 +26,10 @@ enum LegacyKeychain {
             Item(library: "react-native-keychain", service: "refresh", key: "consumer", value: "consumer-refresh-0002"),
             // expo-secure-store: setItemAsync("authToken", value), its default keychainService "app".
             Item(library: "expo-secure-store", service: "app", key: "authToken", value: "consumer-token-0003"),
+            // react-native-encrypted-storage: EncryptedStorage.setItem("session", value), no service at all; the
+            // package keeps it in the app's default service (the bundle id).
+            Item(
+                library: "react-native-encrypted-storage", service: "", key: "session", value: "consumer-session-0004"),
         ]
     }
 

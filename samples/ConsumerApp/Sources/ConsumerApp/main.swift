@@ -1,6 +1,6 @@
 // An app's start-up migration, written outside ApexKeychain against its library products: at launch, before the
-// first keychain read, the app moves what react-native-keychain and expo-secure-store left behind into the
-// package's keychain, once.
+// first keychain read, the app moves what react-native-keychain, expo-secure-store and
+// react-native-encrypted-storage left behind into the package's keychain, once.
 //
 // On a phone the source is the device's keychain and the target the platform's database and device. Here the old
 // items come from a keychain dump the app writes first (made-up values), and the target is an
@@ -10,6 +10,7 @@ import ApexKeychain
 import ApexMigration
 import ExpoSecureStoreImporter
 import Foundation
+import ReactNativeEncryptedStorageImporter
 import ReactNativeKeychainImporter
 
 let bundleID = "com.example.consumerapp"
@@ -20,7 +21,8 @@ let legacy = LegacyKeychain.items(bundleID: bundleID)
 /// What the app does at launch: runs the migration unless an earlier launch completed it.
 func migrateAtLaunch(from dumps: [Dump]) async -> (text: String, ok: Bool) {
     let migration = Migration(
-        importers: [ReactNativeKeychainImporter(), ExpoSecureStoreImporter()], source: .dumps(dumps),
+        importers: [ReactNativeKeychainImporter(), ExpoSecureStoreImporter(), ReactNativeEncryptedStorageImporter()],
+        source: .dumps(dumps),
         target: MigrationTarget(database: database, device: device),
         policy: MigrationPolicy(migrationID: "consumer-app-v1", importOptions: ImportOptions(bundleID: bundleID)))
     do {
@@ -47,7 +49,9 @@ func readBack() async -> Int {
     var matching = 0
     for item in legacy {
         do throws(KeychainError) {
-            let keychain = try Keychain(KeychainOptions(service: item.service), database: database, device: device)
+            // react-native-encrypted-storage's items had no service: they are in the app's default service now.
+            let service = item.service.isEmpty ? bundleID : item.service
+            let keychain = try Keychain(KeychainOptions(service: service), database: database, device: device)
             let value: String?
             if item.isCredentials {
                 let credentials = try await keychain.getCredentials()

@@ -1,18 +1,21 @@
 import ApexDumps
-import ApexMigration
 import Foundation
 
 /// The app the iOS items belong to: its default service (the bundle id), how it was found, and its team.
-struct AppIdentity {
+///
+/// Shared by the importers whose items go to the app's default service (react-native-keychain's default service,
+/// react-native-encrypted-storage's items, which have none): the bundle id given, else the one access group of
+/// the records that could be the app's.
+public struct AppIdentity: Sendable {
     /// The app's bundle id: react-native-keychain's default service; nil when neither given nor inferable.
-    var defaultService: String?
+    public var defaultService: String?
     /// The team prefix of the app's default access group, when a record shows it.
-    var team: String?
+    public var team: String?
     /// How the default service was found, or why it is unknown (for items in the default service).
-    var note: String
+    public var note: String
 
     /// The app as the user names it, or as the records' access groups show it.
-    init(records: [KeychainRecord], bundleID: String?) {
+    public init(records: [KeychainRecord], bundleID: String?) {
         // The distinct access groups in the order they first occur (a dump has a handful among its items).
         var seen = Set<String>()
         var distinct: [String] = []
@@ -26,7 +29,7 @@ struct AppIdentity {
         if let bundleID {
             defaultService = bundleID
             team = groups.first { $0.bundle == bundleID }?.team
-            note = "the app's default service \(quoted(bundleID)) is the bundle id given by --bundle-id"
+            note = "the app's default service \(NoteText.quoted(bundleID)) is the bundle id given by --bundle-id"
             return
         }
         var candidates: [(team: String, bundle: String)] = []
@@ -47,11 +50,11 @@ struct AppIdentity {
             defaultService = chosen.bundle
             team = chosen.team
             note =
-                "the app's default service \(quoted(chosen.bundle)) is the bundle id inferred from access group \(quoted(chosen.team + "." + chosen.bundle)); pass --bundle-id to set it"
+                "the app's default service \(NoteText.quoted(chosen.bundle)) is the bundle id inferred from access group \(NoteText.quoted(chosen.team + "." + chosen.bundle)); pass --bundle-id to set it"
         } else if candidates.isEmpty {
             note = "the app's default service (its bundle id) is unknown: no access group shows it; pass --bundle-id"
         } else {
-            let listed = candidates.prefix(5).map { quoted($0.team + "." + $0.bundle) }.joined(separator: ", ")
+            let listed = candidates.prefix(5).map { NoteText.quoted($0.team + "." + $0.bundle) }.joined(separator: ", ")
             note =
                 "the app's default service (its bundle id) is unknown: several access groups could be the app's (\(listed)); pass --bundle-id"
         }
@@ -59,7 +62,7 @@ struct AppIdentity {
 
     /// `ABCDE12345.com.example.app` → (`ABCDE12345`, `com.example.app`): a ten-character team id of capitals
     /// and digits, a dot, and the rest.
-    static func split(_ group: String) -> (team: String, bundle: String)? {
+    public static func split(_ group: String) -> (team: String, bundle: String)? {
         // The team and the dot are ASCII, so the first eleven bytes are the first eleven scalars.
         let bytes = group.utf8
         guard bytes.count > 11 else { return nil }
@@ -71,42 +74,44 @@ struct AppIdentity {
     }
 
     /// Whether `group` is the app's default access group (`<team>.<bundle id>`).
-    func isDefaultGroup(_ group: String) -> Bool {
+    public func isDefaultGroup(_ group: String) -> Bool {
         guard let defaultService, let parts = Self.split(group) else { return false }
         return parts.bundle == defaultService && (team == nil || parts.team == team)
     }
 
     /// Why an item in `group` is not this app's, or nil: Apple's own groups, and groups of another team once the
     /// app's team is known.
-    func foreignGroupReason(_ group: String) -> String? {
+    public func foreignGroupReason(_ group: String) -> String? {
         if group == "apple" || group == "ichat" || group.hasPrefix("com.apple.") {
-            return "not the app's item: access group \(quoted(group)) is Apple's"
+            return "not the app's item: access group \(NoteText.quoted(group)) is Apple's"
         }
         if let team, let parts = Self.split(group), parts.team != team {
             return
-                "not the app's item: access group \(quoted(group)) belongs to team \(quoted(parts.team)), not the app's team \(quoted(team))"
+                "not the app's item: access group \(NoteText.quoted(group)) belongs to team \(NoteText.quoted(parts.team)), not the app's team \(NoteText.quoted(team))"
         }
         return nil
     }
 }
 
-/// Items other SDKs write into react-native-keychain's services, and the attributes react-native-keychain
-/// never sets.
-enum KnownForeignItems {
-    /// Why a record is recognisably not react-native-keychain's, or nil.
-    static func reason(_ record: KeychainRecord) -> String? {
-        if record.itemClass == "genp", record.account?.text == "_pfo" {
-            return
-                "another SDK's item: Firebase's marker item, which shares the app's default service (react-native-keychain issues #363 and #648)"
+/// Names in notes and reasons.
+public enum NoteText {
+    /// A name for a note: in quotes, control characters escaped, at most 120 characters.
+    public static func quoted(_ name: String) -> String {
+        var text = ""
+        for scalar in name.unicodeScalars.prefix(120) {
+            if scalar.value < 0x20 || scalar.value == 0x7F {
+                text += "\\u{\(String(scalar.value, radix: 16))}"
+            } else {
+                text.unicodeScalars.append(scalar)
+            }
         }
-        if let attribute = markerAttribute(record) {
-            return "not react-native-keychain's item: it has \(attribute), which react-native-keychain never sets"
-        }
-        return nil
+        if name.unicodeScalars.count > 120 { text += "…" }
+        return "'\(text)'"
     }
 
-    /// The first attribute react-native-keychain never writes that the record carries.
-    private static func markerAttribute(_ record: KeychainRecord) -> String? {
+    /// The first attribute a library that writes only class, service, account and data (react-native-keychain,
+    /// react-native-encrypted-storage) never sets, that `record` carries: another SDK's mark. Nil when none.
+    public static func foreignAttribute(_ record: KeychainRecord) -> String? {
         if let generic = record.generic, !generic.bytes.isEmpty { return "a generic attribute (gena)" }
         if let label = record.label, isSet(label) { return "a label (labl)" }
         if let creator = record.creator, creator != 0 { return "a creator code (crtr)" }
@@ -115,19 +120,40 @@ enum KnownForeignItems {
         return nil
     }
 
-    /// Whether a text attribute holds something (dump tools print absent values in several ways).
-    private static func isSet(_ text: String) -> Bool {
+    /// Whether a text attribute holds something (dump tools print absent values in several ways: `None`,
+    /// `(null)`, `0`, …).
+    public static func isSet(_ text: String) -> Bool {
         !["", "0", "(null)", "null", "<null>", "nil", "None"].contains(text.trimmingCharacters(in: .whitespaces))
     }
+}
 
-    /// Whether the record is expo-secure-store's: its account and generic attribute hold the same key bytes.
-    ///
-    /// expo-secure-store writes the key into both (as data; its services are `S`, `S:no-auth`, `S:auth`), and
-    /// react-native-keychain never writes a generic attribute, so such an item is never react-native-keychain's.
-    static func isExpoSecureStore(_ record: KeychainRecord) -> Bool {
-        guard record.itemClass == "genp", let account = record.account, let generic = record.generic else {
-            return false
-        }
+/// Which importer takes a keychain record that several libraries' layouts could fit: each importer asks here, so
+/// that two importers never claim one record.
+public enum RecordClaims {
+    /// Whether `record` is expo-secure-store's: a generic password with a service whose account and generic
+    /// attribute hold the same non-empty bytes (expo writes the key into both).
+    public static func isExpoSecureStore(_ record: KeychainRecord) -> Bool {
+        guard record.itemClass == "genp", record.service != nil, let account = record.account,
+            let generic = record.generic
+        else { return false }
         return !account.bytes.isEmpty && account.bytes == generic.bytes
+    }
+
+    /// react-native-encrypted-storage's SharedPreferences file, in every version.
+    public static let encryptedStorageFileName = "RN_ENCRYPTED_STORAGE_SHARED_PREF.xml"
+
+    /// Whether `dump` is react-native-encrypted-storage's Android file (by its name, which never changed): its
+    /// plain-text entries hold whatever keys the app chose, so the other importers never read it by content.
+    public static func isEncryptedStorageFile(_ dump: Dump) -> Bool {
+        dump.format == .sharedPreferences && dump.fileName == encryptedStorageFileName
+    }
+
+    /// Whether `record` belongs to react-native-encrypted-storage's importer: a generic password whose service is
+    /// empty or absent (a format that can't record the service says nothing), unless it is expo-secure-store's.
+    /// react-native-keychain always writes a service (the bundle id by default), so its importer leaves these.
+    public static func isEncryptedStorageShape(_ record: KeychainRecord) -> Bool {
+        guard record.itemClass == "genp", !isExpoSecureStore(record) else { return false }
+        guard let service = record.service else { return !record.unrecorded.contains("svce") }
+        return service.bytes.isEmpty
     }
 }

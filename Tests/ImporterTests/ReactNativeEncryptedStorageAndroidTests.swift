@@ -1,0 +1,184 @@
+import ApexDumps
+import ApexKeychain
+import ApexMigration
+import ExpoSecureStoreImporter
+import Foundation
+import ReactNativeEncryptedStorageImporter
+import ReactNativeKeychainImporter
+import SampleDumps
+import Testing
+
+@Suite("react-native-encrypted-storage on Android")
+struct ReactNativeEncryptedStorageAndroidTests {
+    static let file = "/data/data/com.example.app/shared_prefs/RN_ENCRYPTED_STORAGE_SHARED_PREF.xml"
+
+    func sample(_ folder: String) throws -> Dump {
+        try DumpReader.read(
+            path: RNES.samples
+                + "/react-native-encrypted-storage/\(folder)/shared_prefs/RN_ENCRYPTED_STORAGE_SHARED_PREF.xml")
+    }
+
+    @Test("1.0.0's plain-text entries become strings under the bundle id, afterFirstUnlockThisDeviceOnly")
+    func plain() throws {
+        let items = try RNES.run([try sample("android-1.0.0")], RNES.app)
+        #expect(items.map(\.source.account) == ["user_session", "pinCode"])
+        #expect(items.allSatisfy { $0.verdict == .migrate && $0.platform == .android })
+        #expect(items[1].value == .value(Data("sample-legacy-0311".utf8)))
+        let target = try #require(items[1].target)
+        #expect(target.service == "com.example.app" && target.key == "pinCode" && target.kind == .string)
+        #expect(target.options.accessible == .afterFirstUnlockThisDeviceOnly)
+        let unknown = try RNES.run([try sample("android-1.0.0")])
+        #expect(unknown.allSatisfy { RNES.reason($0.verdict)?.contains("pass --bundle-id") == true })
+    }
+
+    @Test("EncryptedSharedPreferences entries are sealed, counted, with no key; the keysets are no items")
+    func sealed() throws {
+        let items = try RNES.run([try sample("android")], RNES.app)
+        #expect(items.count == 3)
+        for item in items {
+            guard case .sealed(let why) = item.value else {
+                Issue.record("not sealed: \(item)")
+                continue
+            }
+            #expect(why.contains("one of 3") && why.contains("_androidx_security_master_key_"))
+            #expect(item.target == nil && item.source.account == nil)
+        }
+    }
+
+    @Test("a fallback file mixes both, told apart by content")
+    func mixed() throws {
+        let items = try RNES.run([try sample("android-fallback")], RNES.app)
+        let sealed = items.filter { if case .sealed = $0.value { true } else { false } }
+        #expect(sealed.count == 2)
+        #expect(items.compactMap(\.target?.key) == ["user_session", "lastSync"])
+        #expect(items.last?.notes.contains { $0.contains("beside 2 EncryptedSharedPreferences entries") } == true)
+    }
+
+    @Test("cleartext keysets (4.0.x below API 23) are noted as decryptable off the device, and stay sealed")
+    func cleartextKeysets() throws {
+        let items = try RNES.run([try sample("android-4.0-api21")], RNES.app)
+        #expect(items.count == 2)
+        #expect(items.allSatisfy { $0.source.protection["keysets"] == "cleartext" && $0.target == nil })
+        #expect(items.allSatisfy { $0.notes.contains { $0.contains("decryptable off the device") } })
+        let wrapped = try RNES.run([try sample("android")], RNES.app)
+        #expect(wrapped.allSatisfy { !$0.notes.contains { $0.contains("decryptable") } })
+    }
+
+    @Test("a name that looks like Tink's but matches no key id of the file's keysets is a plain-text entry")
+    func lookalikeName() throws {
+        guard case .preferences(var entries) = try sample("android").content else { return }
+        let lookalike = "AQAAAAE" + String(repeating: "A", count: 40)
+        entries.append(PreferenceEntry(name: lookalike, value: .string(lookalike)))
+        let items = try RNES.run(
+            [Dump(path: Self.file, format: .sharedPreferences, content: .preferences(entries))], RNES.app)
+        #expect(items.last?.target?.key == lookalike)
+    }
+
+    @Test("a value that is no string is skipped: the library writes strings only")
+    func nonString() throws {
+        let dump = Dump(
+            path: Self.file, format: .sharedPreferences,
+            content: .preferences([PreferenceEntry(name: "count", value: .int(3))]))
+        let item = try #require(try RNES.run([dump], RNES.app).first)
+        #expect(RNES.reason(item.verdict)?.contains("writes strings only") == true)
+    }
+
+    @Test(
+        "a keyset that is not a Tink keyset in hex is an error naming the file",
+        arguments: ["zz", "0a0b", "", "1203aabb"])
+    func malformedKeyset(_ text: String) throws {
+        let dump = preferencesDump(
+            Self.file, [("__androidx_security_crypto_encrypted_prefs_key_keyset__", text), ("k", "v")])
+        #expect {
+            try RNES.run([dump], RNES.app)
+        } throws: { error in
+            guard let error = error as? ImportError else { return false }
+            return error.path == Self.file && error.message.contains("not a Tink keyset")
+        }
+    }
+
+    @Test("its file is read by it alone, even when its entries look like react-native-keychain's or expo's")
+    func lookalikeEntries() throws {
+        let expoJSON = #"{"ct":"AAECAwQFBgcICQoLDA0ODxAREhM=","iv":"AAECAwQFBgcICQoL","tlen":128,"scheme":"aes"}"#
+        let dump = preferencesDump(
+            Self.file, [("vault:u", "user"), ("vault:p", "pass"), ("vault:c", "KeystoreAESCBC"), ("k", expoJSON)])
+        #expect(!ReactNativeKeychainImporter.recognises(dump) && !ExpoSecureStoreImporter.recognises(dump))
+        #expect(try ReactNativeKeychainImporter().importItems(from: [dump], options: RNES.app).isEmpty)
+        #expect(try ExpoSecureStoreImporter().importItems(from: [dump], options: RNES.app).isEmpty)
+        #expect(try RNES.run([dump], RNES.app).map(\.target?.key) == ["vault:u", "vault:p", "vault:c", "k"])
+        // The same entries under another name are react-native-keychain's and expo's again.
+        let renamed = Dump(path: "/x/shared_prefs/backup.xml", format: dump.format, content: dump.content)
+        #expect(ReactNativeKeychainImporter.recognises(renamed) && ExpoSecureStoreImporter.recognises(renamed))
+    }
+
+    @Test("only the library's file name is recognised; other files and iOS dumps are not")
+    func recognition() throws {
+        #expect(ReactNativeEncryptedStorageImporter.recognises(preferencesDump(Self.file, [("k", "v")])))
+        #expect(
+            !ReactNativeEncryptedStorageImporter.recognises(preferencesDump("/x/shared_prefs/prefs.xml", [("k", "v")])))
+        #expect(
+            !ReactNativeEncryptedStorageImporter.recognises(
+                preferencesDump(Self.file, format: .dataStore, [("k", "v")])))
+        #expect(try RNES.run([preferencesDump("/x/shared_prefs/other.xml", [("k", "v")])], RNES.app).isEmpty)
+    }
+}
+
+/// Each library's samples are claimed by its own importer only: no record is claimed by two importers.
+@Suite("recognition across the importers' samples")
+struct CrossRecognitionTests {
+    static let libraries = ["react-native-keychain", "expo-secure-store", "react-native-encrypted-storage"]
+
+    @Test(
+        "no sample record is claimed by two importers, and each importer claims only its library's",
+        arguments: libraries)
+    func claimedOnce(_ library: String) throws {
+        let dumps = try RNES.sampleDumps(library)
+        #expect(!dumps.isEmpty)
+        let importers: [any Importer] = [
+            ExpoSecureStoreImporter(), ReactNativeKeychainImporter(), ReactNativeEncryptedStorageImporter(),
+        ]
+        var claims: [SourceOrigin: SourceLibrary] = [:]
+        for importer in importers {
+            let items: [SourceItem]
+            do {
+                items = try importer.importItems(from: dumps, options: RNES.app)
+            } catch {
+                Issue.record("\(importer.library) failed on \(library)'s samples: \(error)")
+                continue
+            }
+            for item in items {
+                if let other = claims[item.origin] {
+                    Issue.record("\(item.origin.path) \(item.origin.location): claimed by \(other) and \(item.library)")
+                }
+                claims[item.origin] = item.library
+            }
+        }
+        for dump in dumps {
+            let owners = Set(claims.filter { $0.key.path == dump.path }.values.map(\.rawValue))
+            // The encrypted-storage iOS samples hold one react-native-keychain item on purpose (the bundle id).
+            let allowed: Set<String> =
+                library == "react-native-encrypted-storage" && dump.format.platform == .ios
+                ? [library, "react-native-keychain"] : [library]
+            #expect(owners.isSubset(of: allowed), "\(dump.path): \(owners)")
+            if case .preferences = dump.content {
+                let recognisers = [
+                    ("react-native-keychain", ReactNativeKeychainImporter.recognises(dump)),
+                    ("expo-secure-store", ExpoSecureStoreImporter.recognises(dump)),
+                    ("react-native-encrypted-storage", ReactNativeEncryptedStorageImporter.recognises(dump)),
+                ].filter(\.1).map(\.0)
+                #expect(
+                    recognisers.count <= 1 && recognisers.allSatisfy { $0 == library }, "\(dump.path): \(recognisers)")
+            }
+        }
+    }
+
+    @Test("no secret of the encrypted-storage samples shows in any item's texts")
+    func secrecy() throws {
+        let dumps = try RNES.sampleDumps("react-native-encrypted-storage")
+        for options in [ImportOptions(), RNES.app, RNES.named] {
+            let items = try RNES.run(dumps, options)
+            #expect(items.count > 10)
+            expectNoSecrets(items, ReactNativeEncryptedStorageSamples.secrets)
+        }
+    }
+}
