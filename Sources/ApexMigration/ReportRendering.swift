@@ -4,11 +4,14 @@ import Foundation
 
 extension MigrationReport.ItemSource {
     /// The item as a report's row names it: its service, server and account joined with ` / `, or its location
-    /// in the file when it has none. With `namingDefaultService`, react-native-keychain's Android default
-    /// service, the empty string, is `(default)`.
+    /// in the file when it has none. With `namingDefaultService`, an empty service is named: `(default)` on
+    /// Android (react-native-keychain's default service), `(no service)` on iOS (react-native-encrypted-storage's
+    /// items).
     func shownName(namingDefaultService: Bool) -> String {
         var names = [service, server, account].compactMap { $0 }
-        if namingDefaultService, names.first == "", platform == DumpPlatform.android.rawValue { names[0] = "(default)" }
+        if namingDefaultService, names.first == "" {
+            names[0] = platform == DumpPlatform.android.rawValue ? "(default)" : "(no service)"
+        }
         return names.isEmpty ? location : names.joined(separator: " / ")
     }
 }

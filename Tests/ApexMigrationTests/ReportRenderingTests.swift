@@ -150,7 +150,7 @@ struct ReportRenderingTests {
     static func referenceText(_ report: MigrationReport) -> String {
         func cells(_ item: MigrationReport.Item) -> [String] {
             var names = [item.source.service, item.source.server, item.source.account].compactMap { $0 }
-            if names.first == "", item.source.platform == "android" { names[0] = "(default)" }
+            if names.first == "" { names[0] = item.source.platform == "android" ? "(default)" : "(no service)" }
             var action = item.action?.rawValue ?? "-"
             if let result = item.result { action += " (\(result.rawValue))" }
             if item.state == .pending, !(report.dryRun && item.action == .create) { action += ", pending" }

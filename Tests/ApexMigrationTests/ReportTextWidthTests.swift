@@ -110,7 +110,7 @@ struct ReportTextWidthTests {
             #expect(cells.count == report.items.count, "\(name)")
             for (cell, item) in zip(cells, report.items) {
                 var names = [item.source.service, item.source.server, item.source.account].compactMap { $0 }
-                if names.first == "", item.source.platform == "android" { names[0] = "(default)" }
+                if names.first == "" { names[0] = item.source.platform == "android" ? "(default)" : "(no service)" }
                 let found = names.isEmpty ? item.source.location : names.joined(separator: " / ")
                 let target = ReportRenderingTests.targetCell(item.target)
                 #expect(

@@ -180,7 +180,9 @@ struct InspectLegibilityTests {
         #expect(!result.out.contains("\nreact-native-keychain  ios"))
     }
 
-    @Test("decoded access-control flags come before the raw DER, and Android's default service is (default)")
+    @Test(
+        "decoded access-control flags come before the raw DER; an empty service is (default) on Android, (no service) on iOS"
+    )
     func protectionAndDefault() async throws {
         let ios = try await sandbox.run(["inspect", sample("react-native-keychain/ios/keychain.plist")])
         let vault = try #require(ios.out.split(separator: "\n").first { $0.hasPrefix("  vault ") })
@@ -189,5 +191,8 @@ struct InspectLegibilityTests {
         #expect(flags.lowerBound < der.lowerBound)
         let android = try await sandbox.run(["inspect", sample("react-native-keychain/android")])
         #expect(android.out.contains("\n  (default) "))
+        // react-native-encrypted-storage's iOS items have no service.
+        let noService = try await sandbox.run(["inspect", sample("react-native-encrypted-storage/ios/keychain.plist")])
+        #expect(noService.out.contains("\n  (no service) / user_session "), "\(noService.out)")
     }
 }

@@ -59,12 +59,12 @@ struct MigrateProgressTests {
     @Test(
         "a run that takes over a second draws a bar with a count and a rate, from one second on, ending with a newline")
     func barForALongRun() async throws {
-        let store = try await sandbox.initStore(device: "ios")
         // A dump large enough to take over a second and a half on this machine: a run that ends sooner, without a
-        // bar, is retried with four times the items.
+        // bar, is retried with four times the items, into a new store.
         var count = 5000
         var run: (terminal: PseudoTerminal, firstDrawn: TimeInterval, elapsed: TimeInterval, status: Int32)?
         while run == nil {
+            let store = try await sandbox.initStore("store-\(count).db", device: "ios")
             let dump = try ConcurrentMigrateTests.dump(run: "long-\(count)", count: count, in: sandbox)
             let started = Date()
             let (terminal, pid, _) = try spawn([dump, "--store", store])
