@@ -270,7 +270,11 @@ struct MigrateCommand: RunnableCommand {
             if let device { profile = device } else { profile = try input.defaultProfile() }
             let target = MigrationTarget(database: InMemoryKeychainDatabase(), device: profile.simulatedDevice)
             let migration = Migration(importers: importers, source: .dumps(input.dumps), target: target, policy: policy)
-            return (try await plan(migration, profile: profile, store: nil), "the plan", nil, recognised)
+            let planned = try await plan(migration, store: nil)
+            // The dumps' records are not needed past the plan: released before its report is made.
+            _ = consume migration
+            _ = consume input
+            return (report(planned, profile: profile), "the plan", nil, recognised)
         }
         let opened = try store.open()
         let profile = opened.database.deviceProfile
@@ -284,10 +288,10 @@ struct MigrateCommand: RunnableCommand {
         let target = MigrationTarget(database: opened.database, device: opened.device)
         let migration = Migration(importers: importers, source: .dumps(input.dumps), target: target, policy: policy)
         if dryRun {
-            return (
-                try await plan(migration, profile: profile, store: opened.path), "\(opened.path): the plan",
-                opened.path, recognised
-            )
+            let planned = try await plan(migration, store: opened.path)
+            _ = consume migration
+            _ = consume input
+            return (report(planned, profile: profile), "\(opened.path): the plan", opened.path, recognised)
         }
         // Usernames for --include-labels, taken before the run: nothing but the report outlives it.
         var accounts: [String: String?] = [:]
@@ -318,7 +322,7 @@ struct MigrateCommand: RunnableCommand {
         } catch {
             if case .conflicts = error {
                 // Show which items conflict: the plan, of a run that wrote nothing.
-                var shown = try await plan(migration, profile: profile, store: opened.path)
+                var shown = self.report(try await plan(migration, store: opened.path), profile: profile)
                 shown.stamp(toolVersion: RootCommand.version, store: opened.path)
                 try output(shown)
             }
@@ -378,17 +382,17 @@ struct MigrateCommand: RunnableCommand {
     }
 
     /// The plan as a dry-run report.
-    private func plan(
-        _ migration: Migration, profile: DeviceProfile, store: String?
-    ) async throws(CLIError)
-        -> MigrationReport
-    {
+    private func plan(_ migration: Migration, store: String?) async throws(CLIError) -> MigrationPlan {
         do throws(MigrationError) {
-            let plan = try await migration.plan()
-            return MigrationReport(plan: plan, device: profile.rawValue, includeLabels: includeLabels)
+            return try await migration.plan()
         } catch {
             throw ErrorMapping.migration(error, store: store)
         }
+    }
+
+    /// The plan's report.
+    private func report(_ plan: MigrationPlan, profile: DeviceProfile) -> MigrationReport {
+        MigrationReport(plan: plan, device: profile.rawValue, includeLabels: includeLabels)
     }
 
     /// Writes the report to stdout, then to the report file when one was named: a report file that can't be
