@@ -122,13 +122,14 @@ struct EncryptedStorageIOS {
     }
 
     /// The target class for `pdmn` as found, with a note when it is not what the library leaves (Apple's
-    /// default), or why there is none.
+    /// default), or why there is none (also when the dump records no class: Apple's default is never assumed).
     static func accessible(_ pdmn: String?) -> Result<(Accessible, String?), ProtectionProblem> {
+        // Apple's default is never assumed: a patched copy of the library (issue #104) sets a this-device-only
+        // class, which whenUnlocked would weaken.
         guard let pdmn else {
-            return .success(
-                (
-                    .whenUnlocked,
-                    "the dump records no protection class (pdmn): react-native-encrypted-storage sets none, so Apple's default whenUnlocked (ak) is assumed"
+            return .failure(
+                ProtectionProblem(
+                    "the dump records no protection class (pdmn): react-native-encrypted-storage sets none, but a patched copy of it (issue #104) sets a this-device-only one, so Apple's default whenUnlocked is not assumed"
                 ))
         }
         guard let domain = ProtectionDomain(rawValue: pdmn) else {

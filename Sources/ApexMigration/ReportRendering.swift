@@ -11,6 +11,9 @@ extension MigrationReport.ItemSource {
         var names = [service, server, account].compactMap { $0 }
         if namingDefaultService, names.first == "" {
             names[0] = platform == DumpPlatform.android.rawValue ? "(default)" : "(no service)"
+        } else if namingDefaultService, service == nil, server == nil, account != nil, self.class == "genp" {
+            // A generic password whose dump records no service at all.
+            names.insert("(no service)", at: 0)
         }
         return names.isEmpty ? location : names.joined(separator: " / ")
     }

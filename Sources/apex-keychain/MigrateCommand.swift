@@ -356,7 +356,13 @@ struct MigrateCommand: RunnableCommand {
                 "\(DisplayText.escaped(source.path)): no library's items were found in it (\(source.format))")
         }
         let services = report.items.compactMap(\.source.service)
-        for unmatched in importOptions.serviceMap.unmatched(by: services) {
+        // Items that record no service (react-native-encrypted-storage's, Android plain-text files) take one the
+        // importer implies, which the map may name: a source is used when such an item went to its target.
+        let impliedTargets = Set(
+            report.items.lazy.filter { $0.source.service == nil || $0.source.service == "" }.compactMap(
+                \.target?.service))
+        for unmatched in importOptions.serviceMap.unmatched(by: services)
+        where !impliedTargets.contains(importOptions.serviceMap[unmatched] ?? "") {
             warnings.append(
                 "--service-map '\(DisplayText.escaped(unmatched))=…' matches no service of the dumps (services are compared "
                     + "byte for byte, as found)")

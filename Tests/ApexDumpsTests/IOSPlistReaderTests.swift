@@ -119,12 +119,12 @@ struct IOSPlistReaderTests {
         #expect(error.message.contains("blob version 3"))
     }
 
-    @Test("the real device-keys plist is refused: it holds device keys and a keybag, not items")
+    @Test("the real device-keys plist is not a keychain dump: it holds device keys and a keybag, not items")
     func realDeviceKeys() throws {
         let data = try IOSFixtures.data("real-world", "ios-device-keys-keybag-passcode0000.plist")
         #expect(IOSPlistReader.looksLike(data.prefix(256)))
         let error = try #require(throws: DumpError.self) { try IOSPlistReader.read(data, path: "keys.plist") }
-        #expect(error.kind == .unsupported)
+        #expect(error.kind == .notADump)
         #expect(error.path == "keys.plist")
         #expect(error.message.contains("device-keys plist"))
         #expect(!error.message.contains("0000"))

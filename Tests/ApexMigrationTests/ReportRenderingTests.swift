@@ -150,7 +150,13 @@ struct ReportRenderingTests {
     static func referenceText(_ report: MigrationReport) -> String {
         func cells(_ item: MigrationReport.Item) -> [String] {
             var names = [item.source.service, item.source.server, item.source.account].compactMap { $0 }
-            if names.first == "" { names[0] = item.source.platform == "android" ? "(default)" : "(no service)" }
+            if names.first == "" {
+                names[0] = item.source.platform == "android" ? "(default)" : "(no service)"
+            } else if item.source.service == nil, item.source.server == nil, item.source.account != nil,
+                item.source.class == "genp"
+            {
+                names.insert("(no service)", at: 0)
+            }
             var action = item.action?.rawValue ?? "-"
             if let result = item.result { action += " (\(result.rawValue))" }
             if item.state == .pending, !(report.dryRun && item.action == .create) { action += ", pending" }

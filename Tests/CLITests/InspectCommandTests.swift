@@ -194,5 +194,23 @@ struct InspectLegibilityTests {
         // react-native-encrypted-storage's iOS items have no service.
         let noService = try await sandbox.run(["inspect", sample("react-native-encrypted-storage/ios/keychain.plist")])
         #expect(noService.out.contains("\n  (no service) / user_session "), "\(noService.out)")
+        #expect(noService.out.contains("\n  (no service) / persist:root "), "absent, not empty: \(noService.out)")
+    }
+
+    @Test("a folder of real-world dumps is read: the device-keys plist in it is skipped as not a keychain dump")
+    func realWorldFolder() async throws {
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("ApexDumpsTests/Fixtures/real-world/ios-device-keys-keybag-passcode0000.plist")
+        let copy = sandbox.path("dumps")
+        try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: folder.path, toPath: copy + "/keys.plist")
+        try FileManager.default.copyItem(
+            atPath: sample("react-native-keychain/ios/keychain.plist"), toPath: copy + "/keychain.plist")
+        let result = try await sandbox.run(["inspect", copy])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.err.contains("skipped \(copy)/keys.plist: not a keychain dump"), "\(result.err)")
+        let named = try await sandbox.run(["inspect", copy + "/keys.plist"])
+        #expect(named.status == 65)
+        #expect(named.err.contains("device-keys plist"))
     }
 }

@@ -50,6 +50,13 @@ struct LeftOutWarningsTests {
         let empty = try await sandbox.run(
             ["migrate", sample("react-native-keychain/android"), "--service-map", "=main"] + Self.bundle)
         #expect(!empty.err.contains("--service-map"))
+        // Items that record no service take one their importer implies, which the map names.
+        let implied = try await sandbox.run(
+            ["migrate", sample("react-native-sensitive-info/android"), "--service-map", "app=legacy"])
+        #expect(!implied.err.contains("--service-map"), "\(implied.err)")
+        let noService = try await sandbox.run(
+            ["migrate", sample("react-native-encrypted-storage/android-1.0.0"), "--service-map", "=myapp"])
+        #expect(!noService.err.contains("--service-map"), "\(noService.err)")
     }
 
     @Test("a dump in which no library's items were found gets a warning; a key file an importer uses does not")

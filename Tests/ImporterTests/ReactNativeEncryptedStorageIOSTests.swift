@@ -104,7 +104,7 @@ struct ReactNativeEncryptedStorageIOSTests {
         #expect(try RNES.run([keychainDump([named])], RNES.app).isEmpty)
     }
 
-    @Test("the stored pdmn is trusted; none is Apple's whenUnlocked, with a note; an unknown one is blocked")
+    @Test("the stored pdmn is trusted; none recorded or an unknown one is blocked (Apple's default is never assumed)")
     func protection() throws {
         let records = [
             RNES.item("1", key: "a", pdmn: nil), RNES.item("2", key: "b", pdmn: "aku"),
@@ -114,9 +114,10 @@ struct ReactNativeEncryptedStorageIOSTests {
         let items = try RNES.run([keychainDump(records)], RNES.app)
         #expect(
             items.map { $0.target?.options.accessible } == [
-                .whenUnlocked, .whenUnlockedThisDeviceOnly, .afterFirstUnlock, .whenPasscodeSetThisDeviceOnly, nil,
+                nil, .whenUnlockedThisDeviceOnly, .afterFirstUnlock, .whenPasscodeSetThisDeviceOnly, nil,
             ])
-        #expect(items[0].notes.contains { $0.contains("Apple's default whenUnlocked") })
+        #expect(items[0].target?.protectionKnown == false)
+        #expect(RNES.reason(items[0].verdict)?.contains("whenUnlocked is not assumed") == true)
         #expect(items[1].notes.contains { $0.contains("issue #104") })
         #expect(items[2].notes.contains { $0.contains("nearest stronger") })
         #expect(items[4].target?.protectionKnown == false)

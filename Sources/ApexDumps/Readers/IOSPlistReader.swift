@@ -53,9 +53,9 @@ public enum IOSPlistReader {
     ///   DOCTYPE that declares entities are among what is refused), nests deeper than ``DumpLimits/maxDepth``
     ///   inside an item, or holds an item or attribute of the wrong type (the message names the item and the
     ///   attribute, never a value), or whose shared objects, read out, would hold far more values than its size
-    ///   allows or more bytes than ``DumpLimits/maxFileBytes``; `.unsupported` for an encrypted backup or a
-    ///   device-keys plist (see the type's documentation); `.notADump` for a plist that holds no keychain items
-    ///   (a dictionary without class arrays, such as an app's `Info.plist`; a top-level array none of whose
+    ///   allows or more bytes than ``DumpLimits/maxFileBytes``; `.unsupported` for an encrypted backup (see the
+    ///   type's documentation); `.notADump` for a plist that holds no keychain items (a device-keys plist, a
+    ///   dictionary without class arrays, such as an app's `Info.plist`; a top-level array none of whose
     ///   elements is a dictionary with a keychain attribute; a top level that is neither). An XML `<data>` that is not valid Base64 is an error
     ///   naming the item and attribute, except in `v_Data`, where the item's value is
     ///   ``DumpValue/damaged(_:)`` (`damaged value: …`) and the other items read.
@@ -263,7 +263,7 @@ public enum IOSPlistReader {
         let deviceKeys = ["key835", "key89A", "key89B", "KeyBagKeys", "EMF", "DKey", "keybags"]
         if deviceKeys.filter({ top[$0] != nil }).count >= 2 {
             return DumpError(
-                .unsupported, path: path,
+                .notADump, path: path,
                 "this is a device-keys plist (device keys and a keybag, as iphone-dataprotection writes), not a keychain dump: it holds no items"
             )
         }
