@@ -248,8 +248,12 @@ struct RNSIAndroidImport {
                 ? (currentSet ? .biometryCurrentSetOrPasscode : .biometryAnyOrPasscode)
                 : (currentSet ? .biometryCurrentSet : .biometryAny)
         }
+        let asked =
+            entry.requiresAuthentication
+            ? "authentication required"
+            : "requiresAuthentication false, but accessControl asks for authentication: the stronger reading"
         notes.append(
-            "authentication required (accessControl `\(entry.accessControl ?? "?")`, authenticators 0x\(String(entry.authenticators, radix: 16)), invalidateOnEnrollment \(entry.invalidateOnEnrollment)) → \(control.rawValue)"
+            "\(asked) (accessControl `\(entry.accessControl ?? "?")`, authenticators 0x\(String(entry.authenticators, radix: 16)), invalidateOnEnrollment \(entry.invalidateOnEnrollment)) → \(control.rawValue)"
         )
         notes.append(
             v6

@@ -59,6 +59,9 @@ import Testing
             from: [dumps[5]], options: ImportOptions(serviceMap: ["payments": "pay"]))
         // biometryAny (accessControl), not invalidated by a new enrollment: biometryAny.
         #expect(rows(mapped) == ["cardToken sealed → pay/cardToken whenPasscodeSetThisDeviceOnly biometryAny"])
+        // Its requiresAuthentication is false: the note says the stronger reading was taken, not that it asks.
+        #expect(mapped[0].notes.contains { $0.hasPrefix("requiresAuthentication false, but accessControl asks") })
+        #expect(!mapped[0].notes.contains { $0.hasPrefix("authentication required") })
         #expect(SHA256.hex(Array("payments".utf8)).hasPrefix("df384ae97c77ad30"))
     }
 
