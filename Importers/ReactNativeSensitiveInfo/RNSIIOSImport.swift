@@ -146,11 +146,12 @@ struct RNSIIOSImport {
             } else {
                 notes.append(RNSINaming.claimedByChoice)
             }
-            if let control = record.accessControl {
+            // An access control without a flag (objection prints `None`) constrains nothing: not touchID's.
+            if let control = record.accessControl, !control.flags.isEmpty {
                 notes.append(
                     control.flags == .userPresence
                         ? "written with touchID: true and userPresence (the default flag, and what 5.4.1–5.5.3 wrote for the biometry names): biometry or the passcode"
-                        : "written with touchID: true (an access control over whenPasscodeSetThisDeviceOnly with the chosen flag)"
+                        : "written with touchID: true (an access control with the chosen flag, over protection class \(record.protection ?? "not recorded"))"
                 )
             }
         case .v5_6(let metadata), .v6(let metadata):

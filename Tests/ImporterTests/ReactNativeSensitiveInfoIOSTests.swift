@@ -146,6 +146,7 @@ enum RNSI {
             RNSI.record("item 4", key: "d", pdmn: "akpu", flags: [.applicationPassword]),
             RNSI.record("item 5", key: "e", pdmn: "dku"),
             RNSI.record("item 6", key: "f", pdmn: "cku", generic: RNSI.v56Metadata),
+            RNSI.record("item 7", key: "g", pdmn: "ck", flags: []),
         ])
         guard case .blocked(let reason) = items[0].verdict else {
             Issue.record("an item without pdmn is not blocked")
@@ -160,6 +161,11 @@ enum RNSI {
         // The metadata says secureEnclaveBiometry, the item has no access control: kept as found, with a note.
         #expect(RNSI.target(items[5]).hasSuffix("afterFirstUnlockThisDeviceOnly none"))
         #expect(items[5].notes.contains { $0.contains("the metadata names an access control") })
+        // An access control without a flag (objection's `None`) is not touchID's.
+        #expect(RNSI.target(items[6]).hasSuffix("afterFirstUnlock none"))
+        #expect(!items[6].notes.contains { $0.contains("touchID") }, "\(items[6].notes)")
+        #expect(items[1].notes.contains { $0.contains("touchID: true and userPresence") })
+        #expect(items[2].notes.contains { $0.contains("over protection class akpu") })
     }
 
     @Test("sync, access groups, service map, filters, values and duplicates")
