@@ -270,42 +270,19 @@ package struct ExpoIOSImport {
     )
         -> Result<ExpoProtection, Blocked>
     {
-        var notes: [String] = []
-        let inner = record.accessControl?.protection
-        var pdmn = record.protection
-        if let outer = pdmn, let inner, inner != outer {
-            notes.append(
-                "pdmn `\(outer)` differs from the protection `\(inner)` inside the access control; the keychain resets pdmn to the access control's, so `\(inner)` is used"
-            )
-            pdmn = inner
-        }
-        guard let pdmn = pdmn ?? inner else {
-            return .failure(
-                Blocked("the dump records no protection class (pdmn) for the item: any class would be a guess"))
-        }
-        let accessible: Accessible
-        switch ExpoProtectionMapping.accessible(pdmn: pdmn) {
-        case .success(let (found, classNotes)):
-            accessible = found
-            notes += classNotes
-        case .failure(let blocked):
-            return .failure(blocked)
-        }
-        let flags = record.accessControl?.flags ?? []
-        let control: AccessControl
-        switch ExpoProtectionMapping.accessControl(flags: flags) {
-        case .success(let found): control = found
-        case .failure(let blocked): return .failure(blocked)
-        }
+        let mapped = ExpoProtectionMapping.iosProtection(
+            record, missing: "the dump records no protection class (pdmn) for the item: any class would be a guess")
+        guard case .success(var protection) = mapped else { return mapped }
+        let (control, flags) = (protection.accessControl, record.accessControl?.flags ?? [])
         if variant == .auth, control == .none {
-            notes.append(
+            protection.notes.append(
                 "under `\(service)`, the spelling of requireAuthentication writes, but the item has no access control: kept as found"
             )
         } else if variant == .noAuth, control != .none {
-            notes.append(
+            protection.notes.append(
                 "under `\(service)`, the spelling of writes without requireAuthentication, but the item has access control \(ExpoProtectionMapping.names(of: flags)): kept as found"
             )
         }
-        return .success(ExpoProtection(accessible: accessible, accessControl: control, notes: notes))
+        return .success(protection)
     }
 }

@@ -19,6 +19,38 @@ package struct ExpoProtection {
 /// The protection mapping of both platforms. Never weaker than the source: a step that changes what the item
 /// allows is taken towards the stronger side and noted.
 package enum ExpoProtectionMapping {
+    /// An iOS item's class and access control as found, mapped: the class inside the access control wins over a
+    /// different `pdmn` (the keychain resets `pdmn` to it, with a note); an item with neither is blocked with
+    /// `missing` as the reason.
+    package static func iosProtection(
+        _ record: KeychainRecord, missing: String
+    ) -> Result<ExpoProtection, Blocked> {
+        var notes: [String] = []
+        let inner = record.accessControl?.protection
+        var pdmn = record.protection
+        if let outer = pdmn, let inner, inner != outer {
+            notes.append(
+                "pdmn `\(outer)` differs from the protection `\(inner)` inside the access control; the keychain resets pdmn to the access control's, so `\(inner)` is used"
+            )
+            pdmn = inner
+        }
+        guard let pdmn = pdmn ?? inner else { return .failure(Blocked(missing)) }
+        let found: Accessible
+        switch accessible(pdmn: pdmn) {
+        case .success(let (mapped, classNotes)):
+            found = mapped
+            notes += classNotes
+        case .failure(let blocked):
+            return .failure(blocked)
+        }
+        switch accessControl(flags: record.accessControl?.flags ?? []) {
+        case .success(let control):
+            return .success(ExpoProtection(accessible: found, accessControl: control, notes: notes))
+        case .failure(let blocked):
+            return .failure(blocked)
+        }
+    }
+
     /// The note on every `akpu` item: the SDK 49 bug (expo-secure-store 12.2.x–12.5.x, fixed in 12.6.0) stored
     /// `WHEN_UNLOCKED_THIS_DEVICE_ONLY` as `akpu`.
     package static let akpuNote =

@@ -247,34 +247,14 @@ struct RNSIIOSImport {
     /// The class and access control of the item as found; an item without `pdmn` is blocked (Apple's default is
     /// never assumed).
     static func protection(_ record: KeychainRecord) -> Result<ExpoProtection, Blocked> {
-        var notes: [String] = []
-        let inner = record.accessControl?.protection
-        var pdmn = record.protection
-        if let outer = pdmn, let inner, inner != outer {
-            notes.append(
-                "pdmn `\(outer)` differs from the protection `\(inner)` inside the access control; the keychain resets pdmn to the access control's, so `\(inner)` is used"
-            )
-            pdmn = inner
-        }
-        guard let pdmn = pdmn ?? inner else {
-            return .failure(
-                Blocked(
-                    "the dump records no protection class (pdmn) for the item: Apple's default whenUnlocked is not assumed"
-                ))
-        }
-        let accessible: Accessible
-        switch ExpoProtectionMapping.accessible(pdmn: pdmn) {
-        case .success(let (found, classNotes)):
-            accessible = found
-            notes += classNotes.filter { $0 != ExpoProtectionMapping.akpuNote }
-        case .failure(let blocked):
-            return .failure(blocked)
-        }
-        switch ExpoProtectionMapping.accessControl(flags: record.accessControl?.flags ?? []) {
-        case .success(let control):
-            return .success(ExpoProtection(accessible: accessible, accessControl: control, notes: notes))
-        case .failure(let blocked):
-            return .failure(blocked)
+        ExpoProtectionMapping.iosProtection(
+            record,
+            missing:
+                "the dump records no protection class (pdmn) for the item: Apple's default whenUnlocked is not assumed"
+        ).map { protection in
+            var protection = protection
+            protection.notes.removeAll { $0 == ExpoProtectionMapping.akpuNote }
+            return protection
         }
     }
 }
