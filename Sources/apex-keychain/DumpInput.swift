@@ -60,10 +60,18 @@ struct DumpInput {
             case .skipped(let error):
                 skipped.append(error)
             case .dump(let dump, let inFolder):
-                if case .preferences = dump.content, !Self.recognises(dump, library: library) {
+                if case .preferences(let entries) = dump.content, !Self.recognises(dump, library: library) {
+                    // react-native-sensitive-info's plain-text files under a name it didn't default to carry no
+                    // mark of it: only the user can say they are its.
+                    let plain =
+                        library == nil && !entries.isEmpty
+                        && entries.allSatisfy { if case .string = $0.value { true } else { false } }
                     let error = DumpError(
                         .notADump, path: dump.path,
                         "not a keychain dump: an Android preferences file with no react-native-keychain, expo-secure-store or react-native-sensitive-info entries, no FacebookConceal key, and not react-native-encrypted-storage's file"
+                            + (plain
+                                ? " (its entries are all strings: if react-native-sensitive-info wrote them, --from react-native-sensitive-info reads them)"
+                                : "")
                     )
                     guard inFolder else { throw Self.cliError(error) }
                     skipped.append(error)

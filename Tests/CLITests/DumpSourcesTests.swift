@@ -139,6 +139,22 @@ extension DumpSourcesTests {
         #expect(try items(result).count > 0)
     }
 
+    @Test("a file of string entries only that no library claims names --from react-native-sensitive-info")
+    func plainStringsHint() async throws {
+        let plain = try sandbox.write(
+            "app.xml",
+            Data(
+                "<?xml version='1.0' encoding='utf-8' standalone='yes' ?>\n<map>\n<string name=\"token\">t-1</string>\n</map>\n"
+                    .utf8))
+        let named = try await sandbox.run(["inspect", plain])
+        #expect(named.status == 65)
+        #expect(named.err.contains("--from react-native-sensitive-info reads them"), "\(named.err)")
+        #expect(!named.err.contains("t-1"))
+        let taken = try await sandbox.run(["migrate", plain, "--from", "react-native-sensitive-info"])
+        #expect(taken.status == 0, "\(taken.err)")
+        #expect(taken.out.contains("app/token"), "\(taken.out)")
+    }
+
     @Test("a preferences file without any library's data, named, is not a dump (65); in a folder it is skipped")
     func preferencesWithoutLibraryData() async throws {
         let decoy = "react-native-keychain/android/shared_prefs/com.example.sampleapp_preferences.xml"
