@@ -21,11 +21,13 @@ struct FreedSecretsTests {
     /// Marks every service name: these are in the report, so they must be found (the scan's control).
     static let serviceMark = "SERVICECANARY"
 
-    /// A react-native-keychain iOS XML plist: one generic password per service, each value marked.
-    func writeDump() throws -> String {
+    /// A react-native-keychain iOS XML plist: one generic password per service, each value marked. With
+    /// `encryptedStorage`, react-native-encrypted-storage's layout instead: no service, the marked name the key.
+    func writeDump(encryptedStorage: Bool = false) throws -> String {
         let items: [[String: Any]] = (0..<Self.itemCount).map { index in
             [
-                "svce": "\(Self.serviceMark)-\(index)", "acct": "user\(index)", "pdmn": "ck", "sync": 0,
+                "svce": encryptedStorage ? "" : "\(Self.serviceMark)-\(index)",
+                "acct": encryptedStorage ? "\(Self.serviceMark)-\(index)" : "user\(index)", "pdmn": "ck", "sync": 0,
                 "agrp": "A1B2C3D4E5.com.example.app",
                 "v_Data": Data("\(Self.valueMark)-\(index)-a-password-of-some-length".utf8),
             ]
@@ -107,6 +109,14 @@ struct FreedSecretsTests {
     func dryRun() async throws {
         let dump = try writeDump()
         expectNoValues(try await scanWhileReporting(["migrate", dump, "--bundle-id", "com.example.app"]))
+    }
+
+    @Test("react-native-encrypted-storage's items: after a migration into a store, no value is left in memory")
+    func migrateEncryptedStorage() async throws {
+        let dump = try writeDump(encryptedStorage: true)
+        let store = try await sandbox.initStore(device: "ios")
+        expectNoValues(
+            try await scanWhileReporting(["migrate", dump, "--bundle-id", "com.example.app", "--store", store]))
     }
 
     @Test("after inspect, no value is left in memory while the inventory is written")
