@@ -215,14 +215,9 @@ package struct ExpoIOSImport {
             notes.append(
                 "the item is synchronizable, which expo-secure-store never writes and its queries never match: not written by it as released"
             )
-            if let pair = mapped {
-                let (accessible, control) = pair
-                if control != .none || accessible.isThisDeviceOnly {
-                    if verdict == .migrate {
-                        verdict = .blocked(
-                            "synchronizable with \(accessible.rawValue) and access control \(control.rawValue): the package syncs only items without access control whose class may leave the device"
-                        )
-                    }
+            if let (accessible, control) = mapped {
+                if let reason = ExpoProtectionMapping.synchronizationBlocked(accessible, control) {
+                    if verdict == .migrate { verdict = .blocked(reason) }
                     mapped = nil
                 } else {
                     synchronizable = true

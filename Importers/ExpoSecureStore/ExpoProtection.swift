@@ -19,6 +19,14 @@ package struct ExpoProtection {
 /// The protection mapping of both platforms. Never weaker than the source: a step that changes what the item
 /// allows is taken towards the stronger side and noted.
 package enum ExpoProtectionMapping {
+    /// Why a synchronizable item of this class and access control can't be written as one, or nil when it can:
+    /// the package syncs only items without access control whose class may leave the device.
+    package static func synchronizationBlocked(_ accessible: Accessible, _ control: AccessControl) -> String? {
+        guard control != .none || accessible.isThisDeviceOnly else { return nil }
+        return
+            "synchronizable with \(accessible.rawValue) and access control \(control.rawValue): the package syncs only items without access control whose class may leave the device"
+    }
+
     /// An iOS item's class and access control as found, mapped: the class inside the access control wins over a
     /// different `pdmn` (the keychain resets `pdmn` to it, with a note); an item with neither is blocked with
     /// `missing` as the reason.

@@ -198,12 +198,8 @@ struct RNSIIOSImport {
         }
         var synchronizable = false
         if record.synchronizable, let (accessible, control) = mapped {
-            if control != .none || accessible.isThisDeviceOnly {
-                if verdict == .migrate {
-                    verdict = .blocked(
-                        "synchronizable with \(accessible.rawValue) and access control \(control.rawValue): the package syncs only items without access control whose class may leave the device"
-                    )
-                }
+            if let reason = ExpoProtectionMapping.synchronizationBlocked(accessible, control) {
+                if verdict == .migrate { verdict = .blocked(reason) }
                 mapped = nil
             } else {
                 synchronizable = true

@@ -70,8 +70,9 @@ final class DumpFile {
         let limit = start + count
         var filled = start
         // One byte more than the file's size, to see the end of file (or growth) without another allocation.
-        out.reserveCapacity(start + min(count, max(size - start, 0) + 1))
-        out.count = start + min(count, max(size - start, 0) + 1)
+        let room = start + min(count, max(size - start, 0) + 1)
+        out.reserveCapacity(room)
+        out.count = room
         defer { out.count = filled }
         while filled < limit {
             if filled == out.count { out.count = min(limit, start + max(2 * (out.count - start), 1 << 20)) }

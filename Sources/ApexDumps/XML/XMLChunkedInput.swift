@@ -73,11 +73,13 @@ final class XMLChunkedInput {
         }
         guard part < parts.count else { return count }
         // Not the end: end the chunk at the last place where libxml2 reads as it would from one buffer.
-        let next = byte(atOffset: 0)
-        var end = count
-        while end > 0, !Self.endsAChunk(buffer, end, next: end == count ? next : buffer[end]) { end -= 1 }
         // libxml2 asks for more only when it is short, and takes what one read gives as enough: a chunk keeps at
         // least half of what it was asked for, else the parse stops here, to be done from one buffer.
+        let next = nextByte
+        var end = count
+        while end > 0, end * 2 >= count, !Self.endsAChunk(buffer, end, next: end == count ? next : buffer[end]) {
+            end -= 1
+        }
         guard end > 0, end * 2 >= count else {
             needsOneBuffer = true
             return -1
@@ -102,13 +104,10 @@ final class XMLChunkedInput {
         }
     }
 
-    /// The byte `distance` bytes after the current position, if there is one.
-    private func byte(atOffset distance: Int) -> UInt8? {
-        var (index, at) = (part, offset + distance)
-        while index < parts.count, at >= parts[index].count {
-            at -= parts[index].count
-            index += 1
-        }
+    /// The byte at the current position, if there is one (the next part's first when this one is read out).
+    private var nextByte: UInt8? {
+        var (index, at) = (part, offset)
+        while index < parts.count, at >= parts[index].count { (index, at) = (index + 1, 0) }
         guard index < parts.count else { return nil }
         return parts[index][parts[index].startIndex + at]
     }
