@@ -19,6 +19,10 @@ import Foundation
 /// An immutable read assumes that no one writes the store meanwhile: in a read-only folder no one can, unless
 /// another user has write access to it.
 enum StoreConnection {
+    /// How long a statement waits for another connection's lock before it fails as busy: a writer's
+    /// transaction, or a closing connection folding the WAL into the file. Set before the first read.
+    static let busyTimeout: Int32 = 10_000
+
     /// Opens the store file at `path` and reads its schema version.
     /// - Throws: `unreadable`, `notAStore`, `damaged` or `io`, naming the file and the cause.
     static func open(_ path: String) throws(StoreError) -> (Connection, version: Int, readOnly: Bool) {
@@ -28,6 +32,7 @@ enum StoreConnection {
         } catch {
             throw openError(error, path: path)
         }
+        connection.setBusyTimeout(milliseconds: busyTimeout)
         do {
             let version = try schemaVersion(connection)
             return (connection, version, connection.isReadOnly)

@@ -102,7 +102,7 @@ extension SQLiteKeychainDatabase {
     /// cost system calls), and for a connection that writes, WAL with `synchronous=FULL` (a read-only connection
     /// keeps the file's journal mode).
     static func configure(_ connection: Connection, readOnly: Bool) throws(SQLiteError) {
-        connection.setBusyTimeout(milliseconds: 10_000)
+        connection.setBusyTimeout(milliseconds: StoreConnection.busyTimeout)
         try connection.execute("PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY;")
         if !readOnly { try connection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;") }
     }

@@ -245,6 +245,33 @@ struct ConcurrencyTests {
         #expect(try await keychain(other).getItem("guarded") == "new")
         #expect(!(try other.attributes(matching: ItemQuery()).contains { $0.account.contains("\u{0}") }))
     }
+
+    @Test(
+        "a store opened while another connection holds it (as a closing process does, to fold its WAL in) waits for it, as every write does"
+    )
+    func openWaitsWhileHeld() async throws {
+        do { _ = try store.create() }
+        // A connection in exclusive locking mode keeps every other connection out, readers too, until it lets go.
+        let (url, holding, released) = (store.url, DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let holder = Thread {
+            guard let raw = try? RawDatabase(url),
+                (try? raw.execute("PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; SELECT count(*) FROM meta;"))
+                    != nil
+            else {
+                holding.signal()
+                return
+            }
+            holding.signal()
+            usleep(300_000)
+            released.signal()
+            try? raw.execute("COMMIT; PRAGMA locking_mode = NORMAL; SELECT count(*) FROM meta;")
+        }
+        holder.start()
+        holding.wait()
+        let db = try store.open()
+        #expect(released.wait(timeout: .now()) == .success, "the open went on only once the other connection let go")
+        #expect(try db.accounts(matching: ItemQuery()) == [])
+    }
 }
 
 /// Failures reported from writer threads.

@@ -24,6 +24,21 @@ struct InterruptedCreationTests {
 
     func temporaryName(_ name: String, pid: Int = deadPID) -> String { ".\(name).creating-\(pid)-\(UUID().uuidString)" }
 
+    /// A complete store at `temporary`, as a creation killed before its link into place leaves it. It is made in a
+    /// folder of its own and copied: the file a creation links into place is the one it locked, and a process this
+    /// test process spawns meanwhile (other tests run beside this one) holds that lock until its exec. A copy is a
+    /// new file, whose lock no one holds.
+    func leftStore(at temporary: URL, key: StoreKeySource) throws {
+        let folder = scratch.file(".made-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let made = folder.appendingPathComponent(temporary.lastPathComponent)
+        do { _ = try SQLiteKeychainDatabase.create(at: made, key: key, device: .ios) }
+        for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: made.path + suffix) {
+            try FileManager.default.copyItem(atPath: made.path + suffix, toPath: temporary.path + suffix)
+        }
+    }
+
     /// The names in the folder once the store is closed.
     func namesAfterCreating() throws -> [String] {
         do { _ = try store.create() }
@@ -46,7 +61,7 @@ struct InterruptedCreationTests {
     func keyFileOfKilledCreationRemoved() async throws {
         // What the killed creation left: its complete store under its temporary name, and its key file in place.
         let temporary = scratch.file(temporaryName("store.db"))
-        do { _ = try SQLiteKeychainDatabase.create(at: temporary, key: .keyFile(store.keyFile), device: .ios) }
+        try leftStore(at: temporary, key: .keyFile(store.keyFile))
         let leftKey = try Data(contentsOf: store.keyFile)
         #expect(Set(try scratch.names()) == [temporary.lastPathComponent, "store.db.key"])
 
@@ -65,7 +80,7 @@ struct InterruptedCreationTests {
         do { _ = try other.create() }
         try FileManager.default.copyItem(at: other.keyFile, to: store.keyFile)
         let stranger = scratch.file(temporaryName("store.db"))
-        do { _ = try SQLiteKeychainDatabase.create(at: stranger, key: .passphrase(Data("p".utf8)), device: .ios) }
+        try leftStore(at: stranger, key: .passphrase(Data("p".utf8)))
         let key = try Data(contentsOf: store.keyFile)
 
         let error = storeError { () throws(StoreError) in try store.create() }
