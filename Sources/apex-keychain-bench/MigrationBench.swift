@@ -96,7 +96,11 @@ enum MigrationBench {
             "whole = read + the run (plan, apply, verify, ledger, report), timed as one call; targets: ≤ 3 × the dry run"
         )
         print("  from 20k items, under 10 s at 100k.")
-        print("dry run = read + plan against the empty store, in the same process just before the run.")
+        print(
+            "dry run = read + plan against the empty store + its report (as `migrate --dry-run` builds it), in the same"
+        )
+        print("  process just before the run.")
+        print("CLI = the built apex-keychain, `migrate --store` into a new store, after its `--dry-run` there.")
         print("bulk floor = the rows the run wrote, sealed under the store's associated data and inserted through raw")
         print(
             "  sqlite3 in transactions of the run's batch size (\(MigrationPolicy.Batching.standard.items) items), read back and opened;"
@@ -141,6 +145,11 @@ enum MigrationBench {
         let plan = try await migration.plan()
         let planSeconds = Clock.seconds(since: started)
         let planPeak = peakMiB()
+        // The dry run's report, as `migrate --dry-run` builds it (the run builds its own; neither is rendered here).
+        started = Clock.nanoseconds()
+        let planReport = MigrationReport(plan: plan, device: scenario.profile.rawValue, includeLabels: false)
+        let reportSeconds = Clock.seconds(since: started)
+        guard planReport.items.count == size else { throw BenchError("\(name): the dry run reports no items") }
         guard plan.count(.create) == size else {
             throw BenchError("\(name): the plan creates \(plan.count(.create)) of \(size) items")
         }
@@ -152,7 +161,7 @@ enum MigrationBench {
         if dryRunOnly {
             // The report of the plan, in each format the CLI prints; then the CLI binary itself, end to end.
             var reportStages: [(String, Stage)] = []
-            let report = MigrationReport(plan: plan, device: scenario.profile.rawValue, includeLabels: false)
+            let report = planReport
             for (style, render) in [
                 ("text", { report.textData() }), ("json", { report.json() }),
                 ("md", { report.markdownData() }),
@@ -241,7 +250,8 @@ enum MigrationBench {
         printStages(scenario, size: size, stages)
         let whole = read.seconds + runSeconds
         let bound = read.floorSeconds + planFloor + floorSeconds
-        let dryRun = read.seconds + planSeconds
+        let dryRun = read.seconds + planSeconds + reportSeconds
+        let cli = size >= 1000 ? try cliPair(path: path, profile: scenario.profile, folder: folder) : nil
         func verdict(_ ok: Bool, when applies: Bool = true) -> String { applies ? (ok ? " ok" : " SLOW") : "" }
         func ratio(_ stage: Double, _ floor: Double, target: Double) -> String {
             "\(format(stage / floor, decimals: 2)) × (≤ \(format(target, decimals: 1)))\(verdict(stage <= target * floor))"
@@ -253,6 +263,11 @@ enum MigrationBench {
                 + " = \(format(whole / bound, decimals: 2)) × (read, plan and bulk floors)",
             "\(pad("", 22)) against the bulk floor: apply \(ratio(timings.apply.seconds, bulk.apply, target: 1.5)); verify "
                 + "\(ratio(timings.verify.seconds, bulk.verify, target: 2)); ledger \(ratio(timings.ledger.seconds, bulk.ledger, target: 2))",
+            cli.map {
+                "\(pad("", 22)) CLI (median of \($0.rounds)): migrate \(format($0.run * 1000, decimals: 0)) ms = "
+                    + "\(format($0.run / $0.dryRun, decimals: 2)) × migrate --dry-run "
+                    + "(\(format($0.dryRun * 1000, decimals: 0)) ms; ≤ 3)\(verdict($0.run <= 3 * $0.dryRun, when: size >= 20_000))"
+            } ?? "\(pad("", 22)) CLI: not measured (no apex-keychain beside this binary)",
             "\(pad("", 22)) start-up check \(format(median(warm) * 1e6, decimals: 1)) µs warm, "
                 + "\(format(median(cold) * 1e6, decimals: 0)) µs opening the store\(verdict(median(cold) < 0.001))",
         ]
@@ -274,15 +289,18 @@ enum MigrationBench {
             + "(read \(format(read * 1000, decimals: 1)) ms, plan \(format(plan * 1000, decimals: 1)) ms)"
     }
 
-    /// The built `apex-keychain` beside this executable, run as `migrate PATH --dry-run --format FORMAT` with its
-    /// report sent to /dev/null: seconds from launch to exit, or nil when the binary is not there.
-    private static func cliDryRun(path: String, format: String, profile: DeviceProfile) throws -> Double? {
+    /// The built `apex-keychain` beside this executable, or nil when it is not there.
+    private static var cliBinary: URL? {
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
             .deletingLastPathComponent().appendingPathComponent("apex-keychain")
-        guard FileManager.default.isExecutableFile(atPath: binary.path) else { return nil }
+        return FileManager.default.isExecutableFile(atPath: binary.path) ? binary : nil
+    }
+
+    /// Runs the built `apex-keychain` with `arguments`, its output sent to /dev/null: seconds from launch to exit.
+    private static func runCLI(_ binary: URL, _ arguments: [String]) throws -> Double {
         let process = Process()
         process.executableURL = binary
-        process.arguments = ["migrate", path, "--dry-run", "--format", format, "--device", profile.rawValue, "--quiet"]
+        process.arguments = arguments
         process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
         let started = Clock.nanoseconds()
@@ -290,9 +308,37 @@ enum MigrationBench {
         process.waitUntilExit()
         let seconds = Clock.seconds(since: started)
         guard process.terminationStatus == 0 else {
-            throw BenchError("apex-keychain migrate \(path) --dry-run exited with \(process.terminationStatus)")
+            throw BenchError(
+                "apex-keychain \(arguments.prefix(3).joined(separator: " ")) exited with \(process.terminationStatus)")
         }
         return seconds
+    }
+
+    /// `migrate PATH --dry-run --format FORMAT` (no store): seconds from launch to exit, or nil without the binary.
+    private static func cliDryRun(path: String, format: String, profile: DeviceProfile) throws -> Double? {
+        guard let binary = cliBinary else { return nil }
+        return try runCLI(
+            binary, ["migrate", path, "--dry-run", "--format", format, "--device", profile.rawValue, "--quiet"])
+    }
+
+    /// The user's view of the target: `migrate PATH --store S --dry-run --format json` and then the real
+    /// `migrate PATH --store S --format json`, each into a store just made with `store init`, three rounds;
+    /// the medians. Nil without the binary.
+    private static func cliPair(
+        path: String, profile: DeviceProfile, folder: URL
+    ) throws -> (run: Double, dryRun: Double, rounds: Int)? {
+        guard let binary = cliBinary else { return nil }
+        var (runs, dryRuns): ([Double], [Double]) = ([], [])
+        let rounds = 3
+        for round in 0..<rounds {
+            let store = folder.appendingPathComponent("cli-\(round).store").path
+            _ = try runCLI(binary, ["store", "init", "--store", store, "--device", profile.rawValue])
+            let migrate = ["migrate", path, "--store", store, "--format", "json", "--quiet"]
+            dryRuns.append(try runCLI(binary, migrate + ["--dry-run"]))
+            runs.append(try runCLI(binary, migrate))
+            for suffix in ["", "-wal", "-shm", ".key"] { try? FileManager.default.removeItem(atPath: store + suffix) }
+        }
+        return (median(runs), median(dryRuns), rounds)
     }
 
     // MARK: Read floors
