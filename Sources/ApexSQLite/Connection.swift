@@ -47,6 +47,12 @@ package enum TransactionKind: String, Sendable {
 package final class Connection {
     package let handle: OpaquePointer
     private var statements: [String: Statement] = [:]
+    /// The statements handed out last, looked at before ``statements``: a statement's SQL is most often the same
+    /// `static let` string every time, which `==` tells at once (same storage), where the dictionary hashes it whole.
+    private var recent: [(sql: String, statement: Statement)] = []
+    /// Where the next statement goes in ``recent`` once it is full.
+    private var recentNext = 0
+    private static let recentCount = 16
     /// What the connection reads and must outlive it (an in-memory image); released after the close in `deinit`.
     private var retained: AnyObject?
     /// How many ``savepoint(_:)``s are open, for their names.
@@ -104,6 +110,7 @@ package final class Connection {
     package var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
 
     deinit {
+        recent.removeAll()
         statements.removeAll()
         sqlite3_close_v2(handle)
     }
@@ -121,12 +128,24 @@ package final class Connection {
 
     /// A prepared statement for `sql`, prepared once and reused (reset and unbound each time it is handed out).
     package func statement(_ sql: String) throws(SQLiteError) -> Statement {
+        for entry in recent where entry.sql == sql {
+            entry.statement.reset()
+            return entry.statement
+        }
+        let statement: Statement
         if let cached = statements[sql] {
             cached.reset()
-            return cached
+            statement = cached
+        } else {
+            statement = try prepare(sql, flags: UInt32(SQLITE_PREPARE_PERSISTENT), keepsConnection: false)
+            statements[sql] = statement
         }
-        let statement = try prepare(sql, flags: UInt32(SQLITE_PREPARE_PERSISTENT), keepsConnection: false)
-        statements[sql] = statement
+        if recent.count < Self.recentCount {
+            recent.append((sql, statement))
+        } else {
+            recent[recentNext] = (sql, statement)
+            recentNext = (recentNext + 1) % Self.recentCount
+        }
         return statement
     }
 

@@ -31,6 +31,8 @@ public final class SimulatedDevice: Device {
         var foreground = 1 { didSet { session = nil } }
         /// The session identifier of the current launch and foreground, once asked for.
         var session: String?
+        /// ``SimulatedDevice/stateHash(_:)`` of the platform and set it was built for: built once, not per state.
+        var stateHash: (platform: Platform, enrolledSet: String?, hash: String?)?
         var installMarker = false
         var markerFailure: InstallMarkerFailure?
         var clearOnReinstall: Bool
@@ -114,15 +116,20 @@ public final class SimulatedDevice: Device {
                 passcodeSet: s.passcodeSet, isLocked: s.locked, unlockedSinceBoot: s.unlockedSinceBoot,
                 hasStrongBox: s.strongBox, hasFaceIDUsageDescription: s.faceIDUsageDescription,
                 now: (s.start ?? Date()).addingTimeInterval(s.clockOffset),
-                uptime: s.uptime, session: session, biometryStateHash: Self.stateHash(s))
+                uptime: s.uptime, session: session, biometryStateHash: Self.stateHash(&s))
         }
     }
 
     /// The domain state iOS reports: a hash of the enrolled set that, as on a phone, may differ after a major
     /// update for the same set. Android reports none (its Keystore does the check).
-    private static func stateHash(_ s: State) -> String? {
-        guard case .iOS(let major) = s.platform, let set = s.enrolledSet else { return nil }
-        return "\(set)@ios\(major)"
+    private static func stateHash(_ s: inout State) -> String? {
+        if let built = s.stateHash, built.platform == s.platform, built.enrolledSet == s.enrolledSet {
+            return built.hash
+        }
+        var hash: String?
+        if case .iOS(let major) = s.platform, let set = s.enrolledSet { hash = "\(set)@ios\(major)" }
+        s.stateHash = (s.platform, s.enrolledSet, hash)
+        return hash
     }
 
     /// Shows a prompt and returns how it ended.
