@@ -86,8 +86,9 @@ struct Applier {
         var changed: [Int] = []
     }
 
-    /// A `create` ready to be written.
-    struct Ready {
+    /// A `create` ready to be written. A class: it goes from queue to batch to read-back, and a copy of a
+    /// struct of this size (the source item, the target) costs a retain of each of its fields.
+    final class Ready {
         let index: Int
         let item: SourceItem
         let target: TargetItem
@@ -95,6 +96,15 @@ struct Applier {
         let fingerprint: String
         /// Where the ledger keeps its entry (``Ledger/digest(_:)``).
         let digest: String
+
+        init(index: Int, item: SourceItem, target: TargetItem, keychain: Keychain, fingerprint: String, digest: String) {
+            self.index = index
+            self.item = item
+            self.target = target
+            self.keychain = keychain
+            self.fingerprint = fingerprint
+            self.digest = digest
+        }
     }
 
     /// How the write of one item ended.
