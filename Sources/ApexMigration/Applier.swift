@@ -97,7 +97,8 @@ struct Applier {
         /// Where the ledger keeps its entry (``Ledger/digest(_:)``).
         let digest: String
 
-        init(index: Int, item: SourceItem, target: TargetItem, keychain: Keychain, fingerprint: String, digest: String) {
+        init(index: Int, item: SourceItem, target: TargetItem, keychain: Keychain, fingerprint: String, digest: String)
+        {
             self.index = index
             self.item = item
             self.target = target

@@ -17,7 +17,6 @@ struct XMLChunkedInputTests {
                 } else {
                     try PlistXMLParser.parseCounting(parts, inChunks: false, chunkLimit: 1)
                 }
-            guard let parsed else { return "no parse" }
             return PlistCanonical.text(parsed.value)
         } catch {
             return "error: " + error.message

@@ -10,40 +10,19 @@ extension PlistXMLParser {
     }
 
     /// Parses `parts`, read in turn as one document (libxml2 reads them a chunk at a time, at most `chunkLimit`
-    /// bytes: see ``XMLChunkedInput``); also the size of libxml2's dictionary of names by the end.
+    /// bytes: see ``XMLChunkedInput``; from one buffer with `inChunks` false); also the size of libxml2's
+    /// dictionary of names by the end.
     static func parseCounting(
-        _ parts: [Data], chunkLimit: Int = 16 * 1024
+        _ parts: [Data], inChunks: Bool = true, chunkLimit: Int = 16 * 1024
     ) throws(PlistParseError) -> (value: PlistNode, dictionaryBytes: Int) {
-        if let parsed = try parseCounting(parts, inChunks: true, chunkLimit: chunkLimit) { return parsed }
-        // A chunk had to end where libxml2 may read otherwise: the document again, from one buffer (which is never cut so).
-        guard let parsed = try parseCounting(parts, inChunks: false, chunkLimit: chunkLimit) else {
-            throw PlistParseError(.xmlMalformed, detail: "the document could not be read")
+        // SafeXML's way (no network, entities or DTD; a bare DOCTYPE only; nothing printed), streaming.
+        try SafeXML.stream(
+            parts, documentTypes: .bareOnly, inChunks: inChunks, chunkLimit: chunkLimit, builder: { Builder() },
+            content: { installCallbacks($0) }
+        ) { state, wellFormed, builder throws(PlistParseError) in
+            if let line = state.refusedLine { throw PlistParseError(.xmlDeclaresDTD, detail: "line \(line)") }
+            return (try builder.finish(wellFormed: wellFormed), state.dictionaryBytes)
         }
-        return parsed
-    }
-
-    /// One parse of `parts`; nil when it was read in chunks and one had to end where libxml2 may read otherwise.
-    static func parseCounting(
-        _ parts: [Data], inChunks: Bool, chunkLimit: Int
-    ) throws(PlistParseError) -> (value: PlistNode, dictionaryBytes: Int)? {
-        let builder = UnsafeMutablePointer<Builder>.allocate(capacity: 1)
-        builder.initialize(to: Builder())
-        defer {
-            builder.deinitialize(count: 1)
-            builder.deallocate()
-        }
-        // SafeXML's way (no network, entities or DTD; a bare DOCTYPE only; nothing printed), streaming: the
-        // document libxml2 returns is an empty shell.
-        let parsed = SafeXML.parse(
-            parts, documentTypes: .bareOnly, user: UnsafeMutableRawPointer(builder), inChunks: inChunks,
-            chunkLimit: chunkLimit
-        ) { sax in
-            installCallbacks(sax)
-        }
-        if let document = parsed.document { xmlFreeDoc(document) }
-        if parsed.state.needsOneBuffer { return nil }
-        if let line = parsed.state.refusedLine { throw PlistParseError(.xmlDeclaresDTD, detail: "line \(line)") }
-        return (try builder.pointee.finish(wellFormed: parsed.wellFormed), parsed.state.dictionaryBytes)
     }
 
     // MARK: Callbacks

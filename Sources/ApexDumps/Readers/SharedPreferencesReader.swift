@@ -40,8 +40,11 @@ public enum SharedPreferencesReader {
         return try read(data, path: path, chunkLimit: 16 * 1024)
     }
 
-    /// ``read(_:path:)`` with libxml2 reading at most `chunkLimit` bytes at a time (see ``XMLChunkedInput``).
-    static func read(_ data: Data, path: String, chunkLimit: Int) throws(DumpError) -> [PreferenceEntry] {
+    /// ``read(_:path:)`` with libxml2 reading at most `chunkLimit` bytes at a time (see ``XMLChunkedInput``), or
+    /// the whole file from one buffer with `inChunks` false.
+    static func read(
+        _ data: Data, path: String, inChunks: Bool = true, chunkLimit: Int
+    ) throws(DumpError) -> [PreferenceEntry] {
         guard !data.isEmpty else {
             throw DumpError(.malformed, path: path, "empty file, not a SharedPreferences XML file")
         }
@@ -51,42 +54,20 @@ public enum SharedPreferencesReader {
                 "\(data.count) bytes is larger than the \(DumpLimits.maxXMLBytes >> 20) MiB limit for an XML preferences file"
             )
         }
-        if let entries = try read(data, path: path, inChunks: true, chunkLimit: chunkLimit) { return entries }
-        // A chunk had to end where libxml2 may read otherwise (see XMLChunkedInput): the file again, from one buffer.
-        guard let entries = try read(data, path: path, inChunks: false, chunkLimit: chunkLimit) else {
-            throw DumpError(.malformed, path: path, "the file could not be read")
+        // SafeXML's way (no network, entities or DTD; any DOCTYPE refused; nothing printed), streaming.
+        return try SafeXML.stream(
+            [data], documentTypes: .refused, inChunks: inChunks, chunkLimit: chunkLimit,
+            builder: { Builder(path: path) }, content: { installCallbacks($0) }
+        ) { state, wellFormed, builder throws(DumpError) in
+            if let line = state.refusedLine {
+                throw DumpError(
+                    .malformed, path: path,
+                    "line \(line): the document declares a DTD (<!DOCTYPE>); SharedPreferences files have none, and documents with DTDs or entity declarations are refused"
+                )
+            }
+            guard wellFormed else { throw DumpError(.malformed, path: path, describeParseFailure(state)) }
+            return try builder.finish()
         }
-        return entries
-    }
-
-    /// One parse of the file; nil when it was read in chunks and one had to end where libxml2 may read otherwise.
-    static func read(
-        _ data: Data, path: String, inChunks: Bool, chunkLimit: Int
-    ) throws(DumpError) -> [PreferenceEntry]? {
-        let builder = UnsafeMutablePointer<Builder>.allocate(capacity: 1)
-        builder.initialize(to: Builder(path: path))
-        defer {
-            builder.deinitialize(count: 1)
-            builder.deallocate()
-        }
-        // SafeXML's way (no network, entities or DTD; any DOCTYPE refused; nothing printed), streaming: the
-        // document libxml2 returns is an empty shell.
-        let parsed = SafeXML.parse(
-            [data], documentTypes: .refused, user: UnsafeMutableRawPointer(builder), inChunks: inChunks,
-            chunkLimit: chunkLimit
-        ) { sax in
-            installCallbacks(sax)
-        }
-        if let document = parsed.document { xmlFreeDoc(document) }
-        if parsed.state.needsOneBuffer { return nil }
-        if let line = parsed.state.refusedLine {
-            throw DumpError(
-                .malformed, path: path,
-                "line \(line): the document declares a DTD (<!DOCTYPE>); SharedPreferences files have none, and documents with DTDs or entity declarations are refused"
-            )
-        }
-        guard parsed.wellFormed else { throw DumpError(.malformed, path: path, describeParseFailure(parsed.state)) }
-        return try builder.pointee.finish()
     }
 
     // MARK: - Parsing

@@ -22,7 +22,8 @@ enum SafeXML {
         /// limit the whole of a document can reach where none of its pieces does.
         var dictionaryBytes = 0
         /// Whether the document was read in chunks, one of which had to end where libxml2 may read otherwise
-        /// than from one buffer (see ``XMLChunkedInput``): the caller parses it again with `inChunks: false`.
+        /// than from one buffer (see ``XMLChunkedInput``): ``stream(_:documentTypes:inChunks:chunkLimit:builder:content:finish:)``
+        /// parses it again from one buffer.
         var needsOneBuffer = false
     }
 
@@ -124,6 +125,36 @@ enum SafeXML {
         }
         shared.pointee.state.dictionaryBytes = context.pointee.dict.map { Int(xmlDictGetUsage($0)) } ?? 0
         return (document, shared.pointee.state, document != nil && context.pointee.wellFormed != 0)
+    }
+
+    /// Streams `parts` through a reader's own callbacks, with a new `Builder` (the reader's state, which its
+    /// callbacks find with ``user(_:)``) for each parse: in chunks, and again from one buffer when a chunk had to
+    /// end where libxml2 may read otherwise (``State/needsOneBuffer``); from one buffer only with `inChunks` false
+    /// (the tests' oracle). `finish` judges the parse that counts (what the callbacks saw, whether libxml2 found it
+    /// well-formed) and makes the result from its builder. The document shell libxml2 returns is freed here.
+    static func stream<Builder, Result, Failure: Error>(
+        _ parts: [Data], documentTypes: DocumentTypes, inChunks: Bool = true, chunkLimit: Int = 16 * 1024,
+        builder make: () -> Builder, content: @escaping (UnsafeMutablePointer<xmlSAXHandler>) -> Void,
+        finish: (_ state: State, _ wellFormed: Bool, _ builder: inout Builder) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        var chunked = inChunks
+        while true {
+            let builder = UnsafeMutablePointer<Builder>.allocate(capacity: 1)
+            builder.initialize(to: make())
+            defer {
+                builder.deinitialize(count: 1)
+                builder.deallocate()
+            }
+            let parsed = parse(
+                parts, documentTypes: documentTypes, user: UnsafeMutableRawPointer(builder), inChunks: chunked,
+                chunkLimit: chunkLimit, content: content)
+            if let document = parsed.document { xmlFreeDoc(document) }
+            if chunked, parsed.state.needsOneBuffer {
+                chunked = false
+                continue
+            }
+            return try finish(parsed.state, parsed.wellFormed, &builder.pointee)
+        }
     }
 
     /// The caller's state behind a callback's user data (the parser context), as given to ``parse``.
