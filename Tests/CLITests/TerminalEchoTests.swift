@@ -47,8 +47,7 @@ struct TerminalEchoTests {
         }
         try #require(terminal.waitFor("Passphrase for \(store): "), "no prompt")
         // The prompt is written before echo goes off: wait until it is off.
-        for _ in 0..<500 where terminal.echoes { usleep(2000) }
-        try #require(!terminal.echoes, "echo is off at the prompt")
+        try #require(terminal.waitForEchoOff(), "echo is off at the prompt")
         switch ending {
         case .controlC: terminal.type([0x03])
         case .controlBackslash: terminal.type([0x1C])
@@ -70,7 +69,7 @@ struct TerminalEchoTests {
         let terminal = try PseudoTerminal()
         let pid = try terminal.spawn(binary.path, ["store", "list", "--store", store])
         try #require(terminal.waitFor("Passphrase for \(store): "))
-        for _ in 0..<500 where terminal.echoes { usleep(2000) }
+        try #require(terminal.waitForEchoOff(), "echo is off at the prompt")
         terminal.type(Array("correct horse\n".utf8))
         var status: Int32 = 0
         try #require(waitpid(pid, &status, 0) == pid)
