@@ -21,16 +21,35 @@ struct FreedSecretsTests {
     /// Marks every service name: these are in the report, so they must be found (the scan's control).
     static let serviceMark = "SERVICECANARY"
 
-    /// A react-native-keychain iOS XML plist: one generic password per service, each value marked. With
-    /// `encryptedStorage`, react-native-encrypted-storage's layout instead: no service, the marked name the key.
-    func writeDump(encryptedStorage: Bool = false) throws -> String {
+    /// The library whose iOS layout a dump has.
+    enum Layout {
+        /// react-native-keychain: one generic password per service, the service name marked.
+        case keychain
+        /// react-native-encrypted-storage: no service, the marked name the key.
+        case encryptedStorage
+        /// react-native-sensitive-info 5.6.x: service `default`, the marked name the key, JSON metadata in `gena`.
+        case sensitiveInfo
+    }
+
+    /// An iOS XML plist of ``itemCount`` generic passwords in `layout`, each value marked.
+    func writeDump(_ layout: Layout = .keychain) throws -> String {
         let items: [[String: Any]] = (0..<Self.itemCount).map { index in
-            [
-                "svce": encryptedStorage ? "" : "\(Self.serviceMark)-\(index)",
-                "acct": encryptedStorage ? "\(Self.serviceMark)-\(index)" : "user\(index)", "pdmn": "ck", "sync": 0,
+            var item: [String: Any] = [
+                "svce": "\(Self.serviceMark)-\(index)", "acct": "user\(index)", "pdmn": "ck", "sync": 0,
                 "agrp": "A1B2C3D4E5.com.example.app",
                 "v_Data": Data("\(Self.valueMark)-\(index)-a-password-of-some-length".utf8),
             ]
+            switch layout {
+            case .keychain: break
+            case .encryptedStorage:
+                item["svce"] = ""
+                item["acct"] = "\(Self.serviceMark)-\(index)"
+            case .sensitiveInfo:
+                item["svce"] = "default"
+                item["acct"] = "\(Self.serviceMark)-\(index)"
+                item["gena"] = Data(#"{"accessControl":"none","securityLevel":"software","timestamp":1700000000}"#.utf8)
+            }
+            return item
         }
         let data = try PropertyListSerialization.data(fromPropertyList: ["genp": items], format: .xml, options: 0)
         return try sandbox.write("keychain.plist", data)
@@ -111,9 +130,11 @@ struct FreedSecretsTests {
         expectNoValues(try await scanWhileReporting(["migrate", dump, "--bundle-id", "com.example.app"]))
     }
 
-    @Test("react-native-encrypted-storage's items: after a migration into a store, no value is left in memory")
-    func migrateEncryptedStorage() async throws {
-        let dump = try writeDump(encryptedStorage: true)
+    @Test(
+        "react-native-encrypted-storage's and react-native-sensitive-info's items: after a migration into a store, no value is left in memory",
+        arguments: [Layout.encryptedStorage, .sensitiveInfo])
+    func migrateOtherLayouts(_ layout: Layout) async throws {
+        let dump = try writeDump(layout)
         let store = try await sandbox.initStore(device: "ios")
         expectNoValues(
             try await scanWhileReporting(["migrate", dump, "--bundle-id", "com.example.app", "--store", store]))
