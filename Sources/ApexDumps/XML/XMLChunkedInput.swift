@@ -18,7 +18,8 @@ import Foundation
 ///   of text's line from the callback that reading at once would have made first).
 ///
 /// Where a read has no such place in the second half of what libxml2 asked for (text dense with markup or `]`),
-/// the parse stops there, marked ``needsOneBuffer``, and the caller parses the document again from one buffer.
+/// the parse stops there, marked ``needsOneBuffer``, and ``SafeXML/stream(_:documentTypes:inChunks:chunkLimit:builder:content:finish:)``
+/// parses the document again from one buffer.
 /// libxml2 asks for about 4 KB at a time and expects a read to give what it asks when the input has it: a limit
 /// below its smallest ask (250 bytes) is not one it can read with.
 final class XMLChunkedInput {
