@@ -132,12 +132,7 @@ struct EncryptedStorageAndroid {
                 : "plain-text entry (react-native-encrypted-storage 1.0.0, 2.3.0–2.4.4 below API 23, or the fallback of 2.3.0 and later when EncryptedSharedPreferences failed to open)"
         )
         let rules = DefaultService(options: options)
-        let (service, serviceNote) = rules.target(inferred: nil)
-        item.notes.append(serviceNote)
-        guard let service else {
-            item.verdict = .blocked(serviceNote)
-            return item
-        }
+        guard let service = rules.target(for: &item, inferred: nil) else { return item }
         if let problem = DefaultService.nameProblem(service, "service") ?? DefaultService.nameProblem(entry.name, "key")
         {
             item.verdict = .blocked(problem)

@@ -92,12 +92,7 @@ struct EncryptedStorageIOS {
             )
         }
         let rules = DefaultService(options: options)
-        let (service, serviceNote) = rules.target(inferred: app)
-        item.notes.append(serviceNote)
-        guard let service else {
-            item.verdict = .blocked(serviceNote)
-            return item
-        }
+        guard let service = rules.target(for: &item, inferred: app) else { return item }
         guard let key = record.account?.text else {
             item.verdict = .blocked("the account (the key) is missing or not valid UTF-8, so it can't name a key")
             return item

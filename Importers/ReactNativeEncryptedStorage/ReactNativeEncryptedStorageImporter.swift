@@ -111,6 +111,15 @@ struct DefaultService {
         return found
     }
 
+    /// ``target(inferred:)`` for `item`: its note is added to the item's notes, and when there is no service the
+    /// item is blocked with that note.
+    func target(for item: inout SourceItem, inferred: AppIdentity?) -> String? {
+        let (service, note) = target(inferred: inferred)
+        item.notes.append(note)
+        if service == nil { item.verdict = .blocked(note) }
+        return service
+    }
+
     /// Why the package can't take `name` as a target service or key, or nil.
     static func nameProblem(_ name: String, _ what: String) -> String? {
         if name.isEmpty { return "the target \(what) would be empty, which the package refuses" }
