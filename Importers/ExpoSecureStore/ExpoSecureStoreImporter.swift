@@ -106,8 +106,6 @@ package enum ExpoNaming {
     static let iosDefaultService = "app"
     /// The Android default `keychainService` (`DEFAULT_KEYSTORE_ALIAS`).
     static let androidDefaultService = "key_v1"
-    /// The longest key or service the package takes, in UTF-16 code units.
-    static let maxNameLength = 256
 
     /// The verdict for a user's service filter, or nil when the item passes. `names` are the service as found and
     /// its suffix-free form.
@@ -135,12 +133,12 @@ package enum ExpoNaming {
 
     /// Why the package can't take `name` as a key or service, or nil when it can.
     package static func nameProblem(_ name: String, _ what: String) -> String? {
-        if name.isEmpty { return "the \(what) is empty, which the package refuses" }
-        if name.utf16.count > maxNameLength {
-            return "the \(what) is longer than the package's \(maxNameLength) characters"
+        switch NameProblem(of: name) {
+        case nil: nil
+        case .empty: "the \(what) is empty, which the package refuses"
+        case .tooLong: "the \(what) is longer than the package's \(NameProblem.maxLength) characters"
+        case .containsNUL: "the \(what) holds U+0000, which the package refuses"
         }
-        if name.utf8.contains(0) { return "the \(what) holds U+0000, which the package refuses" }
-        return nil
     }
 
     /// Whether expo-secure-store's JavaScript API accepts `key` (`/^[\w.-]+$/`).

@@ -74,9 +74,6 @@ public struct ReactNativeEncryptedStorageImporter: Importer {
 struct DefaultService {
     let options: ImportOptions
 
-    /// The longest service or key the package accepts, in UTF-16 code units.
-    static let maxNameLength = 256
-
     /// Why the user's include / exclude lists leave out the items (service `""`), or nil.
     var filterReason: String? {
         if options.excludeServices.contains("") { return "filtered by the user: the empty service '' is excluded" }
@@ -122,11 +119,11 @@ struct DefaultService {
 
     /// Why the package can't take `name` as a target service or key, or nil.
     static func nameProblem(_ name: String, _ what: String) -> String? {
-        if name.isEmpty { return "the target \(what) would be empty, which the package refuses" }
-        if name.utf16.count > maxNameLength {
-            return "the target \(what) would be longer than the package's \(maxNameLength) characters"
+        switch NameProblem(of: name) {
+        case nil: nil
+        case .empty: "the target \(what) would be empty, which the package refuses"
+        case .tooLong: "the target \(what) would be longer than the package's \(NameProblem.maxLength) characters"
+        case .containsNUL: "the target \(what) would contain U+0000, which the package refuses"
         }
-        if name.utf8.contains(0) { return "the target \(what) would contain U+0000, which the package refuses" }
-        return nil
     }
 }

@@ -11,9 +11,6 @@ struct Blocked: Error {
 struct ServiceRules {
     let options: ImportOptions
 
-    /// The longest service or key the package accepts, in UTF-16 code units.
-    static let maxNameLength = 256
-
     /// Why the user's include / exclude lists leave out the source service `asFound`, or nil when it is kept.
     func filterReason(_ asFound: String, what: String = "service") -> String? {
         if options.excludeServices.contains(asFound) {
@@ -37,13 +34,14 @@ struct ServiceRules {
     /// Checks a target service or key against the package's rules: not empty, at most 256 UTF-16 code units,
     /// no U+0000.
     static func checkName(_ name: String, _ what: String) throws(Blocked) {
-        if name.isEmpty { throw Blocked("the target \(what) would be empty; map the service with --service-map") }
-        if name.utf16.count > maxNameLength {
+        switch NameProblem(of: name) {
+        case nil: return
+        case .empty: throw Blocked("the target \(what) would be empty; map the service with --service-map")
+        case .tooLong:
             throw Blocked(
-                "the target \(what) would be longer than \(maxNameLength) characters; map the service with --service-map"
+                "the target \(what) would be longer than \(NameProblem.maxLength) characters; map the service with --service-map"
             )
-        }
-        if name.utf8.contains(0) {
+        case .containsNUL:
             throw Blocked("the target \(what) would contain U+0000; map the service with --service-map")
         }
     }

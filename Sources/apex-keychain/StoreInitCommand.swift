@@ -56,9 +56,13 @@ struct StoreInitCommand: RunnableCommand {
         if passphraseFile == "" { throw .usage("'--passphrase-file' must not be empty") }
         bundleID = values.value(Self.bundleID)
         if let bundleID {
-            if bundleID.isEmpty { throw .usage("'--bundle-id' must not be empty") }
-            if bundleID.utf16.count > 256 || bundleID.utf8.contains(0) {
-                throw .usage("'--bundle-id' must be at most 256 characters, without U+0000: it is a service name")
+            switch NameProblem(of: bundleID) {
+            case nil: break
+            case .empty: throw .usage("'--bundle-id' must not be empty")
+            case .tooLong, .containsNUL:
+                throw .usage(
+                    "'--bundle-id' must be at most \(NameProblem.maxLength) characters, without U+0000: it is a service name"
+                )
             }
             if bundleID == Migration.ledgerService {
                 throw .usage(

@@ -72,6 +72,16 @@ struct ReactNativeEncryptedStorageIOSTests {
         #expect(item.notes.contains { $0.contains("given by --bundle-id") })
     }
 
+    @Test("a key the package can't take (too long, or holding U+0000) is blocked, saying why")
+    func nameProblems() throws {
+        let long = String(repeating: "k", count: 257)
+        let items = try RNES.run(
+            [keychainDump([RNES.item("1", key: long), RNES.item("2", key: "a\u{0}b"), RNES.item("3")])], RNES.app)
+        #expect(items.map { $0.verdict == .migrate } == [false, false, true])
+        #expect(RNES.reason(items[0].verdict) == "the target key would be longer than the package's 256 characters")
+        #expect(RNES.reason(items[1].verdict) == "the target key would contain U+0000, which the package refuses")
+    }
+
     @Test("the default service is inferred from the access group, with a note; unknown, the item is blocked")
     func inferred() throws {
         let inferred = try #require(try RNES.run([keychainDump([RNES.item("1")])]).first)

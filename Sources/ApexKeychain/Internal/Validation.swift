@@ -1,17 +1,16 @@
 /// The argument rules of the storage model, shared by every call.
 enum Validation {
-    /// The longest key or service, in UTF-16 code units (the TypeScript API's string length).
-    static let maxNameLength = 256
     /// The longest authValidity, in seconds.
     static let maxAuthValidity = 2_147_483_647
 
-    /// A key or a service: non-empty, at most 256 UTF-16 code units, no U+0000.
+    /// A key or a service: non-empty, at most 256 UTF-16 code units, no U+0000 (``NameProblem``).
     static func name(_ value: String, _ what: String) throws(KeychainError) {
-        if value.isEmpty { throw .invalid("\(what) must not be empty") }
-        if value.utf16.count > maxNameLength {
-            throw .invalid("\(what) is longer than \(maxNameLength) characters")
+        switch NameProblem(of: value) {
+        case nil: return
+        case .empty: throw .invalid("\(what) must not be empty")
+        case .tooLong: throw .invalid("\(what) is longer than \(NameProblem.maxLength) characters")
+        case .containsNUL: throw .invalid("\(what) must not contain U+0000")
         }
-        if value.utf8.contains(0) { throw .invalid("\(what) must not contain U+0000") }
     }
 
     /// A stored string (value, label, username, password): no U+0000. Names the field, never the content.
