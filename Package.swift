@@ -49,9 +49,7 @@ let package = Package(
             path: "Sources/ApexMigration"),
         .target(
             name: "ReactNativeKeychainImporter",
-            dependencies: [
-                "ApexMigration", "ApexDumps", "ApexKeychain", "ApexSodium", "ReactNativeSensitiveInfoImporter",
-            ],
+            dependencies: ["ApexMigration", "ApexDumps", "ApexKeychain", "ApexSodium"],
             path: "Importers/ReactNativeKeychain"),
         .target(
             name: "ExpoSecureStoreImporter", dependencies: ["ApexMigration", "ApexDumps", "ApexKeychain"],

@@ -2,7 +2,6 @@ import ApexDumps
 import ApexKeychain
 import ApexMigration
 import Foundation
-import ReactNativeSensitiveInfoImporter
 
 /// react-native-keychain's iOS items: generic passwords (one per service) and internet passwords (one per
 /// server), each holding a username (account) and a UTF-8 password (data).
@@ -20,7 +19,7 @@ struct IOSImport {
                 // expo-secure-store's, react-native-sensitive-info's and react-native-encrypted-storage's items are
                 // theirs alone.
                 if !KnownForeignItems.isExpoSecureStore(record), !KnownForeignItems.isEncryptedStorageShape(record),
-                    !ReactNativeSensitiveInfoImporter.claims(record, options: options)
+                    RecordClaims.sensitiveInfoShape(record, options: options) == nil
                 {
                     candidates.append((dump, record))
                 }

@@ -14,7 +14,7 @@ import ApexMigration
 /// (Firebase's marker item, items with attributes react-native-keychain never sets, Apple's and other teams'
 /// access groups) and reports them as skipped. expo-secure-store's items (account and generic attribute holding
 /// the same key bytes), react-native-sensitive-info's
-/// (``ReactNativeSensitiveInfoImporter/claims(_:options:)``: its JSON metadata in the generic attribute, or no
+/// (``RecordClaims/sensitiveInfoShape(_:options:)``: its JSON metadata in the generic attribute, or no
 /// generic attribute under its classic default service `app`) and classes other than `genp` / `inet` are left out
 /// entirely.
 ///

@@ -1,4 +1,5 @@
 import ApexDumps
+import ApexMigration
 import ExpoSecureStoreImporter
 import Foundation
 
@@ -168,7 +169,7 @@ struct RNSIModernEntry {
         authenticators = (object["authenticators"] as? NSNumber)?.intValue ?? 0
         invalidateOnEnrollment = (object["invalidateOnEnrollment"] as? Bool) ?? false
         useStrongBox = (object["useStrongBox"] as? Bool) ?? false
-        let metadata = (object["metadata"] as? [String: Any]).flatMap(RNSIMetadata.init)
+        let metadata = (object["metadata"] as? [String: Any]).flatMap(SensitiveInfoMetadata.init)
         accessControl = (object["accessControl"] as? String) ?? metadata?.accessControl
         securityLevel = (object["securityLevel"] as? String) ?? metadata?.securityLevel
     }

@@ -9,32 +9,21 @@ enum RNSIIOSFamily: Equatable {
     /// 4.x–5.5.8 and 6.0.0-alpha: no `gena`.
     case classic
     /// 5.6.x: JSON `{accessControl, securityLevel, timestamp}`.
-    case v5_6(RNSIMetadata)
+    case v5_6(SensitiveInfoMetadata)
     /// 6.x: JSON `{securityLevel, backend, accessControl, timestamp}`.
-    case v6(RNSIMetadata)
+    case v6(SensitiveInfoMetadata)
     /// Later 6.x: the metadata HMAC key item (`<S>.rnsi.hmac`, account `metadata`).
     case hmacKey
 
-    /// The family of `record`, or nil when this library did not write it (see
-    /// ``ReactNativeSensitiveInfoImporter``).
+    /// The family of `record`, or nil when this library did not write it (``RecordClaims/sensitiveInfoShape(_:options:)``,
+    /// the claim react-native-keychain's importer defers to).
     static func of(_ record: KeychainRecord, options: ImportOptions) -> RNSIIOSFamily? {
-        // A generic password without a service is react-native-encrypted-storage's layout (`RecordClaims`).
-        guard record.itemClass == "genp", let service = record.service?.text, !service.isEmpty,
-            let account = record.account?.text
-        else { return nil }
-        if let generic = record.generic, !generic.bytes.isEmpty {
-            guard let metadata = RNSIMetadata(generic.bytes) else { return nil }
-            return metadata.backend == nil ? .v5_6(metadata) : .v6(metadata)
+        switch RecordClaims.sensitiveInfoShape(record, options: options) {
+        case nil: nil
+        case .classic: .classic
+        case .metadata(let metadata): metadata.backend == nil ? .v5_6(metadata) : .v6(metadata)
+        case .hmacKey: .hmacKey
         }
-        if account == "metadata", ExpoNaming.dropping(".rnsi.hmac", from: service)?.isEmpty == false {
-            return .hmacKey
-        }
-        // A label, or Firebase's marker item (`_pfo`), is someone else's, even with --from.
-        if let label = record.label, !label.isEmpty { return nil }
-        if account == "_pfo" { return nil }
-        if RNSINaming.named(options) { return .classic }
-        if options.libraries == [.reactNativeKeychain] { return nil }
-        return service == ReactNativeSensitiveInfoImporter.classicService ? .classic : nil
     }
 
     /// The versions, for notes.
@@ -45,31 +34,6 @@ enum RNSIIOSFamily: Equatable {
         case .v6: "6.x (JSON metadata with `backend` in the generic attribute)"
         case .hmacKey: "6.x"
         }
-    }
-}
-
-/// The JSON metadata 5.6.x and 6.x keep in `gena` (and 6.x on Android in `metadata`).
-struct RNSIMetadata: Equatable {
-    var accessControl: String
-    var securityLevel: String
-    var backend: String?
-
-    /// The metadata of `bytes`, or nil when they are not an object with `accessControl`, `securityLevel` (strings)
-    /// and a numeric `timestamp`.
-    init?(_ bytes: Data) {
-        guard bytes.first == UInt8(ascii: "{"),
-            let object = try? JSONSerialization.jsonObject(with: bytes) as? [String: Any]
-        else { return nil }
-        self.init(object)
-    }
-
-    init?(_ object: [String: Any]) {
-        guard let control = object["accessControl"] as? String, let level = object["securityLevel"] as? String,
-            object["timestamp"] is NSNumber
-        else { return nil }
-        accessControl = control
-        securityLevel = level
-        backend = object["backend"] as? String
     }
 }
 

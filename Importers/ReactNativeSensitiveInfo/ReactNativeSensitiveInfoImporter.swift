@@ -43,7 +43,7 @@ import Foundation
 /// generic name: see ``recognises(_:library:)`` for when a file is claimed.
 public struct ReactNativeSensitiveInfoImporter: Importer {
     /// The classic iOS default service (4.x–5.5.8, 6.0.0-alpha); also expo-secure-store's.
-    public static let classicService = "app"
+    public static let classicService = RecordClaims.sensitiveInfoClassicService
     /// The iOS and Android default service of 5.6.x and 6.x.
     public static let modernService = "default"
 
@@ -53,8 +53,8 @@ public struct ReactNativeSensitiveInfoImporter: Importer {
     /// Creates the importer.
     public init() {}
 
-    /// Whether this importer claims an iOS record (see the type's description). react-native-keychain's importer
-    /// leaves these records out, so no record is claimed by both.
+    /// Whether this importer claims an iOS record (see the type's description): ``RecordClaims/sensitiveInfoShape(_:options:)``,
+    /// which react-native-keychain's importer asks too, so no record is claimed by both.
     public static func claims(_ record: KeychainRecord, options: ImportOptions) -> Bool {
         RNSIIOSFamily.of(record, options: options) != nil
     }

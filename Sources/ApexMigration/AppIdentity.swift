@@ -126,34 +126,3 @@ public enum NoteText {
         !["", "0", "(null)", "null", "<null>", "nil", "None"].contains(text.trimmingCharacters(in: .whitespaces))
     }
 }
-
-/// Which importer takes a keychain record that several libraries' layouts could fit: each importer asks here, so
-/// that two importers never claim one record.
-public enum RecordClaims {
-    /// Whether `record` is expo-secure-store's: a generic password with a service whose account and generic
-    /// attribute hold the same non-empty bytes (expo writes the key into both).
-    public static func isExpoSecureStore(_ record: KeychainRecord) -> Bool {
-        guard record.itemClass == "genp", record.service != nil, let account = record.account,
-            let generic = record.generic
-        else { return false }
-        return !account.bytes.isEmpty && account.bytes == generic.bytes
-    }
-
-    /// react-native-encrypted-storage's SharedPreferences file, in every version.
-    public static let encryptedStorageFileName = "RN_ENCRYPTED_STORAGE_SHARED_PREF.xml"
-
-    /// Whether `dump` is react-native-encrypted-storage's Android file (by its name, which never changed): its
-    /// plain-text entries hold whatever keys the app chose, so the other importers never read it by content.
-    public static func isEncryptedStorageFile(_ dump: Dump) -> Bool {
-        dump.format == .sharedPreferences && dump.fileName == encryptedStorageFileName
-    }
-
-    /// Whether `record` belongs to react-native-encrypted-storage's importer: a generic password whose service is
-    /// empty or absent (a format that can't record the service says nothing), unless it is expo-secure-store's.
-    /// react-native-keychain always writes a service (the bundle id by default), so its importer leaves these.
-    public static func isEncryptedStorageShape(_ record: KeychainRecord) -> Bool {
-        guard record.itemClass == "genp", !isExpoSecureStore(record) else { return false }
-        guard let service = record.service else { return !record.unrecorded.contains("svce") }
-        return service.bytes.isEmpty
-    }
-}

@@ -1,0 +1,104 @@
+import ApexDumps
+import Foundation
+
+/// Which importer takes a keychain record that several libraries' layouts could fit: each importer asks here, so
+/// that two importers never claim one record.
+public enum RecordClaims {
+    /// Whether `record` is expo-secure-store's: a generic password with a service whose account and generic
+    /// attribute hold the same non-empty bytes (expo writes the key into both).
+    public static func isExpoSecureStore(_ record: KeychainRecord) -> Bool {
+        guard record.itemClass == "genp", record.service != nil, let account = record.account,
+            let generic = record.generic
+        else { return false }
+        return !account.bytes.isEmpty && account.bytes == generic.bytes
+    }
+
+    /// react-native-encrypted-storage's SharedPreferences file, in every version.
+    public static let encryptedStorageFileName = "RN_ENCRYPTED_STORAGE_SHARED_PREF.xml"
+
+    /// Whether `dump` is react-native-encrypted-storage's Android file (by its name, which never changed): its
+    /// plain-text entries hold whatever keys the app chose, so the other importers never read it by content.
+    public static func isEncryptedStorageFile(_ dump: Dump) -> Bool {
+        dump.format == .sharedPreferences && dump.fileName == encryptedStorageFileName
+    }
+
+    /// Whether `record` belongs to react-native-encrypted-storage's importer: a generic password whose service is
+    /// empty or absent (a format that can't record the service says nothing), unless it is expo-secure-store's.
+    /// react-native-keychain always writes a service (the bundle id by default), so its importer leaves these.
+    public static func isEncryptedStorageShape(_ record: KeychainRecord) -> Bool {
+        guard record.itemClass == "genp", !isExpoSecureStore(record) else { return false }
+        guard let service = record.service else { return !record.unrecorded.contains("svce") }
+        return service.bytes.isEmpty
+    }
+
+    // MARK: react-native-sensitive-info
+
+    /// react-native-sensitive-info's classic iOS default service (4.x–5.5.8, 6.0.0-alpha); expo-secure-store's too.
+    public static let sensitiveInfoClassicService = "app"
+
+    /// How a record is react-native-sensitive-info's on iOS.
+    public enum SensitiveInfoShape: Sendable, Equatable {
+        /// No `gena` (4.x–5.5.8, 6.0.0-alpha): under the classic service, or any with its `--from`.
+        case classic
+        /// The JSON metadata of 5.6.x and 6.x in `gena`.
+        case metadata(SensitiveInfoMetadata)
+        /// 6.x's metadata HMAC key: account `metadata` under `<S>.rnsi.hmac`.
+        case hmacKey
+    }
+
+    /// How `record` is react-native-sensitive-info's, or nil when it is not: its importer claims exactly these, and
+    /// react-native-keychain's leaves them. A generic password with a non-empty service (one without is
+    /// react-native-encrypted-storage's layout) and an account, and
+    /// - JSON metadata in `gena` (any other `gena` is someone else's); or
+    /// - 6.x's metadata HMAC key; or
+    /// - no label, not Firebase's marker item (`_pfo`), and the classic service `app`; any service when the user
+    ///   named react-native-sensitive-info alone, none when they named react-native-keychain alone.
+    public static func sensitiveInfoShape(_ record: KeychainRecord, options: ImportOptions) -> SensitiveInfoShape? {
+        guard record.itemClass == "genp", let service = record.service?.text, !service.isEmpty,
+            let account = record.account?.text
+        else { return nil }
+        if let generic = record.generic, !generic.bytes.isEmpty {
+            return SensitiveInfoMetadata(generic.bytes).map(SensitiveInfoShape.metadata)
+        }
+        let hmacSuffix = ".rnsi.hmac"
+        if account == "metadata", service.utf8.count > hmacSuffix.utf8.count,
+            service.utf8.reversed().starts(with: hmacSuffix.utf8.reversed())
+        {
+            return .hmacKey
+        }
+        if let label = record.label, !label.isEmpty { return nil }
+        if account == "_pfo" { return nil }
+        if options.libraries == [.reactNativeSensitiveInfo] { return .classic }
+        if options.libraries == [.reactNativeKeychain] { return nil }
+        return service == sensitiveInfoClassicService ? .classic : nil
+    }
+}
+
+/// The JSON metadata react-native-sensitive-info 5.6.x and 6.x keep in `gena` (and 6.x on Android in `metadata`).
+public struct SensitiveInfoMetadata: Sendable, Equatable {
+    /// The access control the library was asked for (`none`, `biometryCurrentSet`, …).
+    public var accessControl: String
+    /// Where its key lives (`software`, `secureEnclave`, `strongBox`, …).
+    public var securityLevel: String
+    /// 6.x's storage backend; nil in 5.6.x.
+    public var backend: String?
+
+    /// The metadata of `bytes`, or nil when they are not an object with `accessControl`, `securityLevel` (strings)
+    /// and a numeric `timestamp`.
+    public init?(_ bytes: Data) {
+        guard bytes.first == UInt8(ascii: "{"),
+            let object = try? JSONSerialization.jsonObject(with: bytes) as? [String: Any]
+        else { return nil }
+        self.init(object)
+    }
+
+    /// The metadata of a JSON object already parsed, or nil as for ``init(_:)-(Data)``.
+    public init?(_ object: [String: Any]) {
+        guard let control = object["accessControl"] as? String, let level = object["securityLevel"] as? String,
+            object["timestamp"] is NSNumber
+        else { return nil }
+        accessControl = control
+        securityLevel = level
+        backend = object["backend"] as? String
+    }
+}
