@@ -98,15 +98,17 @@ extension SQLiteKeychainDatabase {
     /// `?` for each of ``rowColumns``.
     static let rowParameters = Array(repeating: "?", count: ItemColumn.allCases.count).joined(separator: ", ")
 
-    // The statements of every call, built once (a statement is found in the connection's cache by its SQL).
-    static let insertSQL = "INSERT INTO items(\(rowColumns)) VALUES (\(rowParameters))"
-    static let updateSQL = "UPDATE items SET (\(rowColumns)) = (\(rowParameters)) WHERE id = ?"
-    static let rowIDSQL = "SELECT id FROM items WHERE \(StoreSchema.primaryKeyClause)"
-    static let deleteKeySQL = "DELETE FROM items WHERE \(StoreSchema.primaryKeyClause)"
+    // The statements of every call, built once (the connection keeps each one prepared).
+    static let insertSQL = SQL("INSERT INTO items(\(rowColumns)) VALUES (\(rowParameters))")
+    static let updateSQL = SQL("UPDATE items SET (\(rowColumns)) = (\(rowParameters)) WHERE id = ?")
+    static let rowIDSQL = SQL("SELECT id FROM items WHERE \(StoreSchema.primaryKeyClause)")
+    static let deleteKeySQL = SQL("DELETE FROM items WHERE \(StoreSchema.primaryKeyClause)")
 
     /// The SELECT of a row's attributes, value and binding by primary key; `id` first with `withID`.
-    static func rowSQL(sealColumn: String, withID: Bool) -> String {
-        "SELECT \(withID ? "id, " : "")\(StoreSchema.attributeColumns), data, \(sealColumn) FROM items WHERE \(StoreSchema.primaryKeyClause)"
+    static func rowSQL(sealColumn: String, withID: Bool) -> SQL {
+        SQL(
+            "SELECT \(withID ? "id, " : "")\(StoreSchema.attributeColumns), data, \(sealColumn) FROM items WHERE \(StoreSchema.primaryKeyClause)"
+        )
     }
 
     func insert(_ item: KeychainItem) throws {
@@ -146,9 +148,11 @@ extension SQLiteKeychainDatabase {
     }
 
     /// The statements of every query shape, built once.
-    static let selectSQL = (0..<64).map { "SELECT \(StoreSchema.attributeColumns) FROM items" + whereClause(shape: $0) }
-    static let accountsSQL = (0..<64).map { "SELECT acct FROM items" + whereClause(shape: $0) }
-    static let deleteSQL = (0..<64).map { "DELETE FROM items" + whereClause(shape: $0) }
+    static let selectSQL = (0..<64).map {
+        SQL("SELECT \(StoreSchema.attributeColumns) FROM items" + whereClause(shape: $0))
+    }
+    static let accountsSQL = (0..<64).map { SQL("SELECT acct FROM items" + whereClause(shape: $0)) }
+    static let deleteSQL = (0..<64).map { SQL("DELETE FROM items" + whereClause(shape: $0)) }
 
     func rowID(_ key: ItemAttributes.PrimaryKey) throws -> Int64? {
         let statement = try connection.statement(Self.rowIDSQL)

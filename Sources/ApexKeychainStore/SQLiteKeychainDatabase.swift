@@ -51,7 +51,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
     /// What a SELECT reads for a row's ``SealBinding`` (the schema version of a read-only store may be older).
     let sealColumn: String
     /// The SELECTs of a row by primary key, with that column (``rowSQL(sealColumn:withID:)``).
-    let rowSQL: String, rowWithIDSQL: String
+    let rowSQL: SQL, rowWithIDSQL: SQL
 
     init(
         url: URL, connection: Connection, schemaVersion: Int, isReadOnly: Bool, deviceProfile: DeviceProfile,
@@ -236,16 +236,19 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
         try write { try setMeta("install_marker", Data("1".utf8)) }
     }
 
+    static let metaValueSQL = SQL("SELECT value FROM meta WHERE name = ?")
+    static let setMetaSQL = SQL("INSERT OR REPLACE INTO meta(name, value) VALUES (?, ?)")
+
     func metaValue(_ name: String) throws(DatabaseError) -> Data? {
         let statement = try sql { () throws(SQLiteError) in
-            try connection.statement("SELECT value FROM meta WHERE name = ?")
+            try connection.statement(Self.metaValueSQL)
         }
         try sql { () throws(SQLiteError) in try statement.bind(1, name) }
         return try sql { () throws(SQLiteError) in try statement.firstRow { $0.data(0) } } ?? nil
     }
 
     func setMeta(_ name: String, _ value: Data) throws {
-        let statement = try connection.statement("INSERT OR REPLACE INTO meta(name, value) VALUES (?, ?)")
+        let statement = try connection.statement(Self.setMetaSQL)
         try statement.bind(1, name)
         try statement.bind(2, value)
         try statement.run()

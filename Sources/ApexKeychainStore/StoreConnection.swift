@@ -72,7 +72,7 @@ enum StoreConnection {
 
     /// `PRAGMA user_version`: the first read of the file (its header, and its WAL).
     private static func schemaVersion(_ connection: Connection) throws(SQLiteError) -> Int {
-        Int(try connection.statement("PRAGMA user_version").firstRow { $0.int64(0) } ?? 0)
+        Int(try connection.prepare("PRAGMA user_version").firstRow { $0.int64(0) } ?? 0)
     }
 
     /// The error of a file SQLite can't open at all.

@@ -123,8 +123,9 @@ extension SQLiteKeychainDatabase {
             try connection.transaction(.immediate) {
                 for step in StoreSchema.migrations { try connection.execute(step) }
                 try connection.execute("PRAGMA user_version = \(StoreSchema.currentVersion)")
+                let statement = try connection.prepare("INSERT INTO meta(name, value) VALUES (?, ?)")
                 for (name, value) in meta {
-                    let statement = try connection.statement("INSERT INTO meta(name, value) VALUES (?, ?)")
+                    statement.reset()
                     try statement.bind(1, name)
                     try statement.bind(2, value)
                     try statement.run()

@@ -23,7 +23,7 @@ extension SQLiteKeychainDatabase {
         // as one before its version is judged.
         var meta: [String: Data] = [:]
         do {
-            for (name, value) in try connection.statement("SELECT name, value FROM meta").allRows({
+            for (name, value) in try connection.prepare("SELECT name, value FROM meta").allRows({
                 ($0.string(0) ?? "", $0.data(1))
             }) {
                 meta[name] = value

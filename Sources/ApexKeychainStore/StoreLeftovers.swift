@@ -107,7 +107,7 @@ enum CreationLeftovers {
     static func isWrapped(store: String, by keyFile: String) -> Bool {
         guard let kek = try? SQLiteKeychainDatabase.readKeyFile(keyFile),
             let connection = try? Connection(path: store, flags: SQLITE_OPEN_READONLY),
-            let statement = try? connection.statement("SELECT value FROM meta WHERE name = 'wrapped_master'"),
+            let statement = try? connection.prepare("SELECT value FROM meta WHERE name = 'wrapped_master'"),
             let wrapped = (try? statement.firstRow({ $0.data(0) })) ?? nil
         else { return false }
         return SQLiteKeychainDatabase.unwraps(kek, wrapped)

@@ -36,27 +36,41 @@ package struct SQLiteError: Error, CustomStringConvertible, CustomDebugStringCon
     package var codeText: String { String(cString: sqlite3_errstr(code)) }
 }
 
+/// The text of a statement that a connection prepares once and keeps: made once (a `static let`, or a property of
+/// whoever owns the connection) and found again in the connection's cache by identity, never by comparing text.
+package final class SQL: Sendable {
+    /// The statement's text.
+    package let text: String
+
+    package init(_ text: String) { self.text = text }
+}
+
 /// How `BEGIN` takes its locks.
 package enum TransactionKind: String, Sendable {
     case deferred = "DEFERRED"
     case immediate = "IMMEDIATE"
     case exclusive = "EXCLUSIVE"
+
+    fileprivate static let beginSQL = [
+        TransactionKind.deferred: SQL("BEGIN DEFERRED"), .immediate: SQL("BEGIN IMMEDIATE"),
+        .exclusive: SQL("BEGIN EXCLUSIVE"),
+    ]
+    /// `BEGIN` of this kind.
+    fileprivate var begin: SQL { Self.beginSQL[self]! }
 }
 
 /// One SQLite connection. Not thread-safe: its owner serialises every use.
 package final class Connection {
     package let handle: OpaquePointer
-    private var statements: [String: Statement] = [:]
-    /// The statements handed out last, looked at before ``statements``: a statement's SQL is most often the same
-    /// `static let` string every time, which `==` tells at once (same storage), where the dictionary hashes it whole.
-    private var recent: [(sql: String, statement: Statement)] = []
-    /// Where the next statement goes in ``recent`` once it is full.
-    private var recentNext = 0
-    private static let recentCount = 16
+    /// The statements prepared once, by their ``SQL``'s identity; each entry keeps its ``SQL``, so that the
+    /// identity is not reused while the statement is cached.
+    private var statements: [ObjectIdentifier: (sql: SQL, statement: Statement)] = [:]
     /// What the connection reads and must outlive it (an in-memory image); released after the close in `deinit`.
     private var retained: AnyObject?
     /// How many ``savepoint(_:)``s are open, for their names.
     private var savepointDepth = 0
+    /// The statements of the savepoint at each depth opened so far (``savepointSQL(_:)``).
+    private var savepointStatements: [(begin: SQL, release: SQL, rollback: SQL)] = []
 
     /// Opens `path`, a file path, or a `file:` URI when `flags` has `SQLITE_OPEN_URI`. `SQLITE_OPEN_NOMUTEX` is
     /// always added. With `extendedResultCodes`, errors carry extended result codes.
@@ -110,7 +124,6 @@ package final class Connection {
     package var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
 
     deinit {
-        recent.removeAll()
         statements.removeAll()
         sqlite3_close_v2(handle)
     }
@@ -127,25 +140,14 @@ package final class Connection {
     }
 
     /// A prepared statement for `sql`, prepared once and reused (reset and unbound each time it is handed out).
-    package func statement(_ sql: String) throws(SQLiteError) -> Statement {
-        for entry in recent where entry.sql == sql {
-            entry.statement.reset()
-            return entry.statement
+    package func statement(_ sql: SQL) throws(SQLiteError) -> Statement {
+        let id = ObjectIdentifier(sql)
+        if let cached = statements[id] {
+            cached.statement.reset()
+            return cached.statement
         }
-        let statement: Statement
-        if let cached = statements[sql] {
-            cached.reset()
-            statement = cached
-        } else {
-            statement = try prepare(sql, flags: UInt32(SQLITE_PREPARE_PERSISTENT), keepsConnection: false)
-            statements[sql] = statement
-        }
-        if recent.count < Self.recentCount {
-            recent.append((sql, statement))
-        } else {
-            recent[recentNext] = (sql, statement)
-            recentNext = (recentNext + 1) % Self.recentCount
-        }
+        let statement = try prepare(sql.text, flags: UInt32(SQLITE_PREPARE_PERSISTENT), keepsConnection: false)
+        statements[id] = (sql, statement)
         return statement
     }
 
@@ -186,7 +188,7 @@ package final class Connection {
         var attempt = 0
         while true {
             do {
-                try statement("BEGIN \(kind.rawValue)").run()
+                try statement(kind.begin).run()
                 return
             } catch  where error.isBusy && attempt < busyRetries {
                 attempt += 1
@@ -195,15 +197,18 @@ package final class Connection {
         }
     }
 
+    private static let commitSQL = SQL("COMMIT")
+    private static let rollbackSQL = SQL("ROLLBACK")
+
     package func commit() throws(SQLiteError) {
-        try statement("COMMIT").run()
+        try statement(Self.commitSQL).run()
     }
 
     /// `ROLLBACK`, when a transaction is open: SQLite may have rolled it back already (after `SQLITE_FULL`, an
     /// I/O error, `SQLITE_NOMEM`…), and then there is nothing to undo.
     package func rollbackIfOpen() {
         guard isInTransaction else { return }
-        try? statement("ROLLBACK").run()
+        try? statement(Self.rollbackSQL).run()
     }
 
     /// Runs `body` in a transaction and commits, or rolls back and rethrows `body`'s error. Inside a transaction
@@ -228,7 +233,7 @@ package final class Connection {
     package func savepoint<T>(_ body: () throws -> T) throws -> T {
         savepointDepth += 1
         defer { savepointDepth -= 1 }
-        let sql = Self.savepointSQL(savepointDepth)
+        let sql = savepointSQL(savepointDepth)
         try statement(sql.begin).run()
         do {
             let result = try body()
@@ -243,18 +248,14 @@ package final class Connection {
         }
     }
 
-    /// The statements of the savepoint at `depth` (`apex_savepoint_<depth>`), built once for the usual depths:
-    /// a batch of writes opens one per write.
-    private static func savepointSQL(_ depth: Int) -> (begin: String, release: String, rollback: String) {
-        if depth < savepointStatements.count { return savepointStatements[depth] }
-        return makeSavepointSQL(depth)
-    }
-
-    private static let savepointStatements = (0..<8).map(makeSavepointSQL)
-
-    private static func makeSavepointSQL(_ depth: Int) -> (begin: String, release: String, rollback: String) {
-        let name = "apex_savepoint_\(depth)"
-        return ("SAVEPOINT \(name)", "RELEASE \(name)", "ROLLBACK TO \(name)")
+    /// The statements of the savepoint at `depth` (`apex_savepoint_<depth>`), made once per depth and kept: a
+    /// batch of writes opens one per write.
+    private func savepointSQL(_ depth: Int) -> (begin: SQL, release: SQL, rollback: SQL) {
+        while savepointStatements.count <= depth {
+            let name = "apex_savepoint_\(savepointStatements.count)"
+            savepointStatements.append((SQL("SAVEPOINT \(name)"), SQL("RELEASE \(name)"), SQL("ROLLBACK TO \(name)")))
+        }
+        return savepointStatements[depth]
     }
 }
 

@@ -12,7 +12,7 @@ import Testing
         let connection = try Self.memory()
         try connection.execute("CREATE TABLE t(a TEXT NOT NULL UNIQUE CHECK (length(a) < 5))")
         let canary = "canary-7f3a9c-secret"
-        let sql = "INSERT INTO t(a) VALUES (?)"
+        let sql = SQL("INSERT INTO t(a) VALUES (?)")
         let statement = try connection.statement(sql)
         try statement.bind(1, canary)
         #expect {
@@ -23,7 +23,7 @@ import Testing
                 error.description, error.debugDescription, error.message, error.sql, "\(error)",
                 String(reflecting: error),
             ]
-            return error.primary == SQLITE_CONSTRAINT && error.sql == sql
+            return error.primary == SQLITE_CONSTRAINT && error.sql == sql.text
                 && texts.allSatisfy { !$0.contains(canary) && !$0.contains("canary") }
         }
         // Binding out of range is checked, not ignored.
@@ -37,12 +37,32 @@ import Testing
         }
     }
 
+    @Test func aStatementIsPreparedOncePerSQLAndHandedOutReset() throws {
+        let connection = try Self.memory()
+        try connection.execute("CREATE TABLE t(a INTEGER)")
+        let insert = SQL("INSERT INTO t(a) VALUES (?)")
+        let first = try connection.statement(insert)
+        try first.bind(1, Int64(7))
+        // The same SQL: the same statement, its binding cleared (NULL is inserted, not 7).
+        let again = try connection.statement(insert)
+        #expect(again === first)
+        try again.run()
+        // Another SQL of the same text is another statement: the cache never compares texts.
+        let twin = try connection.statement(SQL(insert.text))
+        #expect(twin !== first)
+        try twin.bind(1, Int64(8))
+        try twin.run()
+        let rows = try connection.prepare("SELECT a FROM t ORDER BY a").allRows { $0.isNull(0) ? nil : $0.int64(0) }
+        #expect(rows == [nil, 8])
+    }
+
     @Test func nestedTransactionRollsBackToItsSavepoint() throws {
         struct Abandon: Error {}
         let connection = try Self.memory()
         try connection.execute("CREATE TABLE t(a INTEGER)")
+        let insertSQL = SQL("INSERT INTO t(a) VALUES (?)")
         let insert = { (value: Int64) throws in
-            let statement = try connection.statement("INSERT INTO t(a) VALUES (?)")
+            let statement = try connection.statement(insertSQL)
             try statement.bind(1, value)
             try statement.run()
         }
