@@ -63,12 +63,14 @@ enum MigrationBench {
         var peakMiB: Double
     }
 
-    static func run(sizes: [Int], only: String? = nil, dryRunOnly: Bool = false) async throws {
+    static func run(sizes: [Int], only: String? = nil, dryRunOnly: Bool = false, runs: Int = 3) async throws {
         let folder = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(
             "apex-migration-bench-\(getpid())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        print("apex-keychain-bench migration: generated dumps into fresh stores (WAL, synchronous=FULL), one run each")
+        print(
+            "apex-keychain-bench migration: generated dumps into fresh stores (WAL, synchronous=FULL); the real run and "
+                + "its floor: medians of \(max(runs, 1)) rounds")
         print("")
         print(
             pad("source", 16, right: false) + pad("items", 8) + "  " + pad("stage", 7, right: false) + pad("ms", 10)
@@ -85,7 +87,8 @@ enum MigrationBench {
                     continue
                 }
                 progress("\(scenario.name) \(size)")
-                verdicts += try await measure(scenario, size: size, path: path, folder: folder, dryRunOnly: dryRunOnly)
+                verdicts += try await measure(
+                    scenario, size: size, path: path, folder: folder, dryRunOnly: dryRunOnly, runs: runs)
             }
             try? FileManager.default.removeItem(at: dumpFolder)
         }
@@ -113,7 +116,7 @@ enum MigrationBench {
     }
 
     private static func measure(
-        _ scenario: Scenario, size: Int, path: String, folder: URL, dryRunOnly: Bool
+        _ scenario: Scenario, size: Int, path: String, folder: URL, dryRunOnly: Bool, runs: Int
     ) async throws -> [String] {
         let name = "\(scenario.name)-\(size)"
         // Read.
@@ -197,55 +200,52 @@ enum MigrationBench {
             ]
         }
 
-        // Run: plan again, apply, verify.
-        resetPeak()
-        started = Clock.nanoseconds()
-        let (report, timings) = try await migration.timedRun()
-        let runSeconds = Clock.seconds(since: started)
-        let runPeak = peakMiB()
-        guard report.summary.verified == size else {
-            throw BenchError(
-                "\(name): \(report.summary.verified) of \(size) items verified, \(report.summary.failed) failed")
+        // Run: plan again, apply, verify; then the bulk floor. The first round in the store made above, each other
+        // in a store of its own; every figure below is the median of the rounds.
+        var rounds: [Round] = []
+        for index in 0..<max(runs, 1) {
+            let round: Round
+            if index == 0 {
+                round = try await runRound(
+                    name, size: size, importer: scenario.importer, migration: migration, database: database,
+                    floor: floor, startUp: true)
+            } else {
+                let url = folder.appendingPathComponent("\(name)-\(index).store")
+                let store = try SQLiteKeychainDatabase.create(
+                    at: url, key: .keyFile(SQLiteKeychainDatabase.defaultKeyFile(for: url)), device: scenario.profile)
+                let again = Migration(
+                    importers: [scenario.importer], source: .dumps(dumps),
+                    target: MigrationTarget(database: store, device: store.makeDevice(passcode: .none)))
+                let floorAgain = try BulkFloor(
+                    path: folder.appendingPathComponent("\(name)-\(index).floor.sqlite").path)
+                round = try await runRound(
+                    name, size: size, importer: scenario.importer, migration: again, database: store,
+                    floor: floorAgain, startUp: false)
+                remove(store: url, floor: floorAgain.path)
+            }
+            rounds.append(round)
         }
-        // The bulk floor writes again the very rows the run wrote, in batches of the run's size.
-        let written = try database.attributes(matching: ItemQuery(itemClass: .genericPassword))
-            .filter { $0.service != BulkFloor.service }
-            .sorted { ($0.service, $0.account) < ($1.service, $1.account) }
-        let rows = try written.map { FloorRow($0, value: try database.value(for: $0.primaryKey)) }
-        try floor.checkAssociatedData(rows, against: written)
-        let bulk = try floor.run(rows, batch: MigrationPolicy.Batching.standard.items)
+        remove(store: storeURL, floor: floor.path)
+        let (warm, cold) = (rounds[0].warm, rounds[0].cold)
+        let timings = (
+            apply: median(rounds.map(\.apply)), verify: median(rounds.map(\.verify)),
+            ledger: median(rounds.map(\.ledger))
+        )
+        let bulk = (
+            apply: median(rounds.map(\.bulk.apply)), verify: median(rounds.map(\.bulk.verify)),
+            ledger: median(rounds.map(\.bulk.ledger))
+        )
         let floorSeconds = bulk.apply + bulk.verify + bulk.ledger
-
-        // The start-up check, warm (same connection) and as a launch makes it (opening the store).
-        var warm: [Double] = []
-        for _ in 0..<200 {
-            started = Clock.nanoseconds()
-            guard try await migration.isComplete() else { throw BenchError("\(name): not complete after the run") }
-            warm.append(Clock.seconds(since: started))
-        }
-        var cold: [Double] = []
-        for _ in 0..<20 {
-            started = Clock.nanoseconds()
-            let reopened = try SQLiteKeychainDatabase(opening: storeURL, key: .keyFile(keyFile))
-            let launch = Migration(
-                importers: [scenario.importer], source: .dumps([]),
-                target: MigrationTarget(database: reopened, device: reopened.makeDevice(passcode: .none)))
-            guard try await launch.isComplete() else { throw BenchError("\(name): not complete when reopened") }
-            cold.append(Clock.seconds(since: started))
-        }
-        for suffix in ["", "-wal", "-shm"] {
-            try? FileManager.default.removeItem(atPath: storeURL.path + suffix)
-            try? FileManager.default.removeItem(atPath: floor.path + suffix)
-        }
-        try? FileManager.default.removeItem(at: keyFile)
+        let runSeconds = median(rounds.map(\.seconds))
+        let runPeak = rounds.map(\.peakMiB).max() ?? 0
 
         let stages: [(String, Stage)] = [
             ("read", read),
             ("plan", Stage(seconds: planSeconds, floorSeconds: planFloor, peakMiB: planPeak)),
             (" import", Stage(seconds: importSeconds, floorSeconds: 0, peakMiB: planPeak)),
-            ("apply", Stage(seconds: timings.apply.seconds, floorSeconds: bulk.apply, peakMiB: runPeak)),
-            ("verify", Stage(seconds: timings.verify.seconds, floorSeconds: bulk.verify, peakMiB: runPeak)),
-            ("ledger", Stage(seconds: timings.ledger.seconds, floorSeconds: bulk.ledger, peakMiB: runPeak)),
+            ("apply", Stage(seconds: timings.apply, floorSeconds: bulk.apply, peakMiB: runPeak)),
+            ("verify", Stage(seconds: timings.verify, floorSeconds: bulk.verify, peakMiB: runPeak)),
+            ("ledger", Stage(seconds: timings.ledger, floorSeconds: bulk.ledger, peakMiB: runPeak)),
         ]
         printStages(scenario, size: size, stages)
         let whole = read.seconds + runSeconds
@@ -261,8 +261,8 @@ enum MigrationBench {
                 + "\(verdict(whole < 10, when: size >= 100_000)) = \(format(whole / dryRun, decimals: 2)) × the dry run "
                 + "(\(format(dryRun * 1000, decimals: 1)) ms; ≤ 3)\(verdict(whole <= 3 * dryRun, when: size >= 20_000))"
                 + " = \(format(whole / bound, decimals: 2)) × (read, plan and bulk floors)",
-            "\(pad("", 22)) against the bulk floor: apply \(ratio(timings.apply.seconds, bulk.apply, target: 1.5)); verify "
-                + "\(ratio(timings.verify.seconds, bulk.verify, target: 2)); ledger \(ratio(timings.ledger.seconds, bulk.ledger, target: 2))",
+            "\(pad("", 22)) against the bulk floor: apply \(ratio(timings.apply, bulk.apply, target: 1.5)); verify "
+                + "\(ratio(timings.verify, bulk.verify, target: 2)); ledger \(ratio(timings.ledger, bulk.ledger, target: 2))",
             cli.map {
                 "\(pad("", 22)) CLI (median of \($0.rounds)): migrate \(format($0.run * 1000, decimals: 0)) ms = "
                     + "\(format($0.run / $0.dryRun, decimals: 2)) × migrate --dry-run "
@@ -271,6 +271,70 @@ enum MigrationBench {
             "\(pad("", 22)) start-up check \(format(median(warm) * 1e6, decimals: 1)) µs warm, "
                 + "\(format(median(cold) * 1e6, decimals: 0)) µs opening the store\(verdict(median(cold) < 0.001))",
         ]
+    }
+
+    /// One round of the real run and its bulk floor.
+    struct Round {
+        var seconds: Double
+        var peakMiB: Double
+        var apply: Double, verify: Double, ledger: Double
+        var bulk: (apply: Double, verify: Double, ledger: Double)
+        /// The start-up check (first round only).
+        var warm: [Double] = [], cold: [Double] = []
+    }
+
+    /// The real run of `migration` into `database` (new and empty), then the bulk floor writing the same rows into
+    /// `floor`; with `startUp`, the start-up check after it.
+    private static func runRound(
+        _ name: String, size: Int, importer: any Importer, migration: Migration, database: SQLiteKeychainDatabase,
+        floor: BulkFloor, startUp: Bool
+    ) async throws -> Round {
+        resetPeak()
+        var started = Clock.nanoseconds()
+        let (report, timings) = try await migration.timedRun()
+        let runSeconds = Clock.seconds(since: started)
+        let runPeak = peakMiB()
+        guard report.summary.verified == size else {
+            throw BenchError(
+                "\(name): \(report.summary.verified) of \(size) items verified, \(report.summary.failed) failed")
+        }
+        // The bulk floor writes again the very rows the run wrote, in batches of the run's size.
+        let written = try database.attributes(matching: ItemQuery(itemClass: .genericPassword))
+            .filter { $0.service != BulkFloor.service }
+            .sorted { ($0.service, $0.account) < ($1.service, $1.account) }
+        let rows = try written.map { FloorRow($0, value: try database.value(for: $0.primaryKey)) }
+        try floor.checkAssociatedData(rows, against: written)
+        let bulk = try floor.run(rows, batch: MigrationPolicy.Batching.standard.items)
+        var round = Round(
+            seconds: runSeconds, peakMiB: runPeak, apply: timings.apply.seconds, verify: timings.verify.seconds,
+            ledger: timings.ledger.seconds, bulk: bulk)
+        guard startUp else { return round }
+        // The start-up check, warm (same connection) and as a launch makes it (opening the store).
+        for _ in 0..<200 {
+            started = Clock.nanoseconds()
+            guard try await migration.isComplete() else { throw BenchError("\(name): not complete after the run") }
+            round.warm.append(Clock.seconds(since: started))
+        }
+        for _ in 0..<20 {
+            started = Clock.nanoseconds()
+            let reopened = try SQLiteKeychainDatabase(
+                opening: database.url, key: .keyFile(SQLiteKeychainDatabase.defaultKeyFile(for: database.url)))
+            let launch = Migration(
+                importers: [importer], source: .dumps([]),
+                target: MigrationTarget(database: reopened, device: reopened.makeDevice(passcode: .none)))
+            guard try await launch.isComplete() else { throw BenchError("\(name): not complete when reopened") }
+            round.cold.append(Clock.seconds(since: started))
+        }
+        return round
+    }
+
+    /// Removes a store (its WAL, shared memory and key file) and a floor's file.
+    private static func remove(store: URL, floor: String) {
+        for suffix in ["", "-wal", "-shm"] {
+            try? FileManager.default.removeItem(atPath: store.path + suffix)
+            try? FileManager.default.removeItem(atPath: floor + suffix)
+        }
+        try? FileManager.default.removeItem(at: SQLiteKeychainDatabase.defaultKeyFile(for: store))
     }
 
     private static func printStages(_ scenario: Scenario, size: Int, _ stages: [(String, Stage)]) {

@@ -79,7 +79,9 @@ if CommandLine.arguments.dropFirst().first == "migration" {
     var sizes = [1000, 20000, 100_000]
     var only: String?
     var dryRunOnly = false
-    let usage = "usage: apex-keychain-bench migration [--quick | --sizes N,N,...] [--only SOURCE] [--dry-run]\n"
+    var runs = 3
+    let usage =
+        "usage: apex-keychain-bench migration [--quick | --sizes N,N,...] [--only SOURCE] [--dry-run] [--runs N]\n"
     while let argument = arguments.first {
         arguments.removeFirst()
         switch argument {
@@ -87,6 +89,13 @@ if CommandLine.arguments.dropFirst().first == "migration" {
             sizes = [1000, 20000]
         case "--dry-run":
             dryRunOnly = true
+        case "--runs":
+            guard let count = arguments.first.flatMap({ Int($0) }), count > 0 else {
+                FileHandle.standardError.write(Data(("apex-keychain-bench: --runs needs a count\n" + usage).utf8))
+                exit(2)
+            }
+            runs = count
+            arguments.removeFirst()
         case "--sizes":
             let parsed = (arguments.first ?? "").split(separator: ",").compactMap { Int($0) }.filter { $0 > 0 }
             guard !parsed.isEmpty else {
@@ -109,7 +118,7 @@ if CommandLine.arguments.dropFirst().first == "migration" {
         }
     }
     do {
-        try await MigrationBench.run(sizes: sizes, only: only, dryRunOnly: dryRunOnly)
+        try await MigrationBench.run(sizes: sizes, only: only, dryRunOnly: dryRunOnly, runs: runs)
     } catch {
         FileHandle.standardError.write(Data("apex-keychain-bench: \(error)\n".utf8))
         exit(1)
