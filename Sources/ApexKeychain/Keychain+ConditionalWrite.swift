@@ -39,7 +39,7 @@ extension Keychain {
         _ key: String, _ value: String, _ options: SetOptions, expecting: ExpectedHolder
     ) throws(KeychainError) -> Bool {
         try Validation.storedString(value, "value")
-        return try write(key, Data(value.utf8), encoding: .string, label: options.label, options, expecting: expecting)
+        return try write(key, Self.utf8(value), encoding: .string, label: options.label, options, expecting: expecting)
     }
 
     /// ``setBytes(_:_:_:)`` if the key still holds `expecting`; false, with nothing written, when it does not.
@@ -56,7 +56,7 @@ extension Keychain {
         let key = try Self.credentialsKey(options.server)
         try Self.validate(credentials)
         return try write(
-            key, Data(credentials.password.utf8), encoding: .credentials, label: credentials.username,
+            key, Self.utf8(credentials.password), encoding: .credentials, label: credentials.username,
             options.setOptions, expecting: expecting)
     }
 

@@ -69,7 +69,7 @@ public final class Keychain: Sendable {
         _ key: String, _ value: String, _ options: SetOptions = SetOptions()
     ) async throws(KeychainError) {
         try Validation.storedString(value, "value")
-        try write(key, Data(value.utf8), encoding: .string, label: options.label, options)
+        try write(key, Self.utf8(value), encoding: .string, label: options.label, options)
     }
 
     /// Reads the string stored under a key, prompting if the item's protection asks for it.
@@ -158,7 +158,7 @@ public final class Keychain: Sendable {
         let key = try Self.credentialsKey(options.server)
         try Self.validate(credentials)
         try write(
-            key, Data(credentials.password.utf8), encoding: .credentials, label: credentials.username,
+            key, Self.utf8(credentials.password), encoding: .credentials, label: credentials.username,
             options.setOptions)
     }
 

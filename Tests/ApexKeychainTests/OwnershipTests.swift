@@ -154,6 +154,33 @@ struct OwnershipTests {
         #expect(second != first)
     }
 
+    /// Lowercase hex of the text's UTF-8 bytes.
+    static func hex(_ text: String) -> String { text.utf8.map { String(format: "%02x", $0) }.joined() }
+
+    @Test(
+        "the metadata text is written byte for byte as format 1 lays it out, in field order, with bio, bh and sl",
+        arguments: DatabaseKind.allCases)
+    func metadataExactText(kind: DatabaseKind) async throws {
+        let phone = try Fixture(kind, device: SimulatedDevice(platform: .iOS(major: 17)))
+        try await phone.keychain().setItem("bound", "v", SetOptions(accessControl: .biometryCurrentSet))
+        try await phone.keychain().setItem("plain", "v", SetOptions(label: "l"))
+        let set = try #require(phone.device.state().enrolledSet)
+        let hash = try #require(phone.device.state().biometryStateHash)
+        #expect(
+            try Self.item(phone, "bound").generic
+                == Data(
+                    "apx=1;enc=s;ac=biometryCurrentSet;av=0;lbl=0;os=17;bio=\(Self.hex(set));bh=\(Self.hex(hash))".utf8)
+        )
+        #expect(try Self.item(phone, "plain").generic == Data("apx=1;enc=s;ac=none;av=0;lbl=1;os=17".utf8))
+
+        let android = try Fixture(kind, device: SimulatedDevice(platform: .android(apiLevel: 34)))
+        try await android.keychain().setItem(
+            "windowed", "v", SetOptions(accessControl: .passcode, authValidity: 2_147_483_647))
+        #expect(
+            try Self.item(android, "windowed").generic
+                == Data("apx=1;enc=s;ac=passcode;av=2147483647;lbl=0;os=34;sl=tee".utf8))
+    }
+
     // MARK: Foreign items in the same service
 
     @Test("foreign items in the same service are never read", arguments: DatabaseKind.allCases)

@@ -28,24 +28,59 @@ struct ItemMetadata: Equatable, Sendable {
     /// The metadata as the item keeps it: `apx=1;enc=…;ac=…;av=…;lbl=…;os=…` and, when set, `bio`, `bh` (hex)
     /// and `sl`. Written as bytes: every write encodes it.
     func encoded() -> Data {
-        var out: [UInt8] = []
-        out.reserveCapacity(96)
-        func text(_ name: String, _ value: String) {
-            if !out.isEmpty { out.append(UInt8(ascii: ";")) }
-            out.append(contentsOf: name.utf8)
-            out.append(UInt8(ascii: "="))
-            out.append(contentsOf: value.utf8)
+        var out = FieldText()
+        out.number("apx", Self.formatVersion)
+        out.text("enc", encoding.rawValue)
+        out.text("ac", accessControl.rawValue)
+        out.number("av", authValidity)
+        out.text("lbl", hasLabel ? "1" : "0")
+        out.number("os", osMajor)
+        if let enrolledSet { out.hex("bio", enrolledSet) }
+        if let stateHash { out.hex("bh", stateHash) }
+        if let securityLevel { out.text("sl", securityLevel.rawValue) }
+        return Data(out.bytes)
+    }
+
+    /// `name=value` fields joined by `;`, appended as bytes.
+    private struct FieldText {
+        var bytes: [UInt8] = []
+
+        init() { bytes.reserveCapacity(96) }
+
+        private mutating func name(_ name: StaticString) {
+            if !bytes.isEmpty { bytes.append(UInt8(ascii: ";")) }
+            name.withUTF8Buffer { bytes.append(contentsOf: $0) }
+            bytes.append(UInt8(ascii: "="))
         }
-        text("apx", String(Self.formatVersion))
-        text("enc", encoding.rawValue)
-        text("ac", accessControl.rawValue)
-        text("av", String(authValidity))
-        text("lbl", hasLabel ? "1" : "0")
-        text("os", String(osMajor))
-        if let enrolledSet { text("bio", Self.hex(enrolledSet)) }
-        if let stateHash { text("bh", Self.hex(stateHash)) }
-        if let securityLevel { text("sl", securityLevel.rawValue) }
-        return Data(out)
+
+        mutating func text(_ field: StaticString, _ value: String) {
+            name(field)
+            bytes.append(contentsOf: value.utf8)
+        }
+
+        /// A number as `String(n)` writes it.
+        mutating func number(_ field: StaticString, _ value: Int) {
+            name(field)
+            guard value >= 0 else { return bytes.append(contentsOf: String(value).utf8) }
+            var divisor = 1
+            while value / divisor >= 10 { divisor *= 10 }
+            while divisor > 0 {
+                bytes.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+                divisor /= 10
+            }
+        }
+
+        /// The text's UTF-8 bytes in lowercase hex.
+        mutating func hex(_ field: StaticString, _ value: String) {
+            name(field)
+            let digits: StaticString = "0123456789abcdef"
+            digits.withUTF8Buffer { digits in
+                for byte in value.utf8 {
+                    bytes.append(digits[Int(byte >> 4)])
+                    bytes.append(digits[Int(byte & 0x0F)])
+                }
+            }
+        }
     }
 
     /// Parses the metadata of a package item; nil when it is missing or damaged. Reads the bytes in place:
@@ -128,17 +163,6 @@ struct ItemMetadata: Equatable, Sendable {
         self.stateHash = stateHash
         self.osMajor = osMajor
         self.securityLevel = securityLevel
-    }
-
-    private static func hex(_ text: String) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(text.utf8.count * 2)
-        for byte in text.utf8 {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 
     private static func bytes(hex: Slice<UnsafeBufferPointer<UInt8>>) -> [UInt8]? {

@@ -25,6 +25,13 @@ extension Keychain {
 
     static let stagingSuffix = "\u{0}staged"
 
+    /// The UTF-8 bytes of a stored string, copied from the string's own storage where it has one (the generic
+    /// `Data(text.utf8)` goes element by element).
+    static func utf8(_ text: String) -> Data {
+        var text = text
+        return text.withUTF8 { Data($0) }
+    }
+
     static func stagingAccount(_ key: String) -> String { key + stagingSuffix }
 
     static func key(ofAccount account: String) -> String {
@@ -138,9 +145,11 @@ extension Keychain {
             throw KeychainError.invalid("key '\(key)' of service '\(service)' is held by another library's item")
         }
         let own = found.first(where: \.isApexItem)
-        guard let staged = try database.attributes(matching: ownQuery(account: Self.stagingAccount(key))).first else {
-            return own
-        }
+        // Most keys have no staged write: asked for its account alone first, which decodes no attributes.
+        let staging = ownQuery(account: Self.stagingAccount(key))
+        guard try !database.accounts(matching: staging).isEmpty,
+            let staged = try database.attributes(matching: staging).first
+        else { return own }
         if let own {
             try database.delete(staged.primaryKey)
             return own
@@ -158,7 +167,7 @@ extension Keychain {
         let own = try run { () throws(DatabaseError) in try database.attributes(matching: ownQuery(account: key)) }
         if let item = own.first { return item }
         let staged = try run { () throws(DatabaseError) in
-            try database.attributes(matching: ownQuery(account: Self.stagingAccount(key)))
+            try database.accounts(matching: ownQuery(account: Self.stagingAccount(key)))
         }
         if staged.isEmpty { return nil }
         return try run { try database.exclusively { try settle(key, foreignIsError: false) } }
