@@ -181,6 +181,37 @@ struct OwnershipTests {
                 == Data("apx=1;enc=s;ac=passcode;av=2147483647;lbl=0;os=34;sl=tee".utf8))
     }
 
+    @Test(
+        "metadata is read field by field: unknown names (prefixes of known ones too) are skipped, a missing, extra-version or malformed field makes the item damaged",
+        arguments: DatabaseKind.allCases)
+    func metadataParsing(kind: DatabaseKind) async throws {
+        let f = try Fixture(kind, device: SimulatedDevice(platform: .iOS(major: 17)))
+        let keychain = try f.keychain()
+        try await keychain.setItem("k", "v")
+        let written = try Self.item(f, "k")
+        let base = "apx=1;enc=s;ac=none;av=0;lbl=0;os=17"
+        #expect(written.generic == Data(base.utf8))
+        func read(withMetadata text: String) async throws -> String? {
+            var attributes = try Self.item(f, "k")
+            attributes.generic = Data(text.utf8)
+            try f.database.replace(
+                attributes.primaryKey, with: KeychainItem(attributes: attributes, value: Data("v".utf8)))
+            return try await keychain.getItem("k")
+        }
+        for readable in [
+            base, base + ";zz=9", "a=1;ap=2;apxx=3;" + base + ";s=1;sll=x", "os=17;lbl=0;av=0;ac=none;enc=s;apx=1",
+        ] {
+            #expect(try await read(withMetadata: readable) == "v", "\(readable)")
+        }
+        for damaged in [
+            "apx=1;enc=s;ac=none;av=0;os=17", "apx=2;enc=s;ac=none;av=0;lbl=0;os=17", base + ";bio=zz",
+            base + ";bh=abc", base + ";sl=mystery", "apx=1;enc=q;ac=none;av=0;lbl=0;os=17",
+            "apx=1;enc=s;ac=none;av=-1;lbl=0;os=17", "apx=1;enc=s;ac=none;av=0;lbl=2;os=17", base + ";novalue",
+        ] {
+            await #expect(throws: KeychainError.self, "\(damaged)") { try await read(withMetadata: damaged) }
+        }
+    }
+
     // MARK: Foreign items in the same service
 
     @Test("foreign items in the same service are never read", arguments: DatabaseKind.allCases)

@@ -115,29 +115,29 @@ struct ItemMetadata: Equatable, Sendable {
                     }
                     return n
                 }
-                switch String(decoding: name, as: UTF8.self) {
-                case "apx": version = number()
-                case "enc": encoding = text().flatMap(Encoding.init(rawValue:))
-                case "ac": accessControl = text().flatMap(AccessControl.init(rawValue:))
-                case "av": authValidity = number()
-                case "lbl":
+                switch Field(name) {
+                case .apx: version = number()
+                case .enc: encoding = text().flatMap(Encoding.init(rawValue:))
+                case .ac: accessControl = text().flatMap(AccessControl.init(rawValue:))
+                case .av: authValidity = number()
+                case .lbl:
                     hasLabel =
                         value.elementsEqual([UInt8(ascii: "1")])
                         ? true : value.elementsEqual([UInt8(ascii: "0")]) ? false : nil
-                case "os": osMajor = number()
-                case "bio":
+                case .os: osMajor = number()
+                case .bio:
                     guard let set = Self.bytes(hex: value).flatMap({ String(validating: $0, as: UTF8.self) }) else {
                         return false
                     }
                     enrolled = set
-                case "bh":
+                case .bh:
                     guard let reported = Self.bytes(hex: value).flatMap({ String(validating: $0, as: UTF8.self) })
                     else { return false }
                     hash = reported
-                case "sl":
+                case .sl:
                     guard let parsed = text().flatMap(HardwareSecurityLevel.init(rawValue:)) else { return false }
                     level = parsed
-                default: break
+                case nil: break
                 }
                 start = end + 1
             }
@@ -163,6 +163,37 @@ struct ItemMetadata: Equatable, Sendable {
         self.stateHash = stateHash
         self.osMajor = osMajor
         self.securityLevel = securityLevel
+    }
+
+    /// The fields the format names, told by their name's bytes (no String made for a name).
+    private enum Field: CaseIterable {
+        case apx, enc, ac, av, lbl, os, bio, bh, sl
+
+        var name: StaticString {
+            switch self {
+            case .apx: "apx"
+            case .enc: "enc"
+            case .ac: "ac"
+            case .av: "av"
+            case .lbl: "lbl"
+            case .os: "os"
+            case .bio: "bio"
+            case .bh: "bh"
+            case .sl: "sl"
+            }
+        }
+
+        /// The field named `bytes`; nil for a name the format does not know (ignored, for later versions).
+        init?(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) {
+            for field in Self.allCases {
+                let matches = field.name.withUTF8Buffer { $0.elementsEqual(bytes) }
+                if matches {
+                    self = field
+                    return
+                }
+            }
+            return nil
+        }
     }
 
     private static func bytes(hex: Slice<UnsafeBufferPointer<UInt8>>) -> [UInt8]? {
