@@ -271,6 +271,8 @@ package final class Statement {
     private unowned let connection: Connection
     /// The connection, held strongly by a statement that is not cached.
     private let keptConnection: Connection?
+    /// The bytes of the bound texts and blobs (bound `SQLITE_STATIC`), until ``reset()``.
+    private var bound = BoundBytes()
 
     fileprivate init(_ raw: OpaquePointer, sql: String, connection: Connection, keepsConnection: Bool) {
         self.raw = raw
@@ -279,11 +281,16 @@ package final class Statement {
         keptConnection = keepsConnection ? connection : nil
     }
 
-    deinit { sqlite3_finalize(raw) }
+    deinit {
+        sqlite3_finalize(raw)
+        bound.release()
+    }
 
+    /// Resets the statement and clears its bindings; the bytes that were bound are wiped.
     package func reset() {
         sqlite3_reset(raw)
         sqlite3_clear_bindings(raw)
+        bound.clear()
     }
 
     // MARK: Binding (parameters are numbered from 1)
@@ -300,12 +307,9 @@ package final class Statement {
         guard let value else { return try bindNull(index) }
         var copy = value
         let rc = copy.withUTF8 { buffer in
-            guard let base = buffer.baseAddress, buffer.count > 0 else {
-                return sqlite3_bind_text(raw, index, "", 0, sqliteTransient)
-            }
-            return base.withMemoryRebound(to: CChar.self, capacity: buffer.count) { chars in
-                sqlite3_bind_text64(raw, index, chars, UInt64(buffer.count), sqliteTransient, UInt8(SQLITE_UTF8))
-            }
+            let bytes = bound.keep(UnsafeRawBufferPointer(buffer))
+            return sqlite3_bind_text64(
+                raw, index, bytes.assumingMemoryBound(to: CChar.self), UInt64(buffer.count), nil, UInt8(SQLITE_UTF8))
         }
         try check(rc)
     }
@@ -323,9 +327,7 @@ package final class Statement {
     package func bind(_ index: Int32, _ value: Data?) throws(SQLiteError) {
         guard let value else { return try bindNull(index) }
         let rc = value.withUnsafeBytes { buffer in
-            sqlite3_bind_blob64(
-                raw, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), UInt64(buffer.count), sqliteTransient
-            )
+            sqlite3_bind_blob64(raw, index, bound.keep(buffer), UInt64(buffer.count), nil)
         }
         try check(rc)
     }
@@ -407,3 +409,59 @@ package final class Statement {
 
 @available(*, unavailable)
 extension Statement: Sendable {}
+
+/// The bytes of a statement's bound parameters, copied here and bound `SQLITE_STATIC`: SQLite's own copy
+/// (`SQLITE_TRANSIENT`) would cost an allocation per parameter each time a statement runs. A chunk never moves
+/// while something is bound from it: when it is full, the next one is taken, and the full one is kept until
+/// ``clear()``, which wipes every byte that was bound and keeps one chunk for the next use (unless it grew large
+/// for a large value).
+private struct BoundBytes {
+    private var chunks: [UnsafeMutableRawBufferPointer] = []
+    /// How much of the last chunk is taken.
+    private var used = 0
+    private static let smallestChunk = 1024
+    /// The largest chunk kept after ``clear()``.
+    private static let keptChunk = 64 << 10
+
+    /// A copy of `bytes`, followed by a 0 byte (a text's terminator), valid until ``clear()`` or ``release()``.
+    mutating func keep(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawPointer {
+        let needed = bytes.count + 1
+        if chunks.isEmpty || chunks[chunks.count - 1].count - used < needed {
+            let size = max(Self.smallestChunk, 2 * (chunks.last?.count ?? 0), needed)
+            chunks.append(.allocate(byteCount: size, alignment: 16))
+            used = 0
+        }
+        let target = chunks[chunks.count - 1].baseAddress! + used
+        if let base = bytes.baseAddress, bytes.count > 0 { target.copyMemory(from: base, byteCount: bytes.count) }
+        target.storeBytes(of: 0, toByteOffset: bytes.count, as: UInt8.self)
+        used += needed
+        return UnsafeRawPointer(target)
+    }
+
+    /// Wipes what was bound; keeps the last chunk unless it is large. Nothing may be bound from it any more.
+    mutating func clear() {
+        guard !chunks.isEmpty else { return }
+        let last = chunks.removeLast()
+        for chunk in chunks { Self.free(chunk, wiping: chunk.count) }
+        chunks.removeAll(keepingCapacity: true)
+        if last.count > Self.keptChunk {
+            Self.free(last, wiping: used)
+        } else {
+            last.baseAddress!.initializeMemory(as: UInt8.self, repeating: 0, count: used)
+            chunks.append(last)
+        }
+        used = 0
+    }
+
+    /// Wipes and frees every chunk (the statement is finalised).
+    mutating func release() {
+        clear()
+        for chunk in chunks { Self.free(chunk, wiping: 0) }
+        chunks = []
+    }
+
+    private static func free(_ chunk: UnsafeMutableRawBufferPointer, wiping count: Int) {
+        chunk.baseAddress!.initializeMemory(as: UInt8.self, repeating: 0, count: count)
+        chunk.deallocate()
+    }
+}

@@ -56,6 +56,45 @@ import Testing
         #expect(rows == [nil, 8])
     }
 
+    @Test(
+        "bound texts and blobs keep their bytes until the statement runs: empty ones stay empty (not NULL), many and large ones too, and a statement handed out again binds anew"
+    )
+    func boundBytesSurviveUntilTheStatementRuns() throws {
+        let connection = try Self.memory()
+        try connection.execute("CREATE TABLE t(i INTEGER, a TEXT, b BLOB)")
+        let insert = SQL("INSERT INTO t(i, a, b) VALUES (?, ?, ?)")
+        // Values of every size around the chunks the statement copies into (1 KiB, doubling; a 64 KiB one is kept).
+        let sizes = [0, 1, 15, 16, 1023, 1024, 1025, 3000, 70_000, 200_000, 0, 5]
+        var expected: [(Int64, String, Data)] = []
+        for (index, size) in sizes.enumerated() {
+            let text = String(repeating: String(UnicodeScalar(UInt8(65 + index % 26))), count: size)
+            let blob = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) })
+            let statement = try connection.statement(insert)
+            try statement.bind(1, Int64(index))
+            try statement.bind(2, text)
+            try statement.bind(3, blob)
+            try statement.run()
+            expected.append((Int64(index), text, blob))
+        }
+        // One statement, many parameters bound before it runs: the first chunk fills and the next is taken.
+        let wide = SQL("SELECT " + (1...40).map { _ in "?" }.joined(separator: " || "))
+        let concatenate = try connection.statement(wide)
+        let parts = (1...40).map { String(repeating: String($0 % 10), count: 100) }
+        for (index, part) in parts.enumerated() { try concatenate.bind(Int32(index + 1), part) }
+        #expect(try concatenate.firstRow { $0.string(0) } == parts.joined())
+
+        let rows = try connection.prepare("SELECT i, a, b, typeof(a), typeof(b) FROM t ORDER BY i").allRows {
+            ($0.int64(0), $0.string(1) ?? "<null>", $0.data(2) ?? Data("<null>".utf8), $0.string(3), $0.string(4))
+        }
+        #expect(rows.count == expected.count)
+        for (row, want) in zip(rows, expected) {
+            #expect(row.0 == want.0)
+            #expect(row.1 == want.1, "text of row \(want.0)")
+            #expect(row.2 == want.2, "blob of row \(want.0)")
+            #expect(row.3 == "text" && row.4 == "blob", "row \(want.0) is \(row.3 ?? "?"), \(row.4 ?? "?")")
+        }
+    }
+
     @Test func nestedTransactionRollsBackToItsSavepoint() throws {
         struct Abandon: Error {}
         let connection = try Self.memory()
