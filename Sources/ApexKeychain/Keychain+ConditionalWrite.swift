@@ -70,9 +70,11 @@ extension Keychain {
         try Validation.name(key, "key")
         try prepare()
         try run {
-            try database.exclusively {
-                try database.delete(matching: ownQuery(account: key))
+            // Together where the database can; else the staged write first: left alone, it would become the item
+            // again when next found.
+            try database.atomically {
                 try database.delete(matching: ownQuery(account: Self.stagingAccount(key)))
+                try database.delete(matching: ownQuery(account: key))
             }
         }
     }

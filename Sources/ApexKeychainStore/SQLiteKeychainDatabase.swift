@@ -201,16 +201,19 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
         }
     }
 
-    /// Runs `body` in one transaction: on this store a whole sequence of calls is atomic, and no other writer,
-    /// in this process or another, comes in between. Errors thrown by `body` pass through unchanged.
+    /// Runs `body` with no other writer, in this process or another, in between: in one transaction of its own,
+    /// so that on this store the sequence is atomic too. Inside a transaction already open (``atomically(_:)``),
+    /// `body` runs as it is: the transaction keeps the other writers out already, and, as the protocol says, a
+    /// sequence is not undone when `body` throws (each call inside still is atomic on its own). A savepoint per
+    /// scope would journal every page the scope changes. Errors thrown by `body` pass through unchanged.
     public func exclusively<T>(_ body: () throws -> T) throws -> T {
-        try transaction(body)
+        try transaction(savepoint: false, body)
     }
 
     /// Runs `body` in one transaction, as ``exclusively(_:)`` does: one `BEGIN IMMEDIATE`, one durable commit
     /// (one fsync of the WAL) for all its writes, or none of them when it throws or the process dies first.
-    /// Inside another transaction it is a savepoint. Each write inside is a savepoint of its own, so a write that
-    /// fails undoes only itself.
+    /// Inside another transaction it is a savepoint. Each write inside is one statement, which SQLite undoes by
+    /// itself when it fails, so a write that fails undoes only itself.
     public func atomically<T>(_ body: () throws -> T) throws -> T {
         try transaction(body)
     }

@@ -247,6 +247,45 @@ struct ConcurrencyTests {
     }
 
     @Test(
+        "inside a batch, exclusively adds no savepoint: a scope that throws keeps the writes it made; a nested atomically undoes its own"
+    )
+    func exclusivelyInsideABatchRunsAsItIs() async throws {
+        struct Abandon: Error {}
+        let db = try store.create()
+        let kc = try keychain(db)
+        try await kc.setItem("template", "t")
+        let template = try #require(try db.attributes(matching: ItemQuery(service: "s")).first)
+        func item(_ account: String) -> KeychainItem {
+            var attributes = template
+            attributes.account = account
+            return KeychainItem(attributes: attributes, value: Data(account.utf8))
+        }
+        try db.atomically {
+            #expect(throws: Abandon.self) {
+                try db.exclusively {
+                    try db.add(item("kept"))
+                    throw Abandon()
+                }
+            }
+            #expect(throws: Abandon.self) {
+                try db.atomically {
+                    try db.add(item("undone"))
+                    throw Abandon()
+                }
+            }
+        }
+        #expect(Set(try store.open().accounts(matching: ItemQuery(service: "s"))) == ["template", "kept"])
+        // At the top level, exclusively is a transaction of its own, undone whole.
+        #expect(throws: Abandon.self) {
+            try db.exclusively {
+                try db.add(item("alone"))
+                throw Abandon()
+            }
+        }
+        #expect(Set(try store.open().accounts(matching: ItemQuery(service: "s"))) == ["template", "kept"])
+    }
+
+    @Test(
         "a store opened while another connection holds it (as a closing process does, to fold its WAL in) waits for it, as every write does"
     )
     func openWaitsWhileHeld() async throws {

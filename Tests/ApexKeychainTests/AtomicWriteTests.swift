@@ -2,14 +2,15 @@ import ApexKeychain
 import Foundation
 import Testing
 
-/// The rule "atomic writes", proved by fault injection on ``InMemoryKeychainDatabase``: every database write
-/// (add, replace, rename, delete) of a keychain write can fail, and whichever fails, the key keeps its old
-/// item or gets the new one, never neither and never both. Staged leftovers stay invisible and are settled.
+/// The rule "atomic writes", proved by fault injection on ``InMemoryKeychainDatabase`` as a device's keychain
+/// (`groupsWrites: false`: each call atomic on its own, none undone with another): every database write (add,
+/// replace, rename, delete) of a keychain write can fail, and whichever fails, the key keeps its old item or gets
+/// the new one, never neither and never both. Staged leftovers stay invisible and are settled.
 @Suite("Atomic writes")
 struct AtomicWriteTests {
     /// A keychain over an in-memory database built directly, so faults can be planted in it.
     struct Rig {
-        let db = InMemoryKeychainDatabase()
+        let db = InMemoryKeychainDatabase(groupsWrites: false)
         let device: SimulatedDevice
         let keychain: Keychain
 
@@ -147,6 +148,44 @@ struct AtomicWriteTests {
         #expect(try await rig.keychain.getItem("k") == "newer")
         #expect(rig.stagedAccounts.isEmpty)
         #expect(rig.db.allItems().map(\.attributes.account) == ["k"])
+    }
+
+    @Test(
+        "on a database that groups writes, a fault at any write of a staged overwrite undoes it whole: the old item, no leftover",
+        arguments: 1...3)
+    func groupedStagedOverwriteIsUndoneWhole(n: Int) async throws {
+        let db = InMemoryKeychainDatabase()
+        let keychain = try Keychain(KeychainOptions(), database: db, device: SimulatedDevice())
+        try await keychain.setItem("k", "old", SetOptions(accessControl: .biometryAny, label: "old"))
+        let before = db.allItems()
+        db.failWrite(number: n)
+        let code = await errorCode {
+            try await keychain.setItem("k", "new", SetOptions(accessControl: .passcode, label: "new"))
+        }
+        #expect(code == .INTERNAL)
+        #expect(db.allItems() == before)
+    }
+
+    @Test(
+        "removeItem interrupted between its two deletes never leaves a staged leftover alone to become the item",
+        arguments: [false, true])
+    func interruptedRemoveLeavesNoOrphan(groupsWrites: Bool) async throws {
+        let db = InMemoryKeychainDatabase(groupsWrites: groupsWrites)
+        let keychain = try Keychain(KeychainOptions(), database: db, device: SimulatedDevice())
+        try await keychain.setItem("k", "old", SetOptions(accessControl: .biometryAny, label: "old"))
+        // An abandoned staged write beside the item, as a write interrupted on a device leaves it.
+        var staged = try #require(db.allItems().first)
+        staged.attributes.account = "k\u{0}staged"
+        staged.value = Data("abandoned".utf8)
+        try db.add(staged)
+        try #require(db.allItems().map(\.attributes.account) == ["k", "k\u{0}staged"])
+        db.failWrite(number: 2)
+        #expect(await errorCode { try await keychain.removeItem("k") } == .INTERNAL)
+        // The item is still the old one: the abandoned value never becomes it.
+        #expect(try await keychain.getItemInfo("k")?.label == "old")
+        #expect(!db.allItems().contains { $0.value == Data("abandoned".utf8) && $0.attributes.account == "k" })
+        try await keychain.removeItem("k")
+        #expect(db.allItems().isEmpty)
     }
 
     @Test("a staged item beside the old one is an abandoned write: settling removes it and never adopts it")

@@ -9,7 +9,9 @@ import Synchronization
 /// ``setLockedAway(_:_:)`` as a locked device locks away the items of a class whose key it has dropped.
 ///
 /// ``atomically(_:)`` is a real transaction here too: a scope that throws puts back every item as it was when
-/// the scope began, and ``committedScopes`` counts the outermost scopes that returned (a store's commits).
+/// the scope began, and ``committedScopes`` counts the outermost scopes that returned (a store's commits). Made
+/// with `groupsWrites: false`, it stands for a device's keychain instead, which can't group writes: each call is
+/// atomic on its own and a scope that throws undoes nothing.
 public final class InMemoryKeychainDatabase: KeychainDatabase {
     private struct State {
         var items: [ItemAttributes.PrimaryKey: KeychainItem] = [:]
@@ -23,8 +25,15 @@ public final class InMemoryKeychainDatabase: KeychainDatabase {
     private let state = Mutex(State())
     private let writer = NSRecursiveLock()
 
-    /// Creates an empty database.
-    public init() {}
+    /// Whether ``atomically(_:)`` groups writes into one transaction (a store), or runs them one by one, as a
+    /// device's keychain does.
+    public let groupsWrites: Bool
+
+    /// Creates an empty database; with `groupsWrites` false, one that models a device's keychain (see
+    /// ``groupsWrites``).
+    public init(groupsWrites: Bool = true) {
+        self.groupsWrites = groupsWrites
+    }
 
     /// Every item, sorted by service, account and class: what a test inspects after the fact.
     public func allItems() -> [KeychainItem] {
@@ -155,7 +164,9 @@ public final class InMemoryKeychainDatabase: KeychainDatabase {
 
     /// Runs `body` as one transaction: when it throws, the items (and which are locked away) are put back as
     /// they were when it began; writes counted and faults planted are not. Nested scopes undo only their own.
+    /// Without ``groupsWrites``, as ``exclusively(_:)``: nothing is undone.
     public func atomically<T>(_ body: () throws -> T) throws -> T {
+        guard groupsWrites else { return try exclusively(body) }
         writer.lock()
         defer { writer.unlock() }
         let saved = state.withLock { state in

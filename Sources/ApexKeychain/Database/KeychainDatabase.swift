@@ -85,8 +85,8 @@ public protocol KeychainDatabase: AnyObject, Sendable {
     ///
     /// - A call inside that fails changes nothing, as outside, and the transaction goes on: `body` may catch the
     ///   error and continue.
-    /// - Inside another `atomically` (or ``exclusively(_:)`` on a database whose sequences are atomic), `body` is
-    ///   a nested scope: when it throws, only its own writes are undone.
+    /// - Inside another `atomically`, `body` is a nested scope: when it throws, only its own writes are undone.
+    ///   Code that needs a sequence undone when it fails part-way uses `atomically`, never ``exclusively(_:)``.
     /// - `body` is synchronous: nothing inside may wait for a user (a write never prompts), so that other
     ///   writers wait for a batch no longer than its writes take.
     ///

@@ -39,7 +39,7 @@ extension Keychain {
                 .INTERACTION_NOT_ALLOWED, "clearOnReinstall can't run before the device is first unlocked")
         }
         try run {
-            try database.exclusively {
+            try database.atomically {
                 if try markInstalled() { return }
                 try database.delete(
                     matching: ItemQuery(

@@ -126,11 +126,14 @@ extension Keychain {
                         // The old item is locked away and the failed replace changed nothing: stage instead.
                     }
                 }
+                // Three writes, undone together when one fails (the store keeps other writers out already).
                 var staged = item
                 staged.attributes.account = Self.stagingAccount(key)
-                try database.add(staged)
-                try database.delete(current.primaryKey)
-                try database.rename(staged.attributes.primaryKey, toAccount: key)
+                try database.atomically {
+                    try database.add(staged)
+                    try database.delete(current.primaryKey)
+                    try database.rename(staged.attributes.primaryKey, toAccount: key)
+                }
                 return true
             }
         }
