@@ -237,6 +237,7 @@ enum MigrationBench {
         )
         let floorSeconds = bulk.apply + bulk.verify + bulk.ledger
         let runSeconds = median(rounds.map(\.seconds))
+        let (runCPU, floorCPU) = (median(rounds.map(\.cpu)), median(rounds.map(\.floorCPU)))
         let runPeak = rounds.map(\.peakMiB).max() ?? 0
 
         let stages: [(String, Stage)] = [
@@ -263,6 +264,9 @@ enum MigrationBench {
                 + " = \(format(whole / bound, decimals: 2)) × (read, plan and bulk floors)",
             "\(pad("", 22)) against the bulk floor: apply \(ratio(timings.apply, bulk.apply, target: 1.5)); verify "
                 + "\(ratio(timings.verify, bulk.verify, target: 2)); ledger \(ratio(timings.ledger, bulk.ledger, target: 2))",
+            "\(pad("", 22)) CPU time: the run \(format(runCPU * 1000, decimals: 0)) ms "
+                + "(\(format(runCPU / Double(size) * 1e6, decimals: 1)) µs an item, plan included), the bulk floor "
+                + "\(format(floorCPU * 1000, decimals: 0)) ms",
             cli.map {
                 "\(pad("", 22)) CLI (median of \($0.rounds)): migrate \(format($0.run * 1000, decimals: 0)) ms = "
                     + "\(format($0.run / $0.dryRun, decimals: 2)) × migrate --dry-run "
@@ -276,6 +280,8 @@ enum MigrationBench {
     /// One round of the real run and its bulk floor.
     struct Round {
         var seconds: Double
+        /// The process's CPU time during the run, and during the bulk floor.
+        var cpu: Double, floorCPU: Double
         var peakMiB: Double
         var apply: Double, verify: Double, ledger: Double
         var bulk: (apply: Double, verify: Double, ledger: Double)
@@ -291,8 +297,10 @@ enum MigrationBench {
     ) async throws -> Round {
         resetPeak()
         var started = Clock.nanoseconds()
+        var cpuStarted = Clock.processCPUNanoseconds()
         let (report, timings) = try await migration.timedRun()
         let runSeconds = Clock.seconds(since: started)
+        let cpu = Double(Clock.processCPUNanoseconds() - cpuStarted) / 1e9
         let runPeak = peakMiB()
         guard report.summary.verified == size else {
             throw BenchError(
@@ -304,9 +312,12 @@ enum MigrationBench {
             .sorted { ($0.service, $0.account) < ($1.service, $1.account) }
         let rows = try written.map { FloorRow($0, value: try database.value(for: $0.primaryKey)) }
         try floor.checkAssociatedData(rows, against: written)
+        cpuStarted = Clock.processCPUNanoseconds()
         let bulk = try floor.run(rows, batch: MigrationPolicy.Batching.standard.items)
+        let floorCPU = Double(Clock.processCPUNanoseconds() - cpuStarted) / 1e9
         var round = Round(
-            seconds: runSeconds, peakMiB: runPeak, apply: timings.apply.seconds, verify: timings.verify.seconds,
+            seconds: runSeconds, cpu: cpu, floorCPU: floorCPU, peakMiB: runPeak, apply: timings.apply.seconds,
+            verify: timings.verify.seconds,
             ledger: timings.ledger.seconds, bulk: bulk)
         guard startUp else { return round }
         // The start-up check, warm (same connection) and as a launch makes it (opening the store).

@@ -25,6 +25,14 @@ enum Clock {
         return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 
+    /// The process's CPU time, every thread's (`CLOCK_PROCESS_CPUTIME_ID`), in nanoseconds: what a stage costs
+    /// whatever the disk's latency and the machine's other load.
+    static func processCPUNanoseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+
     /// Seconds elapsed since `start` (a value of ``nanoseconds()``).
     static func seconds(since start: UInt64) -> Double {
         Double(nanoseconds() - start) / 1e9
