@@ -272,25 +272,29 @@ package final class Statement {
     /// The connection, held strongly by a statement that is not cached.
     private let keptConnection: Connection?
     /// The bytes of the bound texts and blobs (bound `SQLITE_STATIC`), until ``reset()``.
-    private var bound = BoundBytes()
+    private let bound: UnsafeMutablePointer<BoundBytes>
 
     fileprivate init(_ raw: OpaquePointer, sql: String, connection: Connection, keepsConnection: Bool) {
         self.raw = raw
         self.sql = sql
         self.connection = connection
         keptConnection = keepsConnection ? connection : nil
+        bound = .allocate(capacity: 1)
+        bound.initialize(to: BoundBytes())
     }
 
     deinit {
         sqlite3_finalize(raw)
-        bound.release()
+        bound.pointee.release()
+        bound.deinitialize(count: 1)
+        bound.deallocate()
     }
 
     /// Resets the statement and clears its bindings; the bytes that were bound are wiped.
     package func reset() {
         sqlite3_reset(raw)
         sqlite3_clear_bindings(raw)
-        bound.clear()
+        bound.pointee.clear()
     }
 
     // MARK: Binding (parameters are numbered from 1)
@@ -307,7 +311,7 @@ package final class Statement {
         guard let value else { return try bindNull(index) }
         var copy = value
         let rc = copy.withUTF8 { buffer in
-            let bytes = bound.keep(UnsafeRawBufferPointer(buffer))
+            let bytes = bound.pointee.keep(UnsafeRawBufferPointer(buffer))
             return sqlite3_bind_text64(
                 raw, index, bytes.assumingMemoryBound(to: CChar.self), UInt64(buffer.count), nil, UInt8(SQLITE_UTF8))
         }
@@ -327,7 +331,7 @@ package final class Statement {
     package func bind(_ index: Int32, _ value: Data?) throws(SQLiteError) {
         guard let value else { return try bindNull(index) }
         let rc = value.withUnsafeBytes { buffer in
-            sqlite3_bind_blob64(raw, index, bound.keep(buffer), UInt64(buffer.count), nil)
+            sqlite3_bind_blob64(raw, index, bound.pointee.keep(buffer), UInt64(buffer.count), nil)
         }
         try check(rc)
     }
@@ -413,12 +417,15 @@ extension Statement: Sendable {}
 /// The bytes of a statement's bound parameters, copied here and bound `SQLITE_STATIC`: SQLite's own copy
 /// (`SQLITE_TRANSIENT`) would cost an allocation per parameter each time a statement runs. A chunk never moves
 /// while something is bound from it: when it is full, the next one is taken, and the full one is kept until
-/// ``clear()``, which wipes every byte that was bound and keeps one chunk for the next use (unless it grew large
-/// for a large value).
+/// ``clear()``, which wipes every byte that was bound and keeps the current chunk for the next use (unless it grew
+/// large for a large value). Reached through a pointer the statement owns, so that binding a parameter is a copy
+/// and no more.
 private struct BoundBytes {
-    private var chunks: [UnsafeMutableRawBufferPointer] = []
-    /// How much of the last chunk is taken.
+    /// The chunk bound from now, and how much of it is taken.
+    private var current = UnsafeMutableRawBufferPointer(start: nil, count: 0)
     private var used = 0
+    /// Full chunks, still bound from until ``clear()``.
+    private var full: [UnsafeMutableRawBufferPointer] = []
     private static let smallestChunk = 1024
     /// The largest chunk kept after ``clear()``.
     private static let keptChunk = 64 << 10
@@ -426,29 +433,29 @@ private struct BoundBytes {
     /// A copy of `bytes`, followed by a 0 byte (a text's terminator), valid until ``clear()`` or ``release()``.
     mutating func keep(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawPointer {
         let needed = bytes.count + 1
-        if chunks.isEmpty || chunks[chunks.count - 1].count - used < needed {
-            let size = max(Self.smallestChunk, 2 * (chunks.last?.count ?? 0), needed)
-            chunks.append(.allocate(byteCount: size, alignment: 16))
-            used = 0
-        }
-        let target = chunks[chunks.count - 1].baseAddress! + used
+        if current.count - used < needed { takeChunk(needed) }
+        let target = current.baseAddress! + used
         if let base = bytes.baseAddress, bytes.count > 0 { target.copyMemory(from: base, byteCount: bytes.count) }
         target.storeBytes(of: 0, toByteOffset: bytes.count, as: UInt8.self)
         used += needed
         return UnsafeRawPointer(target)
     }
 
-    /// Wipes what was bound; keeps the last chunk unless it is large. Nothing may be bound from it any more.
+    private mutating func takeChunk(_ needed: Int) {
+        if current.baseAddress != nil { full.append(current) }
+        current = .allocate(byteCount: max(Self.smallestChunk, 2 * current.count, needed), alignment: 16)
+        used = 0
+    }
+
+    /// Wipes what was bound; keeps the current chunk unless it is large. Nothing may be bound from it any more.
     mutating func clear() {
-        guard !chunks.isEmpty else { return }
-        let last = chunks.removeLast()
-        for chunk in chunks { Self.free(chunk, wiping: chunk.count) }
-        chunks.removeAll(keepingCapacity: true)
-        if last.count > Self.keptChunk {
-            Self.free(last, wiping: used)
-        } else {
-            last.baseAddress!.initializeMemory(as: UInt8.self, repeating: 0, count: used)
-            chunks.append(last)
+        for chunk in full { Self.free(chunk, wiping: chunk.count) }
+        full.removeAll()
+        if current.count > Self.keptChunk {
+            Self.free(current, wiping: used)
+            current = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+        } else if used > 0 {
+            current.baseAddress!.initializeMemory(as: UInt8.self, repeating: 0, count: used)
         }
         used = 0
     }
@@ -456,8 +463,8 @@ private struct BoundBytes {
     /// Wipes and frees every chunk (the statement is finalised).
     mutating func release() {
         clear()
-        for chunk in chunks { Self.free(chunk, wiping: 0) }
-        chunks = []
+        if current.baseAddress != nil { current.deallocate() }
+        current = UnsafeMutableRawBufferPointer(start: nil, count: 0)
     }
 
     private static func free(_ chunk: UnsafeMutableRawBufferPointer, wiping count: Int) {
