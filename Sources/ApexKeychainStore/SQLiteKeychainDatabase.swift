@@ -134,6 +134,30 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
         }
     }
 
+    /// The attributes of the items that match `query` or match it with `account`: one SELECT (`acct IN (?, ?)`).
+    public func attributes(
+        matching query: ItemQuery, orAccount account: String
+    ) throws(DatabaseError)
+        -> [ItemAttributes]
+    {
+        guard let first = query.account, !ExactText.equal(first, account) else {
+            return try attributes(matching: query)
+        }
+        return try locked { () throws(DatabaseError) in
+            let statement = try sql { () throws(SQLiteError) in
+                try connection.statement(Self.selectEitherAccountSQL[Self.shape(query)])
+            }
+            try sql { () throws(SQLiteError) in try bind(statement, query, orAccount: account) }
+            do {
+                return try statement.allRows { row in try attributes(of: row, from: 0) }
+            } catch let error as SQLiteError {
+                throw databaseError(error)
+            } catch {
+                throw error as? DatabaseError ?? DatabaseError(.io, "\(url.path): \(error)")
+            }
+        }
+    }
+
     /// The accounts of the matching items, answered from the primary-key index without reading the rows.
     public func accounts(matching query: ItemQuery) throws(DatabaseError) -> [String] {
         try locked { () throws(DatabaseError) in

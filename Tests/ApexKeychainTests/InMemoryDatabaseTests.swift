@@ -111,6 +111,35 @@ struct InMemoryDatabaseTests {
         #expect(try db.attributes(matching: ItemQuery()).isEmpty)
     }
 
+    @Test(
+        "attributes(matching:orAccount:) finds the query's items and those under the other account, each once, accounts compared byte for byte",
+        arguments: DatabaseKind.allCases)
+    func queryEitherAccount(kind: DatabaseKind) throws {
+        let db = try Fixture(kind).database
+        try db.add(Self.item("k"))
+        try db.add(Self.item("k", synchronizable: true))
+        try db.add(Self.item("k\u{0}staged"))
+        try db.add(Self.item("k\u{0}staged", service: "svc2"))
+        try db.add(Self.item("caf\u{E9}"))
+        try db.add(Self.item("cafe\u{301}"))
+        try db.add(Self.item("other"))
+        func found(_ query: ItemQuery, _ account: String) throws -> [String] {
+            try db.attributes(matching: query, orAccount: account).map { "\($0.account)/\($0.synchronizable)" }.sorted()
+        }
+        let key = ItemQuery(service: "svc", account: "k")
+        #expect(try found(key, "k\u{0}staged") == ["k/false", "k/true", "k\u{0}staged/false"].sorted())
+        #expect(try found(key, "k") == ["k/false", "k/true"])
+        #expect(try found(key, "missing") == ["k/false", "k/true"])
+        #expect(try found(ItemQuery(service: "svc", account: "caf\u{E9}"), "nothing") == ["caf\u{E9}/false"])
+        #expect(
+            try found(ItemQuery(service: "svc", account: "caf\u{E9}"), "cafe\u{301}")
+                == [
+                    "caf\u{E9}/false", "cafe\u{301}/false",
+                ].sorted())
+        // A query without an account already matches every account.
+        #expect(try found(ItemQuery(service: "svc2"), "k") == ["k\u{0}staged/false"])
+    }
+
     @Test("a nil query field matches any value; synchronizable nil matches both", arguments: DatabaseKind.allCases)
     func queryMatching(kind: DatabaseKind) throws {
         let db = try Fixture(kind).database

@@ -54,6 +54,10 @@ public protocol KeychainDatabase: AnyObject, Sendable {
     /// The attributes of every item that matches, in no particular order. Never reads a value.
     func attributes(matching query: ItemQuery) throws(DatabaseError) -> [ItemAttributes]
 
+    /// The attributes of every item that matches `query`, or matches it with `account` as its account: a key and
+    /// another key of the same service in one look-up where the database can (the default makes two).
+    func attributes(matching query: ItemQuery, orAccount account: String) throws(DatabaseError) -> [ItemAttributes]
+
     /// The accounts of every item that matches, in no particular order (a listing that needs nothing else).
     func accounts(matching query: ItemQuery) throws(DatabaseError) -> [String]
 
@@ -114,6 +118,19 @@ extension KeychainDatabase {
         } catch  where error.status == .itemNotFound {
             return nil
         }
+    }
+
+    /// ``attributes(matching:)`` of `query`, then of `query` with `account` (nothing more when they are the same).
+    public func attributes(
+        matching query: ItemQuery, orAccount account: String
+    ) throws(DatabaseError)
+        -> [ItemAttributes]
+    {
+        let found = try attributes(matching: query)
+        guard let first = query.account, !ExactText.equal(first, account) else { return found }
+        var other = query
+        other.account = account
+        return found + (try attributes(matching: other))
     }
 
     /// The accounts of the matching items, from their attributes. Databases that can answer from an index

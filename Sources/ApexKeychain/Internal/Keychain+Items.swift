@@ -142,17 +142,25 @@ extension Keychain {
     /// Finds the item under `key` and settles a staged write left behind, returning the item now in place.
     /// Must run inside `database.exclusively`.
     func settle(_ key: String, foreignIsError: Bool) throws -> ItemAttributes? {
+        // The key and its staging account in one look-up.
+        let stagingAccount = Self.stagingAccount(key)
         let found = try database.attributes(
-            matching: ItemQuery(itemClass: .genericPassword, service: service, account: key, accessGroup: accessGroup))
-        if foreignIsError, found.contains(where: { !$0.isApexItem }) {
-            throw KeychainError.invalid("key '\(key)' of service '\(service)' is held by another library's item")
+            matching: ItemQuery(itemClass: .genericPassword, service: service, account: key, accessGroup: accessGroup),
+            orAccount: stagingAccount)
+        var own: ItemAttributes?
+        var staged: ItemAttributes?
+        for item in found {
+            if ExactText.equal(item.account, key) {
+                if foreignIsError, !item.isApexItem {
+                    throw KeychainError.invalid(
+                        "key '\(key)' of service '\(service)' is held by another library's item")
+                }
+                if own == nil, item.isApexItem { own = item }
+            } else if staged == nil, item.isApexItem, ExactText.equal(item.account, stagingAccount) {
+                staged = item
+            }
         }
-        let own = found.first(where: \.isApexItem)
-        // Most keys have no staged write: asked for its account alone first, which decodes no attributes.
-        let staging = ownQuery(account: Self.stagingAccount(key))
-        guard try !database.accounts(matching: staging).isEmpty,
-            let staged = try database.attributes(matching: staging).first
-        else { return own }
+        guard let staged else { return own }
         if let own {
             try database.delete(staged.primaryKey)
             return own
