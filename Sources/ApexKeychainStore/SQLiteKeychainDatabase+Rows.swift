@@ -203,16 +203,22 @@ extension SQLiteKeychainDatabase {
 
     func attributes(of row: Statement, from c: Int32) throws(DatabaseError) -> ItemAttributes {
         func at(_ column: ItemColumn) -> Int32 { column.offset(from: c) }
-        guard let itemClass = row.string(at(.itemClass)).flatMap(ItemClass.init(rawValue:)),
-            let domain = row.string(at(.protectionDomain)).flatMap(ProtectionDomain.init(rawValue:)),
+        /// The case whose raw value is the column's bytes (no String made to look it up).
+        func named<Value: RawRepresentable & CaseIterable>(_ column: ItemColumn, _: Value.Type) -> Value?
+        where Value.RawValue == String {
+            guard !row.isNull(at(column)) else { return nil }
+            return row.withBytes(at(column)) { bytes in Value.allCases.first { $0.rawValue.utf8.elementsEqual(bytes) } }
+        }
+        guard let itemClass = named(.itemClass, ItemClass.self),
+            let domain = named(.protectionDomain, ProtectionDomain.self),
             let service = row.string(at(.service)), let account = row.string(at(.account)),
             let group = row.string(at(.accessGroup))
         else {
             throw DatabaseError(.damaged, "\(url.path): a row has an unknown class or protection")
         }
         func optional(_ column: ItemColumn) -> String? {
-            guard let text = row.string(at(column)), !text.isEmpty else { return nil }
-            return text
+            guard row.byteCount(at(column)) > 0 else { return nil }
+            return row.string(at(column))
         }
         return ItemAttributes(
             itemClass: itemClass, service: service, account: account, accessGroup: group,

@@ -393,6 +393,9 @@ package final class Statement {
 
     package func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(raw, column) }
 
+    /// How many bytes the column's text or blob has (0 for NULL).
+    package func byteCount(_ column: Int32) -> Int { Int(sqlite3_column_bytes(raw, column)) }
+
     package func double(_ column: Int32) -> Double { sqlite3_column_double(raw, column) }
 
     /// The column's bytes as SQLite holds them (a text's UTF-8, a blob's bytes; none for NULL), lent to `body`

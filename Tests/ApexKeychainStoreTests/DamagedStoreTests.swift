@@ -45,6 +45,24 @@ struct DamagedStoreTests {
         #expect(try Data(contentsOf: store.url) == bytes)
     }
 
+    @Test(
+        "a row whose class or protection the store does not know is damaged: its listing fails and says so, and a prefix or a longer name of a known one is not taken for it",
+        arguments: ["zz", "a", "akk", "AK", ""])
+    func unknownProtectionIsDamaged(pdmn: String) async throws {
+        do {
+            let kc = try keychain(try store.create())
+            try await kc.setItem("k", "v")
+        }
+        try store.raw().execute("UPDATE items SET pdmn = '\(pdmn)'")
+        let db = try store.open()
+        #expect {
+            try db.attributes(matching: ItemQuery(service: "s"))
+        } throws: { error in
+            guard let error = error as? DatabaseError else { return false }
+            return error.status == .damaged && error.message.contains("unknown class or protection")
+        }
+    }
+
     @Test("an empty file is not a store, and says so")
     func emptyFile() throws {
         try Data().write(to: store.url)

@@ -8,7 +8,7 @@ import Foundation
 /// the set), `bh` the biometric state hash the platform reported at write time (hex), `os` OS major version at
 /// write time, `sl` Android security level.
 struct ItemMetadata: Equatable, Sendable {
-    enum Encoding: String, Sendable {
+    enum Encoding: String, Sendable, CaseIterable {
         case string = "s"
         case bytes = "b"
         case credentials = "c"
@@ -105,7 +105,11 @@ struct ItemMetadata: Equatable, Sendable {
                 guard let eq = bytes[start..<end].firstIndex(of: UInt8(ascii: "=")) else { return false }
                 let name = bytes[start..<eq]
                 let value = bytes[(eq + 1)..<end]
-                func text() -> String? { String(validating: value, as: UTF8.self) }
+                /// The case whose raw value is exactly these bytes (no String made for the value).
+                func named<Value: RawRepresentable & CaseIterable>(_: Value.Type) -> Value?
+                where Value.RawValue == String {
+                    Value.allCases.first { $0.rawValue.utf8.elementsEqual(value) }
+                }
                 func number() -> Int? {
                     guard !value.isEmpty, value.count <= 10 else { return nil }
                     var n = 0
@@ -117,8 +121,8 @@ struct ItemMetadata: Equatable, Sendable {
                 }
                 switch Field(name) {
                 case .apx: version = number()
-                case .enc: encoding = text().flatMap(Encoding.init(rawValue:))
-                case .ac: accessControl = text().flatMap(AccessControl.init(rawValue:))
+                case .enc: encoding = named(Encoding.self)
+                case .ac: accessControl = named(AccessControl.self)
                 case .av: authValidity = number()
                 case .lbl:
                     hasLabel =
@@ -135,7 +139,7 @@ struct ItemMetadata: Equatable, Sendable {
                     else { return false }
                     hash = reported
                 case .sl:
-                    guard let parsed = text().flatMap(HardwareSecurityLevel.init(rawValue:)) else { return false }
+                    guard let parsed = named(HardwareSecurityLevel.self) else { return false }
                     level = parsed
                 case nil: break
                 }
