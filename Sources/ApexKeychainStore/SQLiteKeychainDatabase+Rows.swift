@@ -140,13 +140,10 @@ extension SQLiteKeychainDatabase {
             | (query.synchronizable != nil ? 32 : 0)
     }
 
-    /// ` WHERE …` for a query shape, in the order ``bind(_:_:orAccount:)`` binds the fields; with `eitherAccount`,
-    /// the account is one of two.
-    static func whereClause(shape: Int, eitherAccount: Bool = false) -> String {
+    /// ` WHERE …` for a query shape, in the order ``bind(_:_:orAccount:)`` binds the fields.
+    static func whereClause(shape: Int) -> String {
         let columns = ["class", "svce", "acct", "agrp", "crtr", "sync"]
-        let clauses = columns.indices.filter { shape & (1 << $0) != 0 }.map {
-            eitherAccount && columns[$0] == "acct" ? "acct IN (?, ?)" : "\(columns[$0]) = ?"
-        }
+        let clauses = columns.indices.filter { shape & (1 << $0) != 0 }.map { "\(columns[$0]) = ?" }
         return clauses.isEmpty ? "" : " WHERE " + clauses.joined(separator: " AND ")
     }
 
@@ -154,9 +151,12 @@ extension SQLiteKeychainDatabase {
     static let selectSQL = (0..<64).map {
         SQL("SELECT \(StoreSchema.attributeColumns) FROM items" + whereClause(shape: $0))
     }
-    /// The SELECTs of ``selectSQL`` with the account one of two (used for shapes with an account).
+    /// Each SELECT of ``selectSQL`` twice, `UNION ALL`: the second for another account (used for shapes with an
+    /// account). Two seeks of the primary-key index in one statement; `acct IN (?, ?)` would build a temporary
+    /// table of the two accounts each time.
     static let selectEitherAccountSQL = (0..<64).map {
-        SQL("SELECT \(StoreSchema.attributeColumns) FROM items" + whereClause(shape: $0, eitherAccount: true))
+        let select = "SELECT \(StoreSchema.attributeColumns) FROM items" + whereClause(shape: $0)
+        return SQL(select + " UNION ALL " + select)
     }
     static let accountsSQL = (0..<64).map { SQL("SELECT acct FROM items" + whereClause(shape: $0)) }
     static let deleteSQL = (0..<64).map { SQL("DELETE FROM items" + whereClause(shape: $0)) }
@@ -182,23 +182,24 @@ extension SQLiteKeychainDatabase {
         try statement.bind(first + 10, key.path)
     }
 
-    /// Binds the set fields of `query` in the order the WHERE clauses were built; with `other`, a second account
-    /// right after the first (``whereClause(shape:eitherAccount:)``).
+    /// Binds the set fields of `query` in the order the WHERE clauses were built; with `other`, all of them again
+    /// with `other` as the account (``selectEitherAccountSQL``).
     func bind(_ statement: Statement, _ query: ItemQuery, orAccount other: String? = nil) throws(SQLiteError) {
         var index: Int32 = 1
         func next() -> Int32 {
             defer { index += 1 }
             return index
         }
-        if let itemClass = query.itemClass { try statement.bind(next(), itemClass.rawValue) }
-        if let service = query.service { try statement.bind(next(), service) }
-        if let account = query.account {
-            try statement.bind(next(), account)
-            if let other { try statement.bind(next(), other) }
+        func fields(account: String?) throws(SQLiteError) {
+            if let itemClass = query.itemClass { try statement.bind(next(), itemClass.rawValue) }
+            if let service = query.service { try statement.bind(next(), service) }
+            if let account { try statement.bind(next(), account) }
+            if let accessGroup = query.accessGroup { try statement.bind(next(), accessGroup) }
+            if let creator = query.creator { try statement.bind(next(), Int64(creator)) }
+            if let synchronizable = query.synchronizable { try statement.bind(next(), Int64(synchronizable ? 1 : 0)) }
         }
-        if let accessGroup = query.accessGroup { try statement.bind(next(), accessGroup) }
-        if let creator = query.creator { try statement.bind(next(), Int64(creator)) }
-        if let synchronizable = query.synchronizable { try statement.bind(next(), Int64(synchronizable ? 1 : 0)) }
+        try fields(account: query.account)
+        if let other { try fields(account: other) }
     }
 
     func attributes(of row: Statement, from c: Int32) throws(DatabaseError) -> ItemAttributes {

@@ -134,7 +134,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
         }
     }
 
-    /// The attributes of the items that match `query` or match it with `account`: one SELECT (`acct IN (?, ?)`).
+    /// The attributes of the items that match `query` or match it with `account`: one statement.
     public func attributes(
         matching query: ItemQuery, orAccount account: String
     ) throws(DatabaseError)
