@@ -42,6 +42,15 @@ extension Keychain {
         return try write(key, Self.utf8(value), encoding: .string, label: options.label, options, expecting: expecting)
     }
 
+    /// ``setItem(_:_:_:expecting:)`` of a string given as its UTF-8 bytes (as a dump holds it), without making a
+    /// String of it: refused as that call refuses a string, and when the bytes are not UTF-8.
+    package func setItem(
+        _ key: String, utf8 value: Data, _ options: SetOptions, expecting: ExpectedHolder
+    ) throws(KeychainError) -> Bool {
+        try Validation.storedText(value, "value")
+        return try write(key, value, encoding: .string, label: options.label, options, expecting: expecting)
+    }
+
     /// ``setBytes(_:_:_:)`` if the key still holds `expecting`; false, with nothing written, when it does not.
     package func setBytes(
         _ key: String, _ value: Data, _ options: SetOptions, expecting: ExpectedHolder

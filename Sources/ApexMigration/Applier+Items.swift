@@ -79,10 +79,7 @@ extension Applier {
                     synchronizable: options.synchronizable, android: options.android),
                 expecting: expecting)
         case (.value(let data), .string):
-            guard let text = String(validating: data, as: UTF8.self) else {
-                throw KeychainError(.INVALID_ARGUMENT, "the value of '\(target.key)' is not UTF-8")
-            }
-            return try keychain.setItem(target.key, text, target.options, expecting: expecting)
+            return try keychain.setItem(target.key, utf8: data, target.options, expecting: expecting)
         case (.value(let data), .bytes):
             return try keychain.setBytes(target.key, data, target.options, expecting: expecting)
         default:

@@ -188,6 +188,43 @@ struct StorageModelTests {
         #expect(try await kc.getBytes("k") == Data([0x61, 0xFF, 0xC3]))
     }
 
+    @Test(
+        "a string written as its UTF-8 bytes is stored as setItem stores it, and bytes that are not UTF-8 or hold U+0000 are refused with nothing written",
+        arguments: DatabaseKind.allCases)
+    func stringFromUTF8Bytes(kind: DatabaseKind) async throws {
+        let f = try Fixture(kind)
+        let kc = try f.keychain()
+        let valid: [[UInt8]] = [
+            [], Array("token-123".utf8), Array("café ☕️ 𝄞".utf8), [0xEF, 0xBF, 0xBF], [0xF4, 0x8F, 0xBF, 0xBF],
+        ]
+        let invalid: [[UInt8]] = [
+            [0xC0, 0x80], [0xED, 0xA0, 0x80], [0xE2, 0x82], [0xF4, 0x90, 0x80, 0x80], [0x61, 0xFF], [0x80],
+            [0x61, 0x00, 0x62],
+        ]
+        for (index, bytes) in valid.enumerated() {
+            #expect(try kc.setItem("v\(index)", utf8: Data(bytes), SetOptions(), expecting: .absent))
+            let text = try #require(String(validating: bytes, as: UTF8.self))
+            #expect(try await kc.getItem("v\(index)") == text)
+            #expect(try await kc.getBytes("v\(index)") == Data(bytes))
+        }
+        for (index, bytes) in invalid.enumerated() {
+            #expect(
+                await errorCode { _ = try kc.setItem("i\(index)", utf8: Data(bytes), SetOptions(), expecting: .absent) }
+                    == .INVALID_ARGUMENT, "\(bytes)")
+            #expect(try await kc.hasItem("i\(index)") == false)
+        }
+        // Random bytes: refused exactly when Swift's own UTF-8 validation (or the U+0000 rule) refuses them.
+        var generator = SystemRandomNumberGenerator()
+        for index in 0..<300 {
+            let bytes = (0..<Int.random(in: 1...6, using: &generator)).map { _ in
+                UInt8.random(in: 0...255, using: &generator)
+            }
+            let accepted = String(validating: bytes, as: UTF8.self) != nil && !bytes.contains(0)
+            let written = (try? kc.setItem("r\(index)", utf8: Data(bytes), SetOptions(), expecting: .absent)) == true
+            #expect(written == accepted, "\(bytes)")
+        }
+    }
+
     // MARK: Missing items
 
     @Test("reads return nil only when there is no item", arguments: DatabaseKind.allCases)

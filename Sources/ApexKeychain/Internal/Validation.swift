@@ -1,3 +1,5 @@
+import Foundation
+
 /// The argument rules of the storage model, shared by every call.
 enum Validation {
     /// The longest authValidity, in seconds.
@@ -16,6 +18,16 @@ enum Validation {
     /// A stored string (value, label, username, password): no U+0000. Names the field, never the content.
     static func storedString(_ value: String, _ what: String) throws(KeychainError) {
         if value.utf8.contains(0) { throw .invalid("\(what) must not contain U+0000") }
+    }
+
+    /// A stored string given as bytes: UTF-8 (ASCII is told at once) without U+0000. Names the field, never the
+    /// content.
+    static func storedText(_ value: Data, _ what: String) throws(KeychainError) {
+        let utf8 = value.withUnsafeBytes { raw in
+            raw.allSatisfy { $0 < 0x80 } || String(validating: raw, as: UTF8.self) != nil
+        }
+        guard utf8 else { throw .invalid("\(what) is not UTF-8") }
+        if value.contains(0) { throw .invalid("\(what) must not contain U+0000") }
     }
 
     /// The combinations the storage model forbids.
