@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// One service's items in a ``KeychainDatabase``, protected as the ``Device`` can protect them.
 ///
@@ -27,8 +26,6 @@ public final class Keychain: Sendable {
     let context: DeviceContext
     /// Whether the app may use ``accessGroup`` (iOS entitlement); when not, every call fails.
     let entitled: Bool
-    /// The metadata of the last write and its encoding: the writes of a migration mostly share it.
-    let lastMetadata = Mutex<(metadata: ItemMetadata, encoded: Data)?>(nil)
 
     /// Opens the keychain of a service.
     /// - Parameters:

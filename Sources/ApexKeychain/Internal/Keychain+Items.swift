@@ -103,7 +103,7 @@ extension Keychain {
         var item = KeychainItem(
             attributes: ItemAttributes(
                 itemClass: .genericPassword, service: service, account: key, accessGroup: accessGroup,
-                creator: apexCreator, label: label, generic: encoded(metadata),
+                creator: apexCreator, label: label, generic: metadata.encoded(),
                 protectionDomain: protection.accessible.protectionDomain,
                 accessControl: protection.accessControl.flags, synchronizable: protection.synchronizable,
                 createdAt: state.now, modifiedAt: state.now),
@@ -137,14 +137,6 @@ extension Keychain {
                 return true
             }
         }
-    }
-
-    /// `metadata.encoded()`, kept for the next write with the same metadata.
-    func encoded(_ metadata: ItemMetadata) -> Data {
-        if let hit = lastMetadata.withLock({ $0?.metadata == metadata ? $0?.encoded : nil }) { return hit }
-        let encoded = metadata.encoded()
-        lastMetadata.withLock { $0 = (metadata, encoded) }
-        return encoded
     }
 
     /// Finds the item under `key` and settles a staged write left behind, returning the item now in place.

@@ -23,11 +23,11 @@ enum Validation {
     /// A stored string given as bytes: UTF-8 (ASCII is told at once) without U+0000. Names the field, never the
     /// content.
     static func storedText(_ value: Data, _ what: String) throws(KeychainError) {
-        let utf8 = value.withUnsafeBytes { raw in
-            raw.allSatisfy { $0 < 0x80 } || String(validating: raw, as: UTF8.self) != nil
+        let (utf8, nul) = value.withUnsafeBytes { raw in
+            (raw.allSatisfy { $0 < 0x80 } || String(validating: raw, as: UTF8.self) != nil, raw.contains(0))
         }
         guard utf8 else { throw .invalid("\(what) is not UTF-8") }
-        if value.contains(0) { throw .invalid("\(what) must not contain U+0000") }
+        if nul { throw .invalid("\(what) must not contain U+0000") }
     }
 
     /// The combinations the storage model forbids.
