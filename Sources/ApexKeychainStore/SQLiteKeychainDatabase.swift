@@ -119,19 +119,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
 
     /// The attributes of every matching item; never reads a value.
     public func attributes(matching query: ItemQuery) throws(DatabaseError) -> [ItemAttributes] {
-        try locked { () throws(DatabaseError) in
-            let statement = try sql { () throws(SQLiteError) in
-                try connection.statement(Self.selectSQL[Self.shape(query)])
-            }
-            try sql { () throws(SQLiteError) in try bind(statement, query) }
-            do {
-                return try statement.allRows { row in try attributes(of: row, from: 0) }
-            } catch let error as SQLiteError {
-                throw databaseError(error)
-            } catch {
-                throw error as? DatabaseError ?? DatabaseError(.io, "\(url.path): \(error)")
-            }
-        }
+        try attributeRows(Self.selectSQL[Self.shape(query)], query, orAccount: nil)
     }
 
     /// The attributes of the items that match `query` or match it with `account`: one statement.
@@ -143,10 +131,15 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
         guard let first = query.account, !ExactText.equal(first, account) else {
             return try attributes(matching: query)
         }
-        return try locked { () throws(DatabaseError) in
-            let statement = try sql { () throws(SQLiteError) in
-                try connection.statement(Self.selectEitherAccountSQL[Self.shape(query)])
-            }
+        return try attributeRows(Self.selectEitherAccountSQL[Self.shape(query)], query, orAccount: account)
+    }
+
+    /// The rows of a SELECT of ``StoreSchema/attributeColumns`` bound with `query` (and `account`), as attributes.
+    private func attributeRows(
+        _ select: SQL, _ query: ItemQuery, orAccount account: String?
+    ) throws(DatabaseError) -> [ItemAttributes] {
+        try locked { () throws(DatabaseError) in
+            let statement = try sql { () throws(SQLiteError) in try connection.statement(select) }
             try sql { () throws(SQLiteError) in try bind(statement, query, orAccount: account) }
             do {
                 return try statement.allRows { row in try attributes(of: row, from: 0) }
