@@ -100,7 +100,8 @@ extension Keychain {
             enrolledSet: protection.accessControl.isBoundToCurrentSet ? state.enrolledSet : nil,
             stateHash: protection.accessControl.isBoundToCurrentSet ? state.biometryStateHash : nil,
             osMajor: state.platform.majorVersion, securityLevel: outcome.securityLevel)
-        var item = KeychainItem(
+        // A constant: the closures below borrow it, where a captured variable would be copied to each call.
+        let item = KeychainItem(
             attributes: ItemAttributes(
                 itemClass: .genericPassword, service: service, account: key, accessGroup: accessGroup,
                 creator: apexCreator, label: label, generic: metadata.encoded(),
@@ -117,17 +118,18 @@ extension Keychain {
                     try database.add(item)
                     return true
                 }
-                item.attributes.createdAt = current.createdAt
+                var replacement = item
+                replacement.attributes.createdAt = current.createdAt
                 if protection.accessControl == .none {
                     do {
-                        try database.replace(current.primaryKey, with: item)
+                        try database.replace(current.primaryKey, with: replacement)
                         return true
                     } catch let error as DatabaseError where error.status == .interactionNotAllowed {
                         // The old item is locked away and the failed replace changed nothing: stage instead.
                     }
                 }
                 // Three writes, undone together when one fails (the store keeps other writers out already).
-                var staged = item
+                var staged = replacement
                 staged.attributes.account = Self.stagingAccount(key)
                 try database.atomically {
                     try database.add(staged)
