@@ -99,3 +99,50 @@ extension SealingTests {
         await expectDamaged(try keychain(try store.open()), "a", notMentioning: ["first", "second"])
     }
 }
+
+/// The bytes a value is sealed against are the store's format: every store written so far opens only if they stay
+/// exactly these. Built here by hand from the layout (binding 2), field by field.
+@Suite("Sealed rows' associated data")
+struct AssociatedDataLayoutTests {
+    /// A field: its length as 4 bytes, most significant first, then its bytes.
+    static func field(_ bytes: [UInt8]) -> [UInt8] {
+        let count = UInt32(bytes.count)
+        return [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: count >> $0) } + bytes
+    }
+
+    static func field(_ text: String) -> [UInt8] { field(Array(text.utf8)) }
+
+    /// A date as the 8 bytes of its IEEE 754 number, most significant first.
+    static func number(_ value: Double) -> [UInt8] {
+        let bits = value.bitPattern
+        return stride(from: 56, through: 0, by: -8).map { UInt8(truncatingIfNeeded: bits >> UInt64($0)) }
+    }
+
+    @Test("binding 2: tag, identity, protection, creator, label, generic and dates, each as the layout says")
+    func wholeRowLayout() {
+        let created = Date(timeIntervalSince1970: 1_767_225_600.25)
+        let modified = Date(timeIntervalSince1970: 1_767_312_000.5)
+        let full = ItemAttributes(
+            itemClass: .internetPassword, service: "svc", account: "caf\u{E9}", accessGroup: "G.app",
+            creator: 0x4170_784B,
+            label: "ann", generic: Data([0x00, 0xFF, 0x61]), protectionDomain: .cku, accessControl: [.biometryAny],
+            synchronizable: false, createdAt: created, modifiedAt: modified, server: "example.com",
+            securityDomain: "realm", protocolCode: "htps", authenticationType: "dflt", port: 8443, path: "/a")
+        var expected = Array("apxk-item-v2".utf8)
+        for text in ["inet", "svc", "caf\u{E9}", "G.app", "0", "example.com", "realm", "htps", "dflt", "8443", "/a"] {
+            expected += Self.field(text)
+        }
+        expected += Self.field("cku") + Self.field("2") + Self.field("1097889867")
+        expected += [1] + Self.field("ann") + [1] + Self.field([0x00, 0xFF, 0x61])
+        expected += Self.number(created.timeIntervalSince1970) + Self.number(modified.timeIntervalSince1970)
+        #expect(SQLiteKeychainDatabase.associatedData(of: full) == expected)
+
+        // No creator, no label, no generic, synchronizable, no internet fields, dates at zero.
+        let bare = ItemAttributes(service: "s", account: "k", accessGroup: "g", synchronizable: true)
+        var expectedBare = Array("apxk-item-v2".utf8)
+        for text in ["genp", "s", "k", "g", "1", "", "", "", "", "0", ""] { expectedBare += Self.field(text) }
+        expectedBare += Self.field("ak") + Self.field("0") + Self.field("-") + [0] + [0]
+        expectedBare += Self.number(0) + Self.number(0)
+        #expect(SQLiteKeychainDatabase.associatedData(of: bare) == expectedBare)
+    }
+}
