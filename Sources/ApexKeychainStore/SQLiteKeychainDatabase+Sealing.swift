@@ -90,7 +90,17 @@ private struct FieldWriter {
     init(capacity: Int) { bytes.reserveCapacity(capacity) }
 
     mutating func length(_ count: Int) {
-        withUnsafeBytes(of: UInt32(truncatingIfNeeded: count).bigEndian) { bytes.append(contentsOf: $0) }
+        append(bigEndian: UInt64(UInt32(truncatingIfNeeded: count)), bytes: 4)
+    }
+
+    /// The low `count` bytes of `value`, most significant first (one append each: appending a raw buffer of four
+    /// or eight bytes goes through the generic path).
+    private mutating func append(bigEndian value: UInt64, bytes count: Int) {
+        var shift = 8 * (count - 1)
+        while shift >= 0 {
+            bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+            shift -= 8
+        }
     }
 
     mutating func field(_ text: String) {
@@ -103,7 +113,9 @@ private struct FieldWriter {
 
     mutating func field(_ raw: UnsafeRawBufferPointer) {
         length(raw.count)
-        bytes.append(contentsOf: raw)
+        guard raw.count > 0 else { return }
+        // As bytes: the copy of a typed buffer is one memcpy.
+        bytes.append(contentsOf: raw.assumingMemoryBound(to: UInt8.self))
     }
 
     /// A number as its decimal digits, as `String(n)` writes them.
@@ -136,7 +148,7 @@ private struct FieldWriter {
 
     /// A date column's number, as its 8 IEEE 754 bytes (big-endian); -0 is written as 0, as SQLite keeps it.
     mutating func number(_ value: Double) {
-        withUnsafeBytes(of: (value == 0 ? 0 : value).bitPattern.bigEndian) { bytes.append(contentsOf: $0) }
+        append(bigEndian: (value == 0 ? 0 : value).bitPattern, bytes: 8)
     }
 }
 
