@@ -204,14 +204,8 @@ extension SQLiteKeychainDatabase {
 
     func attributes(of row: Statement, from c: Int32) throws(DatabaseError) -> ItemAttributes {
         func at(_ column: ItemColumn) -> Int32 { column.offset(from: c) }
-        /// The case whose raw value is the column's bytes (no String made to look it up).
-        func named<Value: RawRepresentable & CaseIterable>(_ column: ItemColumn, _: Value.Type) -> Value?
-        where Value.RawValue == String {
-            guard !row.isNull(at(column)) else { return nil }
-            return row.withBytes(at(column)) { bytes in Value.allCases.first { $0.rawValue.utf8.elementsEqual(bytes) } }
-        }
-        guard let itemClass = named(.itemClass, ItemClass.self),
-            let domain = named(.protectionDomain, ProtectionDomain.self),
+        guard let itemClass = row.withBytes(at(.itemClass), { ExactText.named($0, as: ItemClass.self) }),
+            let domain = row.withBytes(at(.protectionDomain), { ExactText.named($0, as: ProtectionDomain.self) }),
             let service = row.string(at(.service)), let account = row.string(at(.account)),
             let group = row.string(at(.accessGroup))
         else {

@@ -185,6 +185,14 @@ package enum ExactText {
         }
     }
 
+    /// The case of `Value` whose raw value is exactly `bytes` (UTF-8), found without making a String of them.
+    @inlinable
+    package static func named<Value: RawRepresentable & CaseIterable>(
+        _ bytes: UnsafeRawBufferPointer, as _: Value.Type = Value.self
+    ) -> Value? where Value.RawValue == String {
+        Value.allCases.first { $0.rawValue.utf8.elementsEqual(bytes) }
+    }
+
     /// Whether `a` and `b` are both nil, or the same UTF-8 bytes.
     package static func equal(_ a: String?, _ b: String?) -> Bool {
         switch (a, b) {

@@ -105,11 +105,7 @@ struct ItemMetadata: Equatable, Sendable {
                 guard let eq = bytes[start..<end].firstIndex(of: UInt8(ascii: "=")) else { return false }
                 let name = bytes[start..<eq]
                 let value = bytes[(eq + 1)..<end]
-                /// The case whose raw value is exactly these bytes (no String made for the value).
-                func named<Value: RawRepresentable & CaseIterable>(_: Value.Type) -> Value?
-                where Value.RawValue == String {
-                    Value.allCases.first { $0.rawValue.utf8.elementsEqual(value) }
-                }
+                let valueBytes = UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: value))
                 func number() -> Int? {
                     guard !value.isEmpty, value.count <= 10 else { return nil }
                     var n = 0
@@ -119,10 +115,10 @@ struct ItemMetadata: Equatable, Sendable {
                     }
                     return n
                 }
-                switch Field(name) {
+                switch ExactText.named(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: name)), as: Field.self) {
                 case .apx: version = number()
-                case .enc: encoding = named(Encoding.self)
-                case .ac: accessControl = named(AccessControl.self)
+                case .enc: encoding = ExactText.named(valueBytes, as: Encoding.self)
+                case .ac: accessControl = ExactText.named(valueBytes, as: AccessControl.self)
                 case .av: authValidity = number()
                 case .lbl:
                     hasLabel =
@@ -139,7 +135,7 @@ struct ItemMetadata: Equatable, Sendable {
                     else { return false }
                     hash = reported
                 case .sl:
-                    guard let parsed = named(HardwareSecurityLevel.self) else { return false }
+                    guard let parsed = ExactText.named(valueBytes, as: HardwareSecurityLevel.self) else { return false }
                     level = parsed
                 case nil: break
                 }
@@ -169,35 +165,9 @@ struct ItemMetadata: Equatable, Sendable {
         self.securityLevel = securityLevel
     }
 
-    /// The fields the format names, told by their name's bytes (no String made for a name).
-    private enum Field: CaseIterable {
+    /// The fields the format names (a name it does not know is skipped, for later versions).
+    private enum Field: String, CaseIterable {
         case apx, enc, ac, av, lbl, os, bio, bh, sl
-
-        var name: StaticString {
-            switch self {
-            case .apx: "apx"
-            case .enc: "enc"
-            case .ac: "ac"
-            case .av: "av"
-            case .lbl: "lbl"
-            case .os: "os"
-            case .bio: "bio"
-            case .bh: "bh"
-            case .sl: "sl"
-            }
-        }
-
-        /// The field named `bytes`; nil for a name the format does not know (ignored, for later versions).
-        init?(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) {
-            for field in Self.allCases {
-                let matches = field.name.withUTF8Buffer { $0.elementsEqual(bytes) }
-                if matches {
-                    self = field
-                    return
-                }
-            }
-            return nil
-        }
     }
 
     private static func bytes(hex: Slice<UnsafeBufferPointer<UInt8>>) -> [UInt8]? {
