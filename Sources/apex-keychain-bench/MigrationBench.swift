@@ -129,12 +129,15 @@ enum MigrationBench {
         try readFloor(scenario.floor, path: path)
         let read = Stage(seconds: readSeconds, floorSeconds: Clock.seconds(since: started), peakMiB: readPeak)
 
-        // The target store.
+        // The target store, new for each round of the real run, and the migration of the dumps into it.
+        func newTarget(_ url: URL) throws -> (SQLiteKeychainDatabase, Migration) {
+            let store = try SQLiteKeychainDatabase.create(
+                at: url, key: .keyFile(SQLiteKeychainDatabase.defaultKeyFile(for: url)), device: scenario.profile)
+            let target = MigrationTarget(database: store, device: store.makeDevice(passcode: .none))
+            return (store, Migration(importers: [scenario.importer], source: .dumps(dumps), target: target))
+        }
         let storeURL = folder.appendingPathComponent("\(name).store")
-        let keyFile = SQLiteKeychainDatabase.defaultKeyFile(for: storeURL)
-        let database = try SQLiteKeychainDatabase.create(at: storeURL, key: .keyFile(keyFile), device: scenario.profile)
-        let target = MigrationTarget(database: database, device: database.makeDevice(passcode: .none))
-        let migration = Migration(importers: [scenario.importer], source: .dumps(dumps), target: target)
+        let (database, migration) = try newTarget(storeURL)
 
         // The importer's share of the plan: mapping every item, before any look-up in the target.
         started = Clock.nanoseconds()
@@ -182,11 +185,7 @@ enum MigrationBench {
                     cli.append("CLI --format \(style) \(format(seconds * 1000, decimals: 0)) ms")
                 }
             }
-            for suffix in ["", "-wal", "-shm"] {
-                try? FileManager.default.removeItem(atPath: storeURL.path + suffix)
-                try? FileManager.default.removeItem(atPath: floor.path + suffix)
-            }
-            try? FileManager.default.removeItem(at: keyFile)
+            remove(store: storeURL, floor: floor.path)
             printStages(
                 scenario, size: size,
                 [
@@ -211,11 +210,7 @@ enum MigrationBench {
                     floor: floor, startUp: true)
             } else {
                 let url = folder.appendingPathComponent("\(name)-\(index).store")
-                let store = try SQLiteKeychainDatabase.create(
-                    at: url, key: .keyFile(SQLiteKeychainDatabase.defaultKeyFile(for: url)), device: scenario.profile)
-                let again = Migration(
-                    importers: [scenario.importer], source: .dumps(dumps),
-                    target: MigrationTarget(database: store, device: store.makeDevice(passcode: .none)))
+                let (store, again) = try newTarget(url)
                 let floorAgain = try BulkFloor(
                     path: folder.appendingPathComponent("\(name)-\(index).floor.sqlite").path)
                 round = try await runRound(
