@@ -63,11 +63,11 @@ package enum Sodium {
     /// nonce ‖ ciphertext ‖ tag, with a fresh random nonce.
     package static func seal(_ plaintext: Data, key: SecretKey, associatedData: [UInt8]) -> Data {
         ready()
-        let nonce = randomBytes(nonceLength)
         var out = Data(count: nonceLength + plaintext.count + tagLength)
         out.withUnsafeMutableBytes { outBuffer in
             let base = outBuffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            nonce.withUnsafeBufferPointer { base.update(from: $0.baseAddress!, count: nonceLength) }
+            // The nonce is drawn straight into its place at the front.
+            randombytes_buf(base, nonceLength)
             var written: UInt64 = 0
             plaintext.withUnsafeBytes { message in
                 key.withBytes { keyBytes in

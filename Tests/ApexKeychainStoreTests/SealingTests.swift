@@ -138,6 +138,17 @@ struct SealingTests {
         }
     }
 
+    @Test("every sealed value has a fresh random nonce: the same value sealed 64 times shares no nonce")
+    func freshNonces() async throws {
+        try await populate((0..<64).map { ("k\($0)", "same value") })
+        let nonces = try store.raw().rows("SELECT hex(substr(data, 1, 24)) FROM items").map { $0[0] ?? "" }
+        #expect(nonces.count == 64)
+        #expect(Set(nonces).count == 64, "two values were sealed with the same nonce")
+        #expect(!nonces.contains(String(repeating: "0", count: 48)), "a nonce was left zero")
+        let db = try store.open()
+        for index in [0, 63] { #expect(try await keychain(db).getItem("k\(index)") == "same value") }
+    }
+
     // MARK: Tampering with the file
 
     /// Writes `items` (key → value) with `service`'s keychain on a new store, and closes it.
