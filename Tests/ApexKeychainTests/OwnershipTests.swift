@@ -182,6 +182,44 @@ struct OwnershipTests {
     }
 
     @Test(
+        "each write's metadata is its own, whatever the write before it: label, encoding, protection, biometrics, OS",
+        arguments: DatabaseKind.allCases)
+    func metadataOfEachWrite(kind: DatabaseKind) async throws {
+        let device = SimulatedDevice(platform: .iOS(major: 17))
+        let f = try Fixture(kind, device: device)
+        let kc = try f.keychain()
+        let plain = "apx=1;enc=s;ac=none;av=0;lbl=0;os=17"
+        try await kc.setItem("p1", "v")
+        try await kc.setItem("l1", "v", SetOptions(label: "l"))
+        try await kc.setItem("p2", "v")
+        try await kc.setBytes("b1", Data([1]))
+        try await kc.setItem("w1", "v", SetOptions(accessControl: .passcode, authValidity: 5))
+        try await kc.setItem("w2", "v", SetOptions(accessControl: .passcode, authValidity: 6))
+        try await kc.setItem("c1", "v", SetOptions(accessControl: .biometryCurrentSet))
+        let first = try #require(device.state().enrolledSet)
+        let firstHash = try #require(device.state().biometryStateHash)
+        device.enrollBiometrics()
+        let second = try #require(device.state().enrolledSet)
+        let secondHash = try #require(device.state().biometryStateHash)
+        try #require(first != second && firstHash != secondHash)
+        try await kc.setItem("c2", "v", SetOptions(accessControl: .biometryCurrentSet))
+        device.upgradeOS(to: .iOS(major: 18))
+        try await kc.setItem("p3", "v")
+        func bound(_ set: String, _ hash: String) -> String {
+            "apx=1;enc=s;ac=biometryCurrentSet;av=0;lbl=0;os=17;bio=\(Self.hex(set));bh=\(Self.hex(hash))"
+        }
+        let expected = [
+            ("p1", plain), ("l1", "apx=1;enc=s;ac=none;av=0;lbl=1;os=17"), ("p2", plain),
+            ("b1", "apx=1;enc=b;ac=none;av=0;lbl=0;os=17"), ("w1", "apx=1;enc=s;ac=passcode;av=5;lbl=0;os=17"),
+            ("w2", "apx=1;enc=s;ac=passcode;av=6;lbl=0;os=17"), ("c1", bound(first, firstHash)),
+            ("c2", bound(second, secondHash)), ("p3", "apx=1;enc=s;ac=none;av=0;lbl=0;os=18"),
+        ]
+        for (key, text) in expected {
+            #expect(try String(decoding: #require(Self.item(f, key).generic), as: UTF8.self) == text, "\(key)")
+        }
+    }
+
+    @Test(
         "metadata is read field by field: unknown names (prefixes of known ones too) are skipped, a missing, extra-version or malformed field makes the item damaged",
         arguments: DatabaseKind.allCases)
     func metadataParsing(kind: DatabaseKind) async throws {

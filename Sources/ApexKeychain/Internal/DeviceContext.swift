@@ -1,7 +1,9 @@
+import Foundation
 import Synchronization
 
 /// What the package keeps per device object for as long as it lives, shared by every ``Keychain`` on it: the
-/// prompt queue and authValidity windows, the session whose install check passed, and the warnings given.
+/// prompt queue and authValidity windows, the session whose install check passed, the warnings given, and the
+/// last write's metadata bytes.
 final class DeviceContext: Sendable {
     private struct Entry: Sendable {
         weak var device: (any Device)?
@@ -27,6 +29,18 @@ final class DeviceContext: Sendable {
     /// The device session (launch and foreground) in which the install check last passed.
     let installCheckedSession = Mutex<String?>(nil)
     private let warned = Mutex<Set<KeychainWarning.Code>>([])
+    /// The metadata of the last write and its bytes: writes in a row (a migration's thousands) mostly keep the
+    /// same, and encoding it was about a fifteenth of a write.
+    private let lastMetadata = Mutex<(metadata: ItemMetadata, encoded: Data)?>(nil)
+
+    /// `metadata.encoded()`, the bytes kept from the last call when its metadata was the same.
+    func encoded(_ metadata: ItemMetadata) -> Data {
+        let kept = lastMetadata.withLock { last in last.flatMap { $0.metadata == metadata ? $0.encoded : nil } }
+        if let kept { return kept }
+        let encoded = metadata.encoded()
+        lastMetadata.withLock { $0 = (metadata, encoded) }
+        return encoded
+    }
 
     /// Gives `device` the warning `code` once for as long as this context lives.
     func warnOnce(_ device: any Device, _ code: KeychainWarning.Code, _ message: @autoclosure () -> String) {

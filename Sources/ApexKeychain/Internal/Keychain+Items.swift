@@ -104,7 +104,7 @@ extension Keychain {
         let item = KeychainItem(
             attributes: ItemAttributes(
                 itemClass: .genericPassword, service: service, account: key, accessGroup: accessGroup,
-                creator: apexCreator, label: label, generic: metadata.encoded(),
+                creator: apexCreator, label: label, generic: context.encoded(metadata),
                 protectionDomain: protection.accessible.protectionDomain,
                 accessControl: protection.accessControl.flags, synchronizable: protection.synchronizable,
                 createdAt: state.now, modifiedAt: state.now),
