@@ -61,16 +61,34 @@ enum MigrationBench {
         var seconds: Double
         var floorSeconds: Double
         var peakMiB: Double
+        /// The ratio to print, when it is not seconds / floorSeconds: the median of each round's ratio.
+        var ratio: Double? = nil
     }
 
-    static func run(sizes: [Int], only: String? = nil, dryRunOnly: Bool = false, runs: Int = 3) async throws {
+    /// A stage's time against its floor, round by round: each round's real run and its floor are measured one
+    /// after the other, so their ratio is taken per round, and its median reported with its range. This VM's
+    /// speed drifts from one second to the next (a round's three ratios move together, 1.0 to 1.95 × for the
+    /// same build), which a ratio of medians taken over different rounds would carry into the figure.
+    struct RoundRatios {
+        let values: [Double]
+        init(_ rounds: [Round], _ stage: (Round) -> Double, _ floor: (Round) -> Double) {
+            values = rounds.map { stage($0) / floor($0) }
+        }
+        var middle: Double { median(values) }
+        var range: String {
+            "\(format(values.min() ?? 0, decimals: 2))–\(format(values.max() ?? 0, decimals: 2))"
+        }
+    }
+
+    static func run(sizes: [Int], only: String? = nil, dryRunOnly: Bool = false, runs: Int = 5) async throws {
         let folder = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(
             "apex-migration-bench-\(getpid())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         print(
             "apex-keychain-bench migration: generated dumps into fresh stores (WAL, synchronous=FULL); the real run and "
-                + "its floor: medians of \(max(runs, 1)) rounds")
+                + "its floor: medians of \(max(runs, 1)) rounds; a ratio to a floor is the median of the rounds' own "
+                + "ratios, [their range]")
         print("")
         print(
             pad("source", 16, right: false) + pad("items", 8) + "  " + pad("stage", 7, right: false) + pad("ms", 10)
@@ -234,14 +252,27 @@ enum MigrationBench {
         let runSeconds = median(rounds.map(\.seconds))
         let (runCPU, floorCPU) = (median(rounds.map(\.cpu)), median(rounds.map(\.floorCPU)))
         let runPeak = rounds.map(\.peakMiB).max() ?? 0
+        let ratios = (
+            apply: RoundRatios(rounds, \.apply, \.bulk.apply), verify: RoundRatios(rounds, \.verify, \.bulk.verify),
+            ledger: RoundRatios(rounds, \.ledger, \.bulk.ledger), cpu: RoundRatios(rounds, \.cpu, \.floorCPU)
+        )
 
         let stages: [(String, Stage)] = [
             ("read", read),
             ("plan", Stage(seconds: planSeconds, floorSeconds: planFloor, peakMiB: planPeak)),
             (" import", Stage(seconds: importSeconds, floorSeconds: 0, peakMiB: planPeak)),
-            ("apply", Stage(seconds: timings.apply, floorSeconds: bulk.apply, peakMiB: runPeak)),
-            ("verify", Stage(seconds: timings.verify, floorSeconds: bulk.verify, peakMiB: runPeak)),
-            ("ledger", Stage(seconds: timings.ledger, floorSeconds: bulk.ledger, peakMiB: runPeak)),
+            (
+                "apply",
+                Stage(seconds: timings.apply, floorSeconds: bulk.apply, peakMiB: runPeak, ratio: ratios.apply.middle)
+            ),
+            (
+                "verify",
+                Stage(seconds: timings.verify, floorSeconds: bulk.verify, peakMiB: runPeak, ratio: ratios.verify.middle)
+            ),
+            (
+                "ledger",
+                Stage(seconds: timings.ledger, floorSeconds: bulk.ledger, peakMiB: runPeak, ratio: ratios.ledger.middle)
+            ),
         ]
         printStages(scenario, size: size, stages)
         let whole = read.seconds + runSeconds
@@ -249,19 +280,20 @@ enum MigrationBench {
         let dryRun = read.seconds + planSeconds + reportSeconds
         let cli = size >= 1000 ? try cliPair(path: path, profile: scenario.profile, folder: folder) : nil
         func verdict(_ ok: Bool, when applies: Bool = true) -> String { applies ? (ok ? " ok" : " SLOW") : "" }
-        func ratio(_ stage: Double, _ floor: Double, target: Double) -> String {
-            "\(format(stage / floor, decimals: 2)) × (≤ \(format(target, decimals: 1)))\(verdict(stage <= target * floor))"
+        func ratio(_ ratios: RoundRatios, target: Double) -> String {
+            "\(format(ratios.middle, decimals: 2)) × [\(ratios.range)] (≤ \(format(target, decimals: 1)))"
+                + verdict(ratios.middle <= target)
         }
         return [
             "\(pad(name, 22, right: false)) whole \(format(whole * 1000, decimals: 0)) ms"
                 + "\(verdict(whole < 10, when: size >= 100_000)) = \(format(whole / dryRun, decimals: 2)) × the dry run "
                 + "(\(format(dryRun * 1000, decimals: 1)) ms; ≤ 3)\(verdict(whole <= 3 * dryRun, when: size >= 20_000))"
                 + " = \(format(whole / bound, decimals: 2)) × (read, plan and bulk floors)",
-            "\(pad("", 22)) against the bulk floor: apply \(ratio(timings.apply, bulk.apply, target: 1.5)); verify "
-                + "\(ratio(timings.verify, bulk.verify, target: 2)); ledger \(ratio(timings.ledger, bulk.ledger, target: 2))",
+            "\(pad("", 22)) against the bulk floor: apply \(ratio(ratios.apply, target: 1.5)); verify "
+                + "\(ratio(ratios.verify, target: 2)); ledger \(ratio(ratios.ledger, target: 2))",
             "\(pad("", 22)) CPU time: the run \(format(runCPU * 1000, decimals: 0)) ms "
                 + "(\(format(runCPU / Double(size) * 1e6, decimals: 1)) µs an item, plan included), the bulk floor "
-                + "\(format(floorCPU * 1000, decimals: 0)) ms",
+                + "\(format(floorCPU * 1000, decimals: 0)) ms (\(format(ratios.cpu.middle, decimals: 2)) × [\(ratios.cpu.range)])",
             cli.map {
                 "\(pad("", 22)) CLI (median of \($0.rounds)): migrate \(format($0.run * 1000, decimals: 0)) ms = "
                     + "\(format($0.run / $0.dryRun, decimals: 2)) × migrate --dry-run "
@@ -349,7 +381,7 @@ enum MigrationBench {
                 pad(scenario.name, 16, right: false) + pad(String(size), 8) + "  " + pad(stage, 7, right: false)
                     + pad(format(m.seconds * 1000, decimals: 1), 10)
                     + pad(m.floorSeconds > 0 ? format(m.floorSeconds * 1000, decimals: 1) : "-", 10)
-                    + pad(m.floorSeconds > 0 ? format(m.seconds / m.floorSeconds, decimals: 2) : "-", 7)
+                    + pad(m.floorSeconds > 0 ? format(m.ratio ?? m.seconds / m.floorSeconds, decimals: 2) : "-", 7)
                     + pad(format(Double(size) / m.seconds, decimals: 0), 10) + pad(format(m.peakMiB, decimals: 1), 10))
         }
     }

@@ -79,7 +79,7 @@ if CommandLine.arguments.dropFirst().first == "migration" {
     var sizes = [1000, 20000, 100_000]
     var only: String?
     var dryRunOnly = false
-    var runs = 3
+    var runs = 5
     let usage =
         "usage: apex-keychain-bench migration [--quick | --sizes N,N,...] [--only SOURCE] [--dry-run] [--runs N]\n"
     while let argument = arguments.first {
