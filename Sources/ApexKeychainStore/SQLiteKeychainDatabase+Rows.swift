@@ -104,11 +104,15 @@ extension SQLiteKeychainDatabase {
     static let rowIDSQL = SQL("SELECT id FROM items WHERE \(StoreSchema.primaryKeyClause)")
     static let deleteKeySQL = SQL("DELETE FROM items WHERE \(StoreSchema.primaryKeyClause)")
 
-    /// The SELECT of a row's attributes, value and binding by primary key; `id` first with `withID`.
+    /// The SELECT of a row by primary key: its attributes, value and binding; `id` first with `withID`. The key's
+    /// own eleven columns are read as NULLs, which keeps every column at its ``ItemColumn`` offset: the reader
+    /// takes them from the key it looked up, which the row holds byte for byte (the WHERE compares each exactly),
+    /// and reading them again was a copy of eleven texts, most of them allocations, in every read of an item.
     static func rowSQL(sealColumn: String, withID: Bool) -> SQL {
-        SQL(
-            "SELECT \(withID ? "id, " : "")\(StoreSchema.attributeColumns), data, \(sealColumn) FROM items WHERE \(StoreSchema.primaryKeyClause)"
-        )
+        let columns = ItemColumn.allCases.prefix { $0 != .data }.map { $0.isKey ? "NULL" : $0.name }
+        return SQL(
+            "SELECT \(withID ? "id, " : "")\(columns.joined(separator: ", ")), data, \(sealColumn) FROM items WHERE "
+                + StoreSchema.primaryKeyClause)
     }
 
     func insert(_ item: KeychainItem) throws {
@@ -202,29 +206,49 @@ extension SQLiteKeychainDatabase {
         if let other { try fields(account: other) }
     }
 
-    func attributes(of row: Statement, from c: Int32) throws(DatabaseError) -> ItemAttributes {
+    /// The attributes of a row read as `StoreSchema.attributeColumns` from column `c`; with `key`, a row read by
+    /// ``rowSQL(sealColumn:withID:)``, whose primary key columns are `key`'s.
+    func attributes(
+        of row: Statement, from c: Int32, key: ItemAttributes.PrimaryKey? = nil
+    ) throws(DatabaseError) -> ItemAttributes {
         func at(_ column: ItemColumn) -> Int32 { column.offset(from: c) }
-        guard let itemClass = row.withBytes(at(.itemClass), { ExactText.named($0, as: ItemClass.self) }),
-            let domain = row.withBytes(at(.protectionDomain), { ExactText.named($0, as: ProtectionDomain.self) }),
-            let service = row.string(at(.service)), let account = row.string(at(.account)),
-            let group = row.string(at(.accessGroup))
+        guard let domain = row.withBytes(at(.protectionDomain), { ExactText.named($0, as: ProtectionDomain.self) })
         else {
             throw DatabaseError(.damaged, "\(url.path): a row has an unknown class or protection")
         }
-        func optional(_ column: ItemColumn) -> String? {
-            guard row.byteCount(at(column)) > 0 else { return nil }
-            return row.string(at(column))
+        var a: ItemAttributes
+        if let key {
+            func optional(_ text: String) -> String? { text.isEmpty ? nil : text }
+            a = ItemAttributes(
+                itemClass: key.itemClass, service: key.service, account: key.account, accessGroup: key.accessGroup,
+                synchronizable: key.synchronizable, server: optional(key.server),
+                securityDomain: optional(key.securityDomain), protocolCode: optional(key.protocolCode),
+                authenticationType: optional(key.authenticationType), port: key.port, path: optional(key.path))
+        } else {
+            guard let itemClass = row.withBytes(at(.itemClass), { ExactText.named($0, as: ItemClass.self) }),
+                let service = row.string(at(.service)), let account = row.string(at(.account)),
+                let group = row.string(at(.accessGroup))
+            else {
+                throw DatabaseError(.damaged, "\(url.path): a row has an unknown class or protection")
+            }
+            func optional(_ column: ItemColumn) -> String? {
+                guard row.byteCount(at(column)) > 0 else { return nil }
+                return row.string(at(column))
+            }
+            a = ItemAttributes(
+                itemClass: itemClass, service: service, account: account, accessGroup: group,
+                synchronizable: row.int64(at(.synchronizable)) != 0, server: optional(.server),
+                securityDomain: optional(.securityDomain), protocolCode: optional(.protocolCode),
+                authenticationType: optional(.authenticationType), port: Int(row.int64(at(.port))),
+                path: optional(.path))
         }
-        return ItemAttributes(
-            itemClass: itemClass, service: service, account: account, accessGroup: group,
-            creator: row.isNull(at(.creator)) ? nil : UInt32(truncatingIfNeeded: row.int64(at(.creator))),
-            label: row.isNull(at(.label)) ? nil : row.string(at(.label)) ?? "", generic: row.data(at(.generic)),
-            protectionDomain: domain,
-            accessControl: AccessControlFlags(rawValue: UInt32(truncatingIfNeeded: row.int64(at(.accessControl)))),
-            synchronizable: row.int64(at(.synchronizable)) != 0,
-            createdAt: Date(timeIntervalSince1970: row.double(at(.created))),
-            modifiedAt: Date(timeIntervalSince1970: row.double(at(.modified))), server: optional(.server),
-            securityDomain: optional(.securityDomain), protocolCode: optional(.protocolCode),
-            authenticationType: optional(.authenticationType), port: Int(row.int64(at(.port))), path: optional(.path))
+        a.creator = row.isNull(at(.creator)) ? nil : UInt32(truncatingIfNeeded: row.int64(at(.creator)))
+        a.label = row.isNull(at(.label)) ? nil : row.string(at(.label)) ?? ""
+        a.generic = row.data(at(.generic))
+        a.protectionDomain = domain
+        a.accessControl = AccessControlFlags(rawValue: UInt32(truncatingIfNeeded: row.int64(at(.accessControl))))
+        a.createdAt = Date(timeIntervalSince1970: row.double(at(.created)))
+        a.modifiedAt = Date(timeIntervalSince1970: row.double(at(.modified)))
+        return a
     }
 }

@@ -42,25 +42,30 @@ enum SealedRow {
         return out.bytes
     }
 
-    /// The associated data of a row read as `StoreSchema.attributeColumns`, `data`, then its binding, from
-    /// column `c`, under `binding`: the same bytes as ``associatedData(_:)`` of the attributes it was written
-    /// with, read straight from the columns.
-    static func associatedData(row: Statement, from c: Int32, _ binding: SealBinding) -> [UInt8] {
+    /// The associated data of a row read by ``SQLiteKeychainDatabase/rowSQL(sealColumn:withID:)`` from column
+    /// `c` (its primary key's columns are `key`'s), under `binding`: the same bytes as ``associatedData(_:)`` of
+    /// the attributes it was written with, the other columns read straight from the row.
+    static func associatedData(
+        row: Statement, from c: Int32, key: ItemAttributes.PrimaryKey, _ binding: SealBinding
+    ) -> [UInt8] {
         func at(_ column: ItemColumn) -> Int32 { column.offset(from: c) }
-        var out = FieldWriter(capacity: 256)
+        var out = FieldWriter(
+            capacity: 256 + key.service.utf8.count + key.account.utf8.count + key.accessGroup.utf8.count)
         switch binding {
         case .identity: out.bytes.append(contentsOf: "apxk-item-v1".utf8)
         case .wholeRow: out.bytes.append(contentsOf: "apxk-item-v2".utf8)
         }
-        for column: ItemColumn in [.itemClass, .service, .account, .accessGroup] {
-            row.withBytes(at(column)) { out.field($0) }
-        }
-        out.field(row.int64(at(.synchronizable)) != 0 ? "1" : "0")
-        for column: ItemColumn in [.server, .securityDomain, .protocolCode, .authenticationType] {
-            row.withBytes(at(column)) { out.field($0) }
-        }
-        out.field(row.int64(at(.port)))
-        row.withBytes(at(.path)) { out.field($0) }
+        out.field(key.itemClass.rawValue)
+        out.field(key.service)
+        out.field(key.account)
+        out.field(key.accessGroup)
+        out.field(key.synchronizable ? "1" : "0")
+        out.field(key.server)
+        out.field(key.securityDomain)
+        out.field(key.protocolCode)
+        out.field(key.authenticationType)
+        out.field(Int64(key.port))
+        out.field(key.path)
         row.withBytes(at(.protectionDomain)) { out.field($0) }
         out.field(Int64(UInt32(truncatingIfNeeded: row.int64(at(.accessControl)))))
         if row.isNull(at(.creator)) {
@@ -159,18 +164,20 @@ extension SQLiteKeychainDatabase {
         Sodium.seal(value, key: classKey(a.protectionDomain), associatedData: SealedRow.associatedData(a))
     }
 
-    /// The attributes and the opened value of a row read as `StoreSchema.attributeColumns`, `data`, then its
-    /// binding, from column `c`.
+    /// The attributes and the opened value of the row under `key`, read by ``rowSQL(sealColumn:withID:)`` from
+    /// column `c`.
     /// - Throws: `damaged` when the row's attributes are unknown or the value does not open under them.
-    func openRow(_ row: Statement, from c: Int32) throws(DatabaseError) -> (ItemAttributes, Data) {
-        let attributes = try attributes(of: row, from: c)
-        return (attributes, try openValue(row, from: c))
+    func openRow(
+        _ row: Statement, from c: Int32, key: ItemAttributes.PrimaryKey
+    ) throws(DatabaseError) -> (ItemAttributes, Data) {
+        let attributes = try attributes(of: row, from: c, key: key)
+        return (attributes, try openValue(row, from: c, key: key))
     }
 
-    /// The opened value of a row read as ``openRow(_:from:)`` reads it, its associated data taken straight from
-    /// the columns.
+    /// The opened value of a row read as ``openRow(_:from:key:)`` reads it, its associated data made of `key`
+    /// and the other columns as read.
     /// - Throws: `damaged` when the row's protection or binding is unknown or the value does not open.
-    func openValue(_ row: Statement, from c: Int32) throws(DatabaseError) -> Data {
+    func openValue(_ row: Statement, from c: Int32, key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Data {
         guard let binding = SealBinding(rawValue: row.int64(ItemColumn.seal.offset(from: c))) else {
             throw DatabaseError(.damaged, "\(url.path): a row has an unknown seal binding")
         }
@@ -181,7 +188,7 @@ extension SQLiteKeychainDatabase {
             throw DatabaseError(.damaged, "\(url.path): a row has an unknown class or protection")
         }
         let sealed = row.data(ItemColumn.data.offset(from: c)) ?? Data()
-        let associated = SealedRow.associatedData(row: row, from: c, binding)
+        let associated = SealedRow.associatedData(row: row, from: c, key: key, binding)
         guard let value = Sodium.open(sealed, key: classKey(domain), associatedData: associated) else {
             throw DatabaseError(
                 .damaged,

@@ -104,7 +104,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
             let select = try connection.statement(rowWithIDSQL)
             try bindPrimaryKey(select, key, from: 1)
             let found = try select.firstRow { row throws(SQLiteError) in
-                (row.int64(0), Result { () throws(DatabaseError) in try openRow(row, from: 1) })
+                (row.int64(0), Result { () throws(DatabaseError) in try openRow(row, from: 1, key: key) })
             }
             guard let (id, opened) = found else { throw DatabaseError(.itemNotFound, "no such item") }
             var (moved, value) = try opened.get()
@@ -174,7 +174,9 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
             }
             try sql { () throws(SQLiteError) in try bindPrimaryKey(select, key, from: 1) }
             let found = try sql { () throws(SQLiteError) in
-                try select.firstRow { row in Result { () throws(DatabaseError) in try openValue(row, from: 0) } }
+                try select.firstRow { row in
+                    Result { () throws(DatabaseError) in try openValue(row, from: 0, key: key) }
+                }
             }
             guard let found else { throw DatabaseError(.itemNotFound, "no such item") }
             return try found.get()
@@ -189,7 +191,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
             let found = try sql { () throws(SQLiteError) in
                 try select.firstRow { row in
                     Result { () throws(DatabaseError) in
-                        let (attributes, value) = try openRow(row, from: 0)
+                        let (attributes, value) = try openRow(row, from: 0, key: key)
                         return KeychainItem(attributes: attributes, value: value)
                     }
                 }

@@ -91,6 +91,9 @@ enum ItemColumn: Int32, CaseIterable {
         }
     }
 
+    /// Whether the column is one of the primary key's eleven.
+    var isKey: Bool { rawValue <= ItemColumn.path.rawValue }
+
     /// The column's offset in a row read from `base` (the offset of its first column).
     func offset(from base: Int32) -> Int32 { base + rawValue }
 

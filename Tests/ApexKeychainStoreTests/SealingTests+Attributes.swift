@@ -98,6 +98,38 @@ extension SealingTests {
         try tamper("UPDATE items SET labl = 'edited' WHERE acct = 'a'")
         await expectDamaged(try keychain(try store.open()), "a", notMentioning: ["first", "second"])
     }
+
+    @Test(
+        "a row read by its key (item, value, rename) has every attribute it was written with, an internet password's too, as a listing reads them"
+    )
+    func readByKey() throws {
+        let db = try store.create()
+        let internet = ItemAttributes(
+            itemClass: .internetPassword, service: "", account: "ü-user-with-a-long-name", accessGroup: "team.group",
+            creator: 0x7465_7374, label: "", generic: Data([0, 1, 2]), protectionDomain: .akpu,
+            accessControl: [.biometryCurrentSet, .devicePasscode], synchronizable: true,
+            createdAt: Date(timeIntervalSince1970: 1_767_225_600),
+            modifiedAt: Date(timeIntervalSince1970: 1_767_312_000),
+            server: "example.com", securityDomain: "realm", protocolCode: "htps", authenticationType: "dflt",
+            port: 8443,
+            path: "/login")
+        let generic = ItemAttributes(service: "s", account: "a", accessGroup: "g", protectionDomain: .ck)
+        for (a, value) in [(internet, Data("internet-value".utf8)), (generic, Data())] {
+            try db.add(KeychainItem(attributes: a, value: value))
+            let read = try #require(try db.item(for: a.primaryKey))
+            #expect(read.attributes == a)
+            #expect(read.value == value)
+            #expect(try db.value(for: a.primaryKey) == value)
+            #expect(try db.attributes(matching: ItemQuery()).filter { $0 == a }.count == 1)
+        }
+        try db.rename(internet.primaryKey, toAccount: "moved")
+        var moved = internet
+        moved.account = "moved"
+        let read = try #require(try db.item(for: moved.primaryKey))
+        #expect(read.attributes == moved && read.value == Data("internet-value".utf8))
+        #expect(try db.item(for: internet.primaryKey) == nil)
+        #expect(try db.attributes(matching: ItemQuery()).filter { $0 == moved }.count == 1)
+    }
 }
 
 /// The bytes a value is sealed against are the store's format: every store written so far opens only if they stay

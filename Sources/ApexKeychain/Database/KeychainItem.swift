@@ -190,7 +190,16 @@ package enum ExactText {
     package static func named<Value: RawRepresentable & CaseIterable>(
         _ bytes: UnsafeRawBufferPointer, as _: Value.Type = Value.self
     ) -> Value? where Value.RawValue == String {
-        Value.allCases.first { $0.rawValue.utf8.elementsEqual(bytes) }
+        for candidate in Value.allCases {
+            // The length first, then one memcmp of the raw value's own UTF-8 (a literal's, read in place): going
+            // through the UTF-8 view byte by byte was a tenth of every read of an item.
+            var raw = candidate.rawValue
+            guard raw.utf8.count == bytes.count else { continue }
+            if bytes.isEmpty || raw.withUTF8({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) {
+                return candidate
+            }
+        }
+        return nil
     }
 
     /// Whether `a` and `b` are both nil, or the same UTF-8 bytes.
