@@ -144,10 +144,13 @@ extension SQLiteKeychainDatabase {
             | (query.synchronizable != nil ? 32 : 0)
     }
 
-    /// ` WHERE …` for a query shape, in the order ``bind(_:_:orAccount:)`` binds the fields.
-    static func whereClause(shape: Int) -> String {
+    /// ` WHERE …` for a query shape, in the order ``bind(_:_:orAccount:)`` binds the fields; with `accountRange`,
+    /// the account between two bounds.
+    static func whereClause(shape: Int, accountRange: Bool = false) -> String {
         let columns = ["class", "svce", "acct", "agrp", "crtr", "sync"]
-        let clauses = columns.indices.filter { shape & (1 << $0) != 0 }.map { "\(columns[$0]) = ?" }
+        let clauses = columns.indices.filter { shape & (1 << $0) != 0 }.map {
+            accountRange && columns[$0] == "acct" ? "acct >= ? AND acct <= ?" : "\(columns[$0]) = ?"
+        }
         return clauses.isEmpty ? "" : " WHERE " + clauses.joined(separator: " AND ")
     }
 
@@ -161,6 +164,13 @@ extension SQLiteKeychainDatabase {
     static let selectEitherAccountSQL = (0..<64).map {
         let select = "SELECT \(StoreSchema.attributeColumns) FROM items" + whereClause(shape: $0)
         return SQL(select + " UNION ALL " + select)
+    }
+    /// Each SELECT of ``selectSQL`` for the accounts from one to another that it begins (a key and its staging
+    /// account): one range of the primary-key index, where the `UNION ALL` seeks twice and opens four cursors.
+    /// Every account in such a range begins with the first (bytes compare), so the range holds few others, if
+    /// any; the caller keeps only the two.
+    static let selectAccountRangeSQL = (0..<64).map {
+        SQL("SELECT \(StoreSchema.attributeColumns) FROM items" + whereClause(shape: $0, accountRange: true))
     }
     static let accountsSQL = (0..<64).map { SQL("SELECT acct FROM items" + whereClause(shape: $0)) }
     static let deleteSQL = (0..<64).map { SQL("DELETE FROM items" + whereClause(shape: $0)) }
@@ -187,8 +197,11 @@ extension SQLiteKeychainDatabase {
     }
 
     /// Binds the set fields of `query` in the order the WHERE clauses were built; with `other`, all of them again
-    /// with `other` as the account (``selectEitherAccountSQL``).
-    func bind(_ statement: Statement, _ query: ItemQuery, orAccount other: String? = nil) throws(SQLiteError) {
+    /// with `other` as the account (``selectEitherAccountSQL``); with `upper`, the account's upper bound after it
+    /// (``selectAccountRangeSQL``).
+    func bind(
+        _ statement: Statement, _ query: ItemQuery, orAccount other: String? = nil, upTo upper: String? = nil
+    ) throws(SQLiteError) {
         var index: Int32 = 1
         func next() -> Int32 {
             defer { index += 1 }
@@ -198,6 +211,7 @@ extension SQLiteKeychainDatabase {
             if let itemClass = query.itemClass { try statement.bind(next(), itemClass.rawValue) }
             if let service = query.service { try statement.bind(next(), service) }
             if let account { try statement.bind(next(), account) }
+            if let upper { try statement.bind(next(), upper) }
             if let accessGroup = query.accessGroup { try statement.bind(next(), accessGroup) }
             if let creator = query.creator { try statement.bind(next(), Int64(creator)) }
             if let synchronizable = query.synchronizable { try statement.bind(next(), Int64(synchronizable ? 1 : 0)) }

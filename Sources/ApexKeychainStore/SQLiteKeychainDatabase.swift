@@ -131,18 +131,32 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
         guard let first = query.account, !ExactText.equal(first, account) else {
             return try attributes(matching: query)
         }
-        return try attributeRows(Self.selectEitherAccountSQL[Self.shape(query)], query, orAccount: account)
+        // A key and its staging account: the one begins the other, and one range of the index holds both.
+        let (lower, upper) = first.utf8.count < account.utf8.count ? (first, account) : (account, first)
+        guard upper.utf8.starts(with: lower.utf8) else {
+            return try attributeRows(Self.selectEitherAccountSQL[Self.shape(query)], query, orAccount: account)
+        }
+        var range = query
+        range.account = lower
+        return try attributeRows(Self.selectAccountRangeSQL[Self.shape(query)], range, upTo: upper) { row in
+            row.withBytes(ItemColumn.account.offset(from: 0)) { found in
+                found.elementsEqual(lower.utf8) || found.elementsEqual(upper.utf8)
+            }
+        }
     }
 
-    /// The rows of a SELECT of ``StoreSchema/attributeColumns`` bound with `query` (and `account`), as attributes.
+    /// The rows of a SELECT of ``StoreSchema/attributeColumns`` bound with `query` (and `account`, or the
+    /// account's upper bound `upper`) for which `keep` holds, as attributes.
     private func attributeRows(
-        _ select: SQL, _ query: ItemQuery, orAccount account: String?
+        _ select: SQL, _ query: ItemQuery, orAccount account: String? = nil, upTo upper: String? = nil,
+        keep: (Statement) -> Bool = { _ in true }
     ) throws(DatabaseError) -> [ItemAttributes] {
         try locked { () throws(DatabaseError) in
             let statement = try sql { () throws(SQLiteError) in try connection.statement(select) }
-            try sql { () throws(SQLiteError) in try bind(statement, query, orAccount: account) }
+            try sql { () throws(SQLiteError) in try bind(statement, query, orAccount: account, upTo: upper) }
             do {
-                return try statement.allRows { row in try attributes(of: row, from: 0) }
+                return try statement.allRows { row in keep(row) ? try attributes(of: row, from: 0) : nil }
+                    .compactMap { $0 }
             } catch let error as SQLiteError {
                 throw databaseError(error)
             } catch {

@@ -123,11 +123,24 @@ struct InMemoryDatabaseTests {
         try db.add(Self.item("caf\u{E9}"))
         try db.add(Self.item("cafe\u{301}"))
         try db.add(Self.item("other"))
+        // Accounts that sort between a key and its staging account, or just past it, and the key in another group.
+        for decoy in ["k\u{0}", "k\u{0}a", "k\u{0}stagec", "k\u{0}staged\u{0}", "k\u{1}", "ka"] {
+            try db.add(Self.item(decoy))
+        }
+        try db.add(Self.item("k", group: "G.other"))
+        try db.add(Self.item("k\u{0}staged", group: "G.other"))
         func found(_ query: ItemQuery, _ account: String) throws -> [String] {
             try db.attributes(matching: query, orAccount: account).map { "\($0.account)/\($0.synchronizable)" }.sorted()
         }
-        let key = ItemQuery(service: "svc", account: "k")
+        let key = ItemQuery(service: "svc", account: "k", accessGroup: "G.app")
         #expect(try found(key, "k\u{0}staged") == ["k/false", "k/true", "k\u{0}staged/false"].sorted())
+        #expect(
+            try found(ItemQuery(service: "svc", account: "k\u{0}staged", accessGroup: "G.app"), "k")
+                == ["k/false", "k/true", "k\u{0}staged/false"].sorted())
+        #expect(
+            try found(ItemQuery(service: "svc", account: "k", accessGroup: "G.other"), "k\u{0}staged")
+                == ["k/false", "k\u{0}staged/false"].sorted())
+        #expect(try found(ItemQuery(service: "svc", account: "k\u{0}"), "k\u{0}a") == ["k\u{0}/false", "k\u{0}a/false"].sorted())
         #expect(try found(key, "k") == ["k/false", "k/true"])
         #expect(try found(key, "missing") == ["k/false", "k/true"])
         #expect(try found(ItemQuery(service: "svc", account: "caf\u{E9}"), "nothing") == ["caf\u{E9}/false"])
