@@ -140,7 +140,9 @@ struct InMemoryDatabaseTests {
         #expect(
             try found(ItemQuery(service: "svc", account: "k", accessGroup: "G.other"), "k\u{0}staged")
                 == ["k/false", "k\u{0}staged/false"].sorted())
-        #expect(try found(ItemQuery(service: "svc", account: "k\u{0}"), "k\u{0}a") == ["k\u{0}/false", "k\u{0}a/false"].sorted())
+        #expect(
+            try found(ItemQuery(service: "svc", account: "k\u{0}"), "k\u{0}a")
+                == ["k\u{0}/false", "k\u{0}a/false"].sorted())
         #expect(try found(key, "k") == ["k/false", "k/true"])
         #expect(try found(key, "missing") == ["k/false", "k/true"])
         #expect(try found(ItemQuery(service: "svc", account: "caf\u{E9}"), "nothing") == ["caf\u{E9}/false"])
