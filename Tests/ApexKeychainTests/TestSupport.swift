@@ -25,9 +25,15 @@ enum DatabaseKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
         }
     }
 
-    /// One folder per test process, under the system's temporary folder.
-    private static let root = FileManager.default.temporaryDirectory
-        .appendingPathComponent("apex-keychain-tests-\(ProcessInfo.processInfo.processIdentifier)")
+    /// One folder per test process, under the system's temporary folder, removed with everything in it when the
+    /// process exits.
+    private static let root: URL = {
+        atexit {
+            try? FileManager.default.removeItem(
+                at: FileManager.default.temporaryDirectory.appendingPathComponent("apex-keychain-tests-\(getpid())"))
+        }
+        return FileManager.default.temporaryDirectory.appendingPathComponent("apex-keychain-tests-\(getpid())")
+    }()
 }
 
 /// A keychain's database and simulated device, with both at hand for scripting.

@@ -70,8 +70,7 @@ struct BatchingTests {
     }
 
     static func store() throws -> SQLiteKeychainDatabase {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("apxk-batching-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try TestStores.folder()
         let url = folder.appendingPathComponent("store.db")
         return try SQLiteKeychainDatabase.create(
             at: url, key: .keyFile(SQLiteKeychainDatabase.defaultKeyFile(for: url)), device: .ios)

@@ -5,6 +5,25 @@ import ApexMigration
 import Foundation
 import Testing
 
+/// Where the migration tests' stores go: one folder per test process, removed with everything in it when the
+/// process exits (each store in a folder of its own, as a store's key file goes beside it).
+enum TestStores {
+    private static let root: URL = {
+        atexit {
+            try? FileManager.default.removeItem(
+                at: FileManager.default.temporaryDirectory.appendingPathComponent("apxk-migration-tests-\(getpid())"))
+        }
+        return FileManager.default.temporaryDirectory.appendingPathComponent("apxk-migration-tests-\(getpid())")
+    }()
+
+    /// A new, empty folder under the process's.
+    static func folder() throws -> URL {
+        let folder = root.appendingPathComponent(UUID().uuidString)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
+    }
+}
+
 /// A minimal importer for the migration's own tests: every generic-password record becomes a string item of
 /// the same service and account, protected as the record's `pdmn` and access-control flags say. Records whose
 /// account starts with `skip-` are skipped, `sealed-` sealed, `blocked-` blocked.

@@ -15,9 +15,7 @@ struct OnDeviceMigrationTests {
     static func store(
         _ records: [(service: String, account: String, value: String)]
     ) throws -> (SQLiteKeychainDatabase, SimulatedDevice) {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "apxk-migration-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try TestStores.folder()
         let url = folder.appendingPathComponent("store.db")
         let database = try SQLiteKeychainDatabase.create(
             at: url, key: .keyFile(SQLiteKeychainDatabase.defaultKeyFile(for: url)), device: .ios)
