@@ -1,11 +1,32 @@
 import ApexKeychain
 import Foundation
+import Synchronization
 import Testing
 
 /// Protections that bind an item to the device passcode: every access control, and whenPasscodeSetThisDeviceOnly.
 private let passcodeBound: [SetOptions] =
     AccessControl.allCases.filter { $0 != .none }.map { SetOptions(accessControl: $0) }
     + [SetOptions(accessible: .whenPasscodeSetThisDeviceOnly, accessControl: AccessControl.none)]
+
+/// A ``SimulatedDevice`` whose enrolled set and biometric state hash are the test's to name.
+private final class NamedEnrolmentDevice: Device {
+    let inner = SimulatedDevice()
+    let enrolment = Mutex<String>("")
+
+    var defaultService: String { inner.defaultService }
+    var defaultAccessGroup: String { inner.defaultAccessGroup }
+    func state() -> DeviceState {
+        var state = inner.state()
+        let named = enrolment.withLock { $0 }
+        (state.enrolledSet, state.biometryStateHash) = (named, named + "-hash")
+        return state
+    }
+    func authenticate(_ request: AuthenticationRequest) async -> AuthenticationResult {
+        await inner.authenticate(request)
+    }
+    func hasInstallMarker() throws -> Bool { try inner.hasInstallMarker() }
+    func setInstallMarker() throws { try inner.setInstallMarker() }
+}
 
 /// Items whose key is lost for good: a current-set item after the enrolled biometrics change (within one OS major
 /// version), a passcode-bound item after the passcode is removed. The read fails with KEY_INVALIDATED without a
@@ -27,6 +48,29 @@ struct InvalidationTests {
         #expect(try await kc.getItem("k") == nil)
         #expect(try await kc.getAllKeys() == ["plain"])
         #expect(try f.allItems().map(\.account) == ["plain"])
+    }
+
+    @Test(
+        "an enrolled set named by canonically equivalent but other bytes is another set: its items are kept apart and invalidated",
+        arguments: DatabaseKind.allCases)
+    func enrolledSetComparedByBytes(kind: DatabaseKind) async throws {
+        let device = NamedEnrolmentDevice()
+        let database = try Fixture(kind).database
+        let kc = try Keychain(database: database, device: device)
+        device.enrolment.withLock { $0 = "caf\u{E9}" }
+        try await kc.setItem("first", "v", SetOptions(accessControl: .biometryCurrentSet))
+        device.enrolment.withLock { $0 = "cafe\u{301}" }
+        try await kc.setItem("second", "v", SetOptions(accessControl: .biometryCurrentSet))
+        // Each item keeps the bytes of the set it was written under (the writes in a row share no metadata).
+        func generic(_ account: String) throws -> String {
+            let found = try database.attributes(matching: ItemQuery(account: account))
+            return String(decoding: try #require(found.first?.generic), as: UTF8.self)
+        }
+        #expect(try generic("first").contains("bio=636166c3a9;"))
+        #expect(try generic("second").contains("bio=63616665cc81;"))
+        // Under the second set, the first item's set has changed: it is invalidated, and the second reads.
+        #expect(await errorCode { _ = try await kc.getItem("first") } == .KEY_INVALIDATED)
+        #expect(try await kc.getItem("second") == "v")
     }
 
     @Test(

@@ -16,6 +16,14 @@ struct ItemMetadata: Equatable, Sendable {
 
     static let formatVersion = 1
 
+    /// Equal field by field, texts byte for byte: equal metadata has equal ``encoded()`` bytes (Swift's `==` on
+    /// Strings is canonical equivalence).
+    static func == (a: ItemMetadata, b: ItemMetadata) -> Bool {
+        a.encoding == b.encoding && a.accessControl == b.accessControl && a.authValidity == b.authValidity
+            && a.hasLabel == b.hasLabel && a.osMajor == b.osMajor && a.securityLevel == b.securityLevel
+            && ExactText.equal(a.enrolledSet, b.enrolledSet) && ExactText.equal(a.stateHash, b.stateHash)
+    }
+
     var encoding: Encoding
     var accessControl: AccessControl
     var authValidity: Int

@@ -285,10 +285,11 @@ extension Keychain {
         if passcodeBound && !state.passcodeSet {
             reason = "the device passcode was removed"
         } else if metadata.accessControl.isBoundToCurrentSet {
-            let setChanged = metadata.enrolledSet != state.enrolledSet
+            // Byte for byte: the platform's identifiers are bytes, and canonically equivalent text is another set.
+            let setChanged = !ExactText.equal(metadata.enrolledSet, state.enrolledSet)
             let hashChanged =
                 metadata.stateHash != nil && metadata.osMajor == state.platform.majorVersion
-                && metadata.stateHash != state.biometryStateHash
+                && !ExactText.equal(metadata.stateHash, state.biometryStateHash)
             if setChanged || hashChanged { reason = "the enrolled biometrics changed" }
         }
         guard let reason else { return }
