@@ -165,10 +165,10 @@ extension SQLiteKeychainDatabase {
         let select = "SELECT \(StoreSchema.attributeColumns) FROM items" + whereClause(shape: $0)
         return SQL(select + " UNION ALL " + select)
     }
-    /// Each SELECT of ``selectSQL`` for the accounts from one to another that it begins (a key and its staging
-    /// account): one range of the primary-key index, where the `UNION ALL` seeks twice and opens four cursors.
-    /// Every account in such a range begins with the first (bytes compare), so the range holds few others, if
-    /// any; the caller keeps only the two.
+    /// Each SELECT of ``selectSQL`` for the accounts from one to the same followed by U+0000 and more (a key and
+    /// its staging account): one range of the primary-key index, where the `UNION ALL` seeks twice and opens four
+    /// cursors. Every account in such a range is the first followed by U+0000 (bytes compare), which no key holds,
+    /// so the range holds few others, if any; the caller keeps only the two.
     static let selectAccountRangeSQL = (0..<64).map {
         SQL("SELECT \(StoreSchema.attributeColumns) FROM items" + whereClause(shape: $0, accountRange: true))
     }

@@ -131,9 +131,10 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
         guard let first = query.account, !ExactText.equal(first, account) else {
             return try attributes(matching: query)
         }
-        // A key and its staging account: the one begins the other, and one range of the index holds both.
+        // A key and its staging account: the one is the other followed by U+0000 and more, and one range of the
+        // index holds both and hardly anything else (only accounts that hold U+0000 sort between them).
         let (lower, upper) = first.utf8.count < account.utf8.count ? (first, account) : (account, first)
-        guard upper.utf8.starts(with: lower.utf8) else {
+        guard upper.utf8.starts(with: lower.utf8), upper.utf8.dropFirst(lower.utf8.count).first == 0 else {
             return try attributeRows(Self.selectEitherAccountSQL[Self.shape(query)], query, orAccount: account)
         }
         var range = query

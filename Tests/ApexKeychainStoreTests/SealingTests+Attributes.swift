@@ -100,6 +100,40 @@ extension SealingTests {
     }
 
     @Test(
+        "an internet password whose key column was edited in the file does not open under the edited key",
+        arguments: ["srvr", "sdmn", "ptcl", "atyp", "port", "path", "sync", "agrp"])
+    func keyColumnEdited(_ column: String) throws {
+        let original = ItemAttributes(
+            itemClass: .internetPassword, service: "", account: "user", accessGroup: "team.group",
+            creator: apexCreator, protectionDomain: .ak, server: "example.com", securityDomain: "realm",
+            protocolCode: "htps", authenticationType: "dflt", port: 443, path: "/login")
+        do {
+            let db = try store.create()
+            try db.add(KeychainItem(attributes: original, value: Data("secret-of-the-item".utf8)))
+        }
+        let edits: [String: (value: String, edit: (inout ItemAttributes) -> Void)] = [
+            "srvr": ("'evil.example'", { $0.server = "evil.example" }),
+            "sdmn": ("'other'", { $0.securityDomain = "other" }), "ptcl": ("'http'", { $0.protocolCode = "http" }),
+            "atyp": ("'form'", { $0.authenticationType = "form" }), "port": ("444", { $0.port = 444 }),
+            "path": ("'/other'", { $0.path = "/other" }), "sync": ("1", { $0.synchronizable = true }),
+            "agrp": ("'other.group'", { $0.accessGroup = "other.group" }),
+        ]
+        let (value, edit) = try #require(edits[column])
+        var edited = original
+        edit(&edited)
+        try tamper("UPDATE items SET \(column) = \(value)")
+        let db = try store.open()
+        #expect(try db.item(for: original.primaryKey) == nil)
+        for read in [{ _ = try db.item(for: edited.primaryKey) }, { _ = try db.value(for: edited.primaryKey) }] {
+            #expect {
+                try read()
+            } throws: { error in
+                (error as? DatabaseError)?.status == .damaged
+            }
+        }
+    }
+
+    @Test(
         "a row read by its key (item, value, rename) has every attribute it was written with, an internet password's too, as a listing reads them"
     )
     func readByKey() throws {
