@@ -68,10 +68,13 @@ struct InspectCommand: RunnableCommand {
     }
 
     /// The dumps' items as a report. The dumps and items, which hold the secrets, are released when it returns,
-    /// before anything is written (and the memory they free is wiped: see main.swift).
+    /// before anything is written (and the memory they free is wiped: see main.swift). The dumps go first, and
+    /// their memory back to the system, before the report is made.
     private func inventory() throws(CLIError) -> MigrationReport {
         let input = try DumpInput(paths: paths, strict: strict, quiet: false)
         let (items, summaries) = try input.items(importers: DumpInput.importers(from: nil), options: ImportOptions())
+        _ = consume input
+        FreedMemory.returnToSystem()
         return MigrationReport(inventory: items, dumps: summaries, includeLabels: includeLabels)
     }
 }

@@ -271,9 +271,11 @@ struct MigrateCommand: RunnableCommand {
             let target = MigrationTarget(database: InMemoryKeychainDatabase(), device: profile.simulatedDevice)
             let migration = Migration(importers: importers, source: .dumps(input.dumps), target: target, policy: policy)
             let planned = try await plan(migration, store: nil)
-            // The dumps' records are not needed past the plan: released before its report is made.
+            // The dumps' records are not needed past the plan: released, and their memory returned to the system,
+            // before its report is made.
             _ = consume migration
             _ = consume input
+            FreedMemory.returnToSystem()
             return (report(planned, profile: profile), "the plan", nil, recognised)
         }
         let opened = try store.open()
@@ -291,6 +293,7 @@ struct MigrateCommand: RunnableCommand {
             let planned = try await plan(migration, store: opened.path)
             _ = consume migration
             _ = consume input
+            FreedMemory.returnToSystem()
             return (report(planned, profile: profile), "\(opened.path): the plan", opened.path, recognised)
         }
         // Usernames for --include-labels, taken before the run: nothing but the report outlives it.
