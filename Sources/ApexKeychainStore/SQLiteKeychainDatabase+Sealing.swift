@@ -16,17 +16,7 @@ enum SealedRow {
             capacity: 160 + a.service.utf8.count + a.account.utf8.count + a.accessGroup.utf8.count
                 + (a.label?.utf8.count ?? 0) + (a.generic?.count ?? 0))
         out.bytes.append(contentsOf: "apxk-item-v2".utf8)
-        out.field(a.itemClass.rawValue)
-        out.field(a.service)
-        out.field(a.account)
-        out.field(a.accessGroup)
-        out.field(a.synchronizable ? "1" : "0")
-        out.field(a.server ?? "")
-        out.field(a.securityDomain ?? "")
-        out.field(a.protocolCode ?? "")
-        out.field(a.authenticationType ?? "")
-        out.field(Int64(a.port))
-        out.field(a.path ?? "")
+        out.primaryKey(a.primaryKey)
         out.field(a.protectionDomain.rawValue)
         out.field(Int64(a.accessControl.rawValue))
         if let creator = a.creator { out.field(Int64(creator)) } else { out.field("-") }
@@ -55,17 +45,7 @@ enum SealedRow {
         case .identity: out.bytes.append(contentsOf: "apxk-item-v1".utf8)
         case .wholeRow: out.bytes.append(contentsOf: "apxk-item-v2".utf8)
         }
-        out.field(key.itemClass.rawValue)
-        out.field(key.service)
-        out.field(key.account)
-        out.field(key.accessGroup)
-        out.field(key.synchronizable ? "1" : "0")
-        out.field(key.server)
-        out.field(key.securityDomain)
-        out.field(key.protocolCode)
-        out.field(key.authenticationType)
-        out.field(Int64(key.port))
-        out.field(key.path)
+        out.primaryKey(key)
         row.withBytes(at(.protectionDomain)) { out.field($0) }
         out.field(Int64(UInt32(truncatingIfNeeded: row.int64(at(.accessControl)))))
         if row.isNull(at(.creator)) {
@@ -106,6 +86,22 @@ private struct FieldWriter {
             bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
             shift -= 8
         }
+    }
+
+    /// The primary key's eleven fields, in ``ItemAttributes/PrimaryKey`` order: the identity every binding
+    /// starts with, written alike for a write (from its attributes) and a read (from the key it looked up).
+    mutating func primaryKey(_ key: ItemAttributes.PrimaryKey) {
+        field(key.itemClass.rawValue)
+        field(key.service)
+        field(key.account)
+        field(key.accessGroup)
+        field(key.synchronizable ? "1" : "0")
+        field(key.server)
+        field(key.securityDomain)
+        field(key.protocolCode)
+        field(key.authenticationType)
+        field(Int64(key.port))
+        field(key.path)
     }
 
     mutating func field(_ text: String) {
