@@ -93,7 +93,7 @@ extension SQLiteKeychainDatabase {
 
     // MARK: Rows
 
-    /// The columns every write sets, in the order ``bindRow(_:_:sealed:)`` binds them.
+    /// The columns every write sets, in the order ``bindRow(_:_:value:)`` binds them.
     static let rowColumns = ItemColumn.allCases.map(\.name).joined(separator: ", ")
     /// `?` for each of ``rowColumns``.
     static let rowParameters = Array(repeating: "?", count: ItemColumn.allCases.count).joined(separator: ", ")
@@ -118,13 +118,13 @@ extension SQLiteKeychainDatabase {
     func insert(_ item: KeychainItem) throws {
         let a = item.attributes
         let statement = try connection.statement(Self.insertSQL)
-        try bindRow(statement, a, sealed: seal(item.value, a))
+        try bindRow(statement, a, value: item.value)
         try runMapped(statement)
     }
 
-    /// Binds a parameter for each of ``rowColumns`` (``ItemColumn/parameter``): the attributes, the sealed value,
-    /// and its binding (always the current one: every write seals anew).
-    func bindRow(_ statement: Statement, _ a: ItemAttributes, sealed: Data) throws(SQLiteError) {
+    /// Binds a parameter for each of ``rowColumns`` (``ItemColumn/parameter``): the attributes, `value` sealed
+    /// under them, and its binding (always the current one: every write seals anew).
+    func bindRow(_ statement: Statement, _ a: ItemAttributes, value: Data) throws(SQLiteError) {
         try bindPrimaryKey(statement, a.primaryKey, from: ItemColumn.itemClass.parameter)
         try statement.bind(ItemColumn.creator.parameter, a.creator.map(Int64.init))
         try statement.bind(ItemColumn.label.parameter, a.label)
@@ -133,7 +133,7 @@ extension SQLiteKeychainDatabase {
         try statement.bind(ItemColumn.accessControl.parameter, Int64(a.accessControl.rawValue))
         try statement.bind(ItemColumn.created.parameter, a.createdAt.timeIntervalSince1970)
         try statement.bind(ItemColumn.modified.parameter, a.modifiedAt.timeIntervalSince1970)
-        try statement.bind(ItemColumn.data.parameter, sealed)
+        try bindSealed(statement, ItemColumn.data.parameter, value, a)
         try statement.bind(ItemColumn.seal.parameter, SealBinding.wholeRow.rawValue)
     }
 

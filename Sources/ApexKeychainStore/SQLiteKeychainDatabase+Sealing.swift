@@ -9,7 +9,7 @@ import Foundation
 /// `mdat` columns hold, so that a value sealed from the numbers it was written with opens from those read back.
 /// Written byte by byte, without Strings in between: every write and every read of a value builds it.
 enum SealedRow {
-    /// The associated data of the row that ``SQLiteKeychainDatabase/bindRow(_:_:sealed:)`` writes for `a`
+    /// The associated data of the row that ``SQLiteKeychainDatabase/bindRow(_:_:value:)`` writes for `a`
     /// (binding 2, ``SealBinding/wholeRow``).
     static func associatedData(_ a: ItemAttributes) -> [UInt8] {
         var out = FieldWriter(
@@ -156,8 +156,14 @@ private struct FieldWriter {
 /// Sealing and opening values for ``SQLiteKeychainDatabase``.
 extension SQLiteKeychainDatabase {
     /// Seals `value` for the row `a` is written as, with the current binding (``SealBinding/wholeRow``).
-    func seal(_ value: Data, _ a: ItemAttributes) -> Data {
-        Sodium.seal(value, key: classKey(a.protectionDomain), associatedData: SealedRow.associatedData(a))
+    /// Binds `value` sealed under the associated data of the row written with attributes `a`, as parameter
+    /// `index`: sealed straight into the bytes the statement binds.
+    func bindSealed(_ statement: Statement, _ index: Int32, _ value: Data, _ a: ItemAttributes) throws(SQLiteError) {
+        let key = classKey(a.protectionDomain)
+        let associatedData = SealedRow.associatedData(a)
+        try statement.bindBlob(index, count: Sodium.sealedCount(value.count)) { out in
+            value.withUnsafeBytes { Sodium.seal($0, into: out, key: key, associatedData: associatedData) }
+        }
     }
 
     /// The attributes and the opened value of the row under `key`, read by ``rowSQL(sealColumn:withID:)`` from

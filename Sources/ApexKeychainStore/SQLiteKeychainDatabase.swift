@@ -92,7 +92,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
             guard let id = try rowID(key) else { throw DatabaseError(.itemNotFound, "no such item") }
             let a = item.attributes
             let update = try connection.statement(Self.updateSQL)
-            try bindRow(update, a, sealed: seal(item.value, a))
+            try bindRow(update, a, value: item.value)
             try update.bind(ItemColumn.nextParameter, id)
             try runMapped(update)
         }
@@ -111,7 +111,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
             defer { Sodium.wipe(&value) }
             moved.account = account
             let update = try connection.statement(Self.updateSQL)
-            try bindRow(update, moved, sealed: seal(value, moved))
+            try bindRow(update, moved, value: value)
             try update.bind(ItemColumn.nextParameter, id)
             try runMapped(update)
         }

@@ -25,6 +25,16 @@ struct BoundBytes {
         return UnsafeRawPointer(target)
     }
 
+    /// `count` bytes for the caller to fill, followed by a 0 byte, valid as ``keep(_:)``'s copy is.
+    mutating func reserve(_ count: Int) -> UnsafeMutableRawBufferPointer {
+        let needed = count + 1
+        if current.count - used < needed { takeChunk(needed) }
+        let target = current.baseAddress! + used
+        target.storeBytes(of: 0, toByteOffset: count, as: UInt8.self)
+        used += needed
+        return UnsafeMutableRawBufferPointer(start: target, count: count)
+    }
+
     private mutating func takeChunk(_ needed: Int) {
         if current.baseAddress != nil { full.append(current) }
         current = .allocate(byteCount: max(Self.smallestChunk, 2 * current.count, needed), alignment: 16)

@@ -75,6 +75,16 @@ package final class Statement {
         try check(rc)
     }
 
+    /// A BLOB of `count` bytes that `fill` writes in place, straight into the bytes that are bound (no copy of
+    /// them is made first).
+    package func bindBlob(
+        _ index: Int32, count: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Void
+    ) throws(SQLiteError) {
+        let bytes = bound.pointee.reserve(count)
+        fill(bytes)
+        try check(sqlite3_bind_blob64(raw, index, bytes.baseAddress, UInt64(count), nil))
+    }
+
     // MARK: Stepping
 
     /// Steps once: true when a row is ready, false when done.

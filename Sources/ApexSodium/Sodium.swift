@@ -60,25 +60,35 @@ package enum Sodium {
         return out
     }
 
+    /// The length of what ``seal(_:key:associatedData:)`` makes of `count` bytes.
+    package static func sealedCount(_ count: Int) -> Int { nonceLength + count + tagLength }
+
     /// nonce ‖ ciphertext ‖ tag, with a fresh random nonce.
     package static func seal(_ plaintext: Data, key: SecretKey, associatedData: [UInt8]) -> Data {
-        ready()
-        var out = Data(count: nonceLength + plaintext.count + tagLength)
-        out.withUnsafeMutableBytes { outBuffer in
-            let base = outBuffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            // The nonce is drawn straight into its place at the front.
-            randombytes_buf(base, nonceLength)
-            var written: UInt64 = 0
-            plaintext.withUnsafeBytes { message in
-                key.withBytes { keyBytes in
-                    _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
-                        base + nonceLength, &written,
-                        message.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(message.count),
-                        associatedData, UInt64(associatedData.count), nil, base, keyBytes)
-                }
-            }
+        var out = Data(count: sealedCount(plaintext.count))
+        out.withUnsafeMutableBytes { out in
+            plaintext.withUnsafeBytes { seal($0, into: out, key: key, associatedData: associatedData) }
         }
         return out
+    }
+
+    /// Seals `plaintext` into `out`, which holds exactly ``sealedCount(_:)`` bytes: the same bytes as
+    /// ``seal(_:key:associatedData:)``, written in place (a write of the store seals into the bytes it binds).
+    package static func seal(
+        _ plaintext: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer, key: SecretKey,
+        associatedData: [UInt8]
+    ) {
+        ready()
+        precondition(out.count == sealedCount(plaintext.count))
+        let base = out.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        // The nonce is drawn straight into its place at the front.
+        randombytes_buf(base, nonceLength)
+        var written: UInt64 = 0
+        key.withBytes { keyBytes in
+            _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
+                base + nonceLength, &written, plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                UInt64(plaintext.count), associatedData, UInt64(associatedData.count), nil, base, keyBytes)
+        }
     }
 
     /// Opens what ``seal(_:key:associatedData:)`` made; nil when the key, the associated data or a byte differs.
