@@ -140,7 +140,7 @@ struct ExpoAndroidEntry {
                 authentication = value ? .biometry : ExpoProtectionMapping.AndroidAuthentication.none
             } else {
                 unmappable =
-                    "requireAuthentication is \(flag.kindName) expo-secure-store doesn't write (a boolean, `biometry` or `deviceCredentials`): its protection can't be told"
+                    "requireAuthentication is \(flag.kindName) expo-secure-store doesn't write (a boolean, 'biometry' or 'deviceCredentials'): its protection can't be told"
             }
         }
         if let flag = fields["requireAuthentication"], flag != .null {

@@ -120,7 +120,7 @@ struct ExpoAndroidImport {
                 let winner = candidates[first]
                 shadow(
                     index,
-                    "expo-secure-store 12.5.0+ reads the entry of service `\(winner.service)` (\(winner.place)) before the legacy bare key"
+                    "expo-secure-store 12.5.0+ reads the entry of service '\(winner.service)' (\(winner.place)) before the legacy bare key"
                 )
             }
         }
@@ -146,7 +146,7 @@ struct ExpoAndroidImport {
                 if other.legacy && !winner.legacy {
                     shadow(
                         loser,
-                        "expo-secure-store 12.5.0+ reads the entry of service `\(winner.service)` (\(winner.place)) before a legacy bare key"
+                        "expo-secure-store 12.5.0+ reads the entry of service '\(winner.service)' (\(winner.place)) before a legacy bare key"
                     )
                     continue
                 }
@@ -156,7 +156,7 @@ struct ExpoAndroidImport {
                     : "a duplicate from another dump"
                 shadow(
                     loser,
-                    "the same service `\(winner.service)` and key are in \(winner.place), which is taken (\(why))")
+                    "the same service '\(winner.service)' and key are in \(winner.place), which is taken (\(why))")
             }
         }
         return candidates.map(\.found)
@@ -176,7 +176,7 @@ struct ExpoAndroidImport {
         if legacy {
             key = name
             notes.append(
-                "legacy entry (before expo-secure-store 12.5.0): named by its bare key, with no record of its service; taken as the default service `\(ExpoNaming.androidDefaultService)`"
+                "legacy entry (before expo-secure-store 12.5.0): named by its bare key, with no record of its service; taken as the default service '\(ExpoNaming.androidDefaultService)'"
             )
         } else if let alias = entry.keystoreAlias,
             let rest = ExpoNaming.dropping(prefix: alias + "-", from: name), !rest.isEmpty
@@ -187,7 +187,7 @@ struct ExpoAndroidImport {
             key = name
             serviceFound = entry.keystoreAlias
             notes.append(
-                "the entry's name does not start with `<keystoreAlias>-`: expo-secure-store finds it only as a bare key; taken as the key"
+                "the entry's name does not start with '<keystoreAlias>-': expo-secure-store finds it only as a bare key; taken as the key"
             )
         }
         let service = serviceFound ?? ExpoNaming.androidDefaultService
@@ -195,17 +195,17 @@ struct ExpoAndroidImport {
         let names = base == service ? [service] : [service, base]
         if service == ExpoNaming.androidDefaultService {
             notes.append(
-                "expo-secure-store's Android default service `key_v1` is its iOS default `app`: both go to `app`")
+                "expo-secure-store's Android default service 'key_v1' is its iOS default 'app': both go to 'app'")
         }
         switch kind {
         case .unscoped: break
         case .scoped:
             notes.append(
-                "from a scoped file (experience `\(experience ?? "")`): Expo Go's per-project store, or a pre-SDK 41 standalone app's that later versions copy into SecureStore.xml"
+                "from a scoped file (experience '\(experience ?? "")'): Expo Go's per-project store, or a pre-SDK 41 standalone app's that later versions copy into SecureStore.xml"
             )
         case .other:
             notes.append(
-                "the file is named `\(fileName)`, not SecureStore.xml: claimed for its entries' expo-secure-store layout"
+                "the file is named '\(fileName)', not SecureStore.xml: claimed for its entries' expo-secure-store layout"
             )
         }
         if !ExpoNaming.isJavaScriptKey(key) { notes.append(ExpoNaming.unusualKeyNote) }
@@ -248,7 +248,7 @@ struct ExpoAndroidImport {
             library: .expoSecureStore, platform: .android, origin: origin,
             source: SourceDescription(service: serviceFound, account: key, protection: entry.protection),
             value: .sealed(
-                "encrypted with the Android Keystore key `\(keystoreKey)`, which never leaves the device: decrypt it on the device"
+                "encrypted with the Android Keystore key '\(keystoreKey)', which never leaves the device: decrypt it on the device"
             ),
             target: target, verdict: verdict, notes: notes)
         return Candidate(

@@ -109,15 +109,15 @@ package struct ExpoIOSImport {
         let there = winner.place
         if loser.rank.sync > winner.rank.sync {
             return
-                "expo-secure-store's queries never match synchronizable items; it reads the copy under service `\(winner.service)` (\(there))"
+                "expo-secure-store's queries never match synchronizable items; it reads the copy under service '\(winner.service)' (\(there))"
         }
         if loser.rank.variant == winner.rank.variant {
             return
-                "the same item is also under service `\(winner.service)` in \(there), which is taken (a duplicate from another dump)"
+                "the same item is also under service '\(winner.service)' in \(there), which is taken (a duplicate from another dump)"
         }
         let base = ExpoServiceVariant.split(winner.service).base
         return
-            "expo-secure-store reads `\(base):no-auth`, then `\(base):auth`, then `\(base)`: it finds the copy under service `\(winner.service)` (\(there)) first"
+            "expo-secure-store reads '\(base):no-auth', then '\(base):auth', then '\(base)': it finds the copy under service '\(winner.service)' (\(there)) first"
     }
 
     // MARK: Access groups
@@ -162,14 +162,14 @@ package struct ExpoIOSImport {
             if let bundle = options.bundleID {
                 if !Self.isDefault(group, bundleID: bundle) {
                     targetGroup = group
-                    notes.append("access group `\(group)` is not the app's default (`<team>.\(bundle)`): kept")
+                    notes.append("access group '\(group)' is not the app's default ('<team>.\(bundle)'): kept")
                 }
             } else if group == defaultGroup.group {
                 if let note = defaultGroup.note { notes.append(note) }
             } else {
                 targetGroup = group
                 notes.append(
-                    "access group `\(group)` is not the one taken as the app's default: kept (give the bundle id to decide)"
+                    "access group '\(group)' is not the one taken as the app's default: kept (give the bundle id to decide)"
                 )
             }
         }
@@ -271,11 +271,11 @@ package struct ExpoIOSImport {
         let (control, flags) = (protection.accessControl, record.accessControl?.flags ?? [])
         if variant == .auth, control == .none {
             protection.notes.append(
-                "under `\(service)`, the spelling of requireAuthentication writes, but the item has no access control: kept as found"
+                "under '\(service)', the spelling of requireAuthentication writes, but the item has no access control: kept as found"
             )
         } else if variant == .noAuth, control != .none {
             protection.notes.append(
-                "under `\(service)`, the spelling of writes without requireAuthentication, but the item has access control \(ExpoProtectionMapping.names(of: flags)): kept as found"
+                "under '\(service)', the spelling of writes without requireAuthentication, but the item has access control \(ExpoProtectionMapping.names(of: flags)): kept as found"
             )
         }
         return .success(protection)

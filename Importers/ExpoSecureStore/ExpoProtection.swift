@@ -38,7 +38,7 @@ package enum ExpoProtectionMapping {
         var pdmn = record.protection
         if let outer = pdmn, let inner, inner != outer {
             notes.append(
-                "pdmn `\(outer)` differs from the protection `\(inner)` inside the access control; the keychain resets pdmn to the access control's, so `\(inner)` is used"
+                "pdmn '\(outer)' differs from the protection '\(inner)' inside the access control; the keychain resets pdmn to the access control's, so '\(inner)' is used"
             )
             pdmn = inner
         }
@@ -67,7 +67,7 @@ package enum ExpoProtectionMapping {
     /// The target class for a `pdmn` code, or why there is none.
     package static func accessible(pdmn: String) -> Result<(Accessible, [String]), Blocked> {
         guard let domain = ProtectionDomain(rawValue: pdmn) else {
-            return .failure(Blocked("protection class (pdmn) `\(pdmn)` is not one an item can have in the package"))
+            return .failure(Blocked("protection class (pdmn) '\(pdmn)' is not one an item can have in the package"))
         }
         switch domain {
         case .dk:
@@ -213,7 +213,7 @@ package enum ExpoProtectionMapping {
             return ExpoProtection(
                 accessible: .whenPasscodeSetThisDeviceOnly, accessControl: .biometryCurrentSetOrPasscode,
                 notes: [
-                    "requireAuthentication `deviceCredentials` (the device-fallback option of expo PR #41409, not known to be released): strong biometrics or the device PIN, pattern or password. Whether a new enrollment invalidated the key is unconfirmed, so the stronger biometryCurrentSetOrPasscode is used; biometryAnyOrPasscode may be what the app had",
+                    "requireAuthentication 'deviceCredentials' (the device-fallback option of expo PR #41409, not known to be released): strong biometrics or the device PIN, pattern or password. Whether a new enrollment invalidated the key is unconfirmed, so the stronger biometryCurrentSetOrPasscode is used; biometryAnyOrPasscode may be what the app had",
                     androidAuthNote,
                 ])
         }

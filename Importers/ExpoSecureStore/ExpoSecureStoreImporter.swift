@@ -110,7 +110,7 @@ package enum ExpoNaming {
     /// The verdict for a user's service filter, or nil when the item passes. `names` are the service as found and
     /// its suffix-free form.
     package static func filterVerdict(_ names: [String], _ options: ImportOptions) -> SourceVerdict? {
-        let shown = names.first.map { "`\($0)`" } ?? "(none)"
+        let shown = names.first.map { "'\($0)'" } ?? "(none)"
         if let include = options.includeServices, !names.contains(where: { include.contains($0) }) {
             return .skipped("service \(shown) is not among the services to include")
         }
@@ -125,7 +125,7 @@ package enum ExpoNaming {
     package static func targetService(_ names: [String], base: String, _ options: ImportOptions) -> (String, String?) {
         for name in names {
             if let mapped = options.serviceMap[name] {
-                return (mapped, "target service `\(mapped)` from the service map (source service `\(name)`)")
+                return (mapped, "target service '\(mapped)' from the service map (source service '\(name)')")
             }
         }
         return (base, nil)
@@ -152,7 +152,7 @@ package enum ExpoNaming {
 
     /// The note for a key the JavaScript API would refuse.
     static let unusualKeyNote =
-        "the key has characters expo-secure-store's JavaScript API refuses (it takes only A–Z, a–z, 0–9, `_`, `.` and `-`): probably an Expo Go or SDK ≤ 40 scoped key (`<scope>-<key>`) that current versions no longer read; migrated under the key as found"
+        "the key has characters expo-secure-store's JavaScript API refuses (it takes only A–Z, a–z, 0–9, '_', '.' and '-'): probably an Expo Go or SDK ≤ 40 scoped key ('<scope>-<key>') that current versions no longer read; migrated under the key as found"
 
     /// `text` without its UTF-8 `suffix`, or nil when it doesn't end with it (byte-exact).
     package static func dropping(_ suffix: String, from text: String) -> String? {

@@ -97,7 +97,7 @@ struct DefaultService {
                 bundleID, "the app's default service \(NoteText.quoted(bundleID)) is the bundle id given by --bundle-id"
             )
         } else {
-            found = (nil, "the app's default service (its bundle id) is unknown: pass --bundle-id")
+            found = (nil, "the app's default service (its bundle id) is unknown: pass --bundle-id to migrate")
         }
         // A map of the default service moves these items with the others of that service.
         if let service = found.0, let mapped = options.serviceMap[service] {

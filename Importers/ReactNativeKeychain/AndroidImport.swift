@@ -186,7 +186,7 @@ enum AndroidProtection {
                 "the device credential is accepted too, as you said react-native-keychain 10 did (API 30 and later)")
         } else {
             notes.append(
-                "react-native-keychain 10 also accepted the device credential (API 30 and later); if the app used version 10, pass --android-biometry-accepts-passcode to map it to 'biometryAnyOrPasscode'"
+                "react-native-keychain 10 also accepted the device credential (API 30 and later); if the app used version 10, pass --android-biometry-accepts-passcode to migrate, which maps it to 'biometryAnyOrPasscode'"
             )
         }
         let options = SetOptions(

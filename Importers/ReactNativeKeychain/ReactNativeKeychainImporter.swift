@@ -59,6 +59,13 @@ public struct ReactNativeKeychainImporter: Importer {
         AndroidEntries.recognition(dump) != nil || ConcealKeyring.isKeyFile(dump)
     }
 
+    /// Whether `dump` is Facebook Conceal's key file (its name, or only a `cipher_key` that is a Base64 32-byte key,
+    /// and perhaps a `mac_key`): it holds no items of its own, only the key of react-native-keychain's
+    /// FacebookConceal entries, which are in its `RN_KEYCHAIN` file.
+    public static func isConcealKeyFile(_ dump: Dump) -> Bool {
+        ConcealKeyring.isKeyFile(dump)
+    }
+
     /// The react-native-keychain items of `dumps`: the iOS items in dump and record order, then the Android
     /// services in file and entry order.
     ///

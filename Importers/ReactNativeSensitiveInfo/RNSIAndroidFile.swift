@@ -42,16 +42,16 @@ enum RNSIAndroidFile: Equatable {
             return modern.contains { $0.alias != nil } ? .v6(hash: nil) : .v5_6
         }
         let shapes = texts.map(RNSIAndroidEntry.shape)
-        if shapes.contains(.touchID) { return .classic(how: "it holds a touchID value (`Base64(IV)]ciphertext`)") }
+        if shapes.contains(.touchID) { return .classic(how: "it holds a touchID value ('Base64(IV)]ciphertext')") }
         switch name {
         case "shared_preferences.xml":
-            return .classic(how: "`shared_preferences.xml` is the library's default file (5.0.1 and later)")
+            return .classic(how: "'shared_preferences.xml' is the library's default file (5.0.1 and later)")
         case "app.xml", "keystore.xml":
             if shapes.contains(.alphaCiphertext) {
                 return .classic(
-                    how: "`\(name)` is one of the library's default files and holds 6.0.0-alpha / 5.0.0 ciphertext")
+                    how: "'\(name)' is one of the library's default files and holds 6.0.0-alpha / 5.0.0 ciphertext")
             }
-            if named { return .classic(how: "`\(name)` is one of the library's default files (≤5.0.0, alpha.1)") }
+            if named { return .classic(how: "'\(name)' is one of the library's default files (≤5.0.0, alpha.1)") }
             return nil
         default:
             return named ? .classic(how: RNSINaming.claimedByChoice) : nil

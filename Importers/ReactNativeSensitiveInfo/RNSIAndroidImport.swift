@@ -96,7 +96,7 @@ struct RNSIAndroidImport {
             item.source.service = entry.name
             item.source.account = nil
             item.verdict = .skipped(
-                "react-native-sensitive-info 6.x's key-version counter of service `\(entry.name)`, not a secret")
+                "react-native-sensitive-info 6.x's key-version counter of service '\(entry.name)', not a secret")
             return item
         }
         switch kind {
@@ -116,13 +116,13 @@ struct RNSIAndroidImport {
         var item = found
         var notes = [
             "claimed as react-native-sensitive-info 4.x–5.5.8 / 6.0.0-alpha: \(how)",
-            "the classic Android values have no service: taken as `app`, the iOS default of the same versions",
+            "the classic Android values have no service: taken as 'app', the iOS default of the same versions",
         ]
         let protection: ExpoProtection
         switch RNSIAndroidEntry.shape(text) {
         case .touchID:
             item.value = .sealed(
-                "a touchID value: AES-CBC under the Android Keystore key `MyAesKeyAlias`, which needs a fingerprint on every use and never leaves the device: decrypt it on the device"
+                "a touchID value: AES-CBC under the Android Keystore key 'MyAesKeyAlias', which needs a fingerprint on every use and never leaves the device: decrypt it on the device"
             )
             item.source.protection = ["cipher": "touchID (AES/CBC, MyAesKeyAlias)"]
             protection = ExpoProtection(
@@ -134,7 +134,7 @@ struct RNSIAndroidImport {
         case .alphaCiphertext:
             let alias = fileName == "app.xml" ? "SHARED_PREFERENCE_KEY" : "MySharedPreferenceKeyAlias"
             item.value = .sealed(
-                "6.0.0-alpha / 5.0.0 ciphertext: AES-GCM (or RSA below API 23) under the Android Keystore key `\(alias)`, which never leaves the device: decrypt it on the device"
+                "6.0.0-alpha / 5.0.0 ciphertext: AES-GCM (or RSA below API 23) under the Android Keystore key '\(alias)', which never leaves the device: decrypt it on the device"
             )
             item.source.protection = ["cipher": "AES/GCM fixed IV (\(alias))"]
             protection = ExpoProtection(
@@ -180,28 +180,28 @@ struct RNSIAndroidImport {
         var serviceFound = service
         let alias: String
         if kind == .v5_6 {
-            notes.append("react-native-sensitive-info 5.6.x (`sensitive_info.xml`, entries `<service>::<key>`)")
+            notes.append("react-native-sensitive-info 5.6.x ('sensitive_info.xml', entries '<service>::<key>')")
             if let s = entry.service, let k = entry.key, name == s + "::" + k {
                 serviceFound = s
                 key = k
             } else if let cut = name.range(of: "::") {
                 serviceFound = String(name[..<cut.lowerBound])
                 key = String(name[cut.upperBound...])
-                notes.append("the entry's JSON does not name its service and key: split at the first `::`")
+                notes.append("the entry's JSON does not name its service and key: split at the first '::'")
             }
             alias = RNSINaming.sha256Hex(name, bytes: 16)
         } else {
-            notes.append("react-native-sensitive-info 6.x (`sensitive_info_<hash>.xml`, one file per service)")
+            notes.append("react-native-sensitive-info 6.x ('sensitive_info_<hash>.xml', one file per service)")
             alias = entry.alias ?? "(not recorded)"
             if let serviceFound {
                 notes.append(
-                    "service `\(serviceFound)` found by its SHA-256, which the file name `\(fileName)` holds")
+                    "service '\(serviceFound)' found by its SHA-256, which the file name '\(fileName)' holds")
             }
         }
         item.source.service = serviceFound
         item.source.account = key
         item.value = .sealed(
-            "AES-256-GCM under the Android Keystore key `\(alias)`, which never leaves the device: decrypt it on the device"
+            "AES-256-GCM under the Android Keystore key '\(alias)', which never leaves the device: decrypt it on the device"
         )
         var protection: [String: String] = [
             "requiresAuthentication": entry.requiresAuthentication ? "true" : "false",
@@ -216,7 +216,7 @@ struct RNSIAndroidImport {
         guard let serviceFound else {
             item.notes = notes
             item.verdict = .blocked(
-                "the service is not recorded: the file name holds the first 8 bytes of its SHA-256, which match none of `default`, the bundle id and the services of --service-map; name it with --service-map SERVICE=TARGET"
+                "the service is not recorded: the file name holds the first 8 bytes of its SHA-256, which match none of 'default', the bundle id and the services of --service-map; name it with --service-map SERVICE=TARGET"
             )
             return item
         }
@@ -232,7 +232,7 @@ struct RNSIAndroidImport {
         guard requires else {
             return ExpoProtection(
                 accessible: .afterFirstUnlockThisDeviceOnly, accessControl: .none,
-                notes: ["no authentication (accessControl `none`)", unlockNote])
+                notes: ["no authentication (accessControl 'none')", unlockNote])
         }
         let passcode = entry.authenticators & 0x8000 != 0
         let biometric = entry.authenticators & 0xFF != 0
@@ -253,7 +253,7 @@ struct RNSIAndroidImport {
             ? "authentication required"
             : "requiresAuthentication false, but accessControl asks for authentication: the stronger reading"
         notes.append(
-            "\(asked) (accessControl `\(entry.accessControl ?? "?")`, authenticators 0x\(String(entry.authenticators, radix: 16)), invalidateOnEnrollment \(entry.invalidateOnEnrollment)) → \(control.rawValue)"
+            "\(asked) (accessControl '\(entry.accessControl ?? "?")', authenticators 0x\(String(entry.authenticators, radix: 16)), invalidateOnEnrollment \(entry.invalidateOnEnrollment)) → \(control.rawValue)"
         )
         notes.append(
             v6

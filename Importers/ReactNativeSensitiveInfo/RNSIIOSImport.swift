@@ -30,8 +30,8 @@ enum RNSIIOSFamily: Equatable {
     var versions: String {
         switch self {
         case .classic: "4.x–5.5.8 or 6.0.0-alpha (no generic attribute)"
-        case .v5_6: "5.6.x (JSON metadata without `backend` in the generic attribute)"
-        case .v6: "6.x (JSON metadata with `backend` in the generic attribute)"
+        case .v5_6: "5.6.x (JSON metadata without 'backend' in the generic attribute)"
+        case .v6: "6.x (JSON metadata with 'backend' in the generic attribute)"
         case .hmacKey: "6.x"
         }
     }
@@ -96,7 +96,7 @@ struct RNSIIOSImport {
         var notes = ["written by react-native-sensitive-info \(family.versions)"]
         if family == .hmacKey {
             item.verdict = .skipped(
-                "react-native-sensitive-info 6.x's own metadata HMAC key (service `<S>.rnsi.hmac`, account `metadata`), not an app value"
+                "react-native-sensitive-info 6.x's own metadata HMAC key (service '<S>.rnsi.hmac', account 'metadata'), not an app value"
             )
             item.notes = notes
             return item
@@ -105,7 +105,7 @@ struct RNSIIOSImport {
         case .classic:
             if service == ReactNativeSensitiveInfoImporter.classicService {
                 notes.append(
-                    "service `app` without a generic attribute: react-native-sensitive-info's classic default; expo-secure-store, whose default is also `app`, always writes the key into the generic attribute"
+                    "service 'app' without a generic attribute: react-native-sensitive-info's classic default; expo-secure-store, whose default is also 'app', always writes the key into the generic attribute"
                 )
             } else {
                 notes.append(RNSINaming.claimedByChoice)
@@ -120,7 +120,7 @@ struct RNSIIOSImport {
             }
         case .v5_6(let metadata), .v6(let metadata):
             notes.append(
-                "metadata: accessControl `\(metadata.accessControl)`, securityLevel `\(metadata.securityLevel)`; the protection is taken from the item as found"
+                "metadata: accessControl '\(metadata.accessControl)', securityLevel '\(metadata.securityLevel)'; the protection is taken from the item as found"
             )
             if metadata.accessControl != "none", record.accessControl == nil {
                 notes.append(
@@ -178,7 +178,7 @@ struct RNSIIOSImport {
                 options.bundleID.map { ExpoIOSImport.isDefault(group, bundleID: $0) } ?? (group == defaultGroup)
             if !isDefault {
                 targetGroup = group
-                notes.append("access group `\(group)` is not the app's default: kept")
+                notes.append("access group '\(group)' is not the app's default: kept")
             }
         }
 

@@ -50,13 +50,14 @@ public struct AppIdentity: Sendable {
             defaultService = chosen.bundle
             team = chosen.team
             note =
-                "the app's default service \(NoteText.quoted(chosen.bundle)) is the bundle id inferred from access group \(NoteText.quoted(chosen.team + "." + chosen.bundle)); pass --bundle-id to set it"
+                "the app's default service \(NoteText.quoted(chosen.bundle)) is the bundle id inferred from access group \(NoteText.quoted(chosen.team + "." + chosen.bundle)); to set it yourself, pass --bundle-id to migrate"
         } else if candidates.isEmpty {
-            note = "the app's default service (its bundle id) is unknown: no access group shows it; pass --bundle-id"
+            note =
+                "the app's default service (its bundle id) is unknown: no access group shows it; pass --bundle-id to migrate"
         } else {
             let listed = candidates.prefix(5).map { NoteText.quoted($0.team + "." + $0.bundle) }.joined(separator: ", ")
             note =
-                "the app's default service (its bundle id) is unknown: several access groups could be the app's (\(listed)); pass --bundle-id"
+                "the app's default service (its bundle id) is unknown: several access groups could be the app's (\(listed)); pass --bundle-id to migrate"
         }
     }
 

@@ -70,7 +70,7 @@ struct DumpInput {
                         .notADump, path: dump.path,
                         "not a keychain dump: an Android preferences file with no react-native-keychain, expo-secure-store or react-native-sensitive-info entries, no FacebookConceal key, and not react-native-encrypted-storage's file"
                             + (plain
-                                ? " (its entries are all strings: if react-native-sensitive-info wrote them, --from react-native-sensitive-info reads them)"
+                                ? " (its entries are all strings: if react-native-sensitive-info wrote them, migrate --from react-native-sensitive-info reads them)"
                                 : "")
                     )
                     guard inFolder else { throw Self.cliError(error) }
@@ -102,6 +102,12 @@ struct DumpInput {
         ReactNativeKeychainImporter.recognises(dump) || ExpoSecureStoreImporter.recognises(dump)
             || ReactNativeSensitiveInfoImporter.recognises(dump, library: library)
             || ReactNativeEncryptedStorageImporter.recognises(dump)
+    }
+
+    /// What the warnings about dumps without items need to know of the dumps (``DumpMarks``), taken before the
+    /// dumps are released.
+    func marks(library: SourceLibrary?) -> DumpMarks {
+        DumpMarks(dumps: dumps, library: library)
     }
 
     /// A dump reader's error as the tool reports it.
@@ -145,5 +151,42 @@ struct DumpInput {
             throw .usage("the dumps come from both iOS and Android; name the device with '--device <profile>'")
         }
         return platforms.first == .android ? .android : .ios
+    }
+}
+
+/// What the dumps are, beyond their items: which ones an importer recognised (a Facebook Conceal key file holds
+/// no items of its own) and which are Conceal key files, for the warnings about dumps in which no library's items
+/// were found.
+struct DumpMarks: Sendable {
+    /// The paths of the dumps an importer recognises (``DumpInput/recognises(_:library:)``).
+    let recognised: Set<String>
+    /// The paths of the dumps that are Facebook Conceal key files (react-native-keychain's `crypto.KEY_256.xml`).
+    let concealKeyFiles: Set<String>
+
+    init(dumps: [Dump], library: SourceLibrary?) {
+        recognised = Set(dumps.lazy.filter { DumpInput.recognises($0, library: library) }.map(\.path))
+        concealKeyFiles = Set(dumps.lazy.filter(ReactNativeKeychainImporter.isConcealKeyFile).map(\.path))
+    }
+
+    /// A warning for each dump in which no library's items were found: one no importer recognised, and a
+    /// Facebook Conceal key file given without react-native-keychain's Android entries, the file it is the key of.
+    func warnings(_ sources: [MigrationReport.Source]) -> [String] {
+        let keychainEntries = sources.contains {
+            $0.library == SourceLibrary.reactNativeKeychain.rawValue && $0.platform == DumpPlatform.android.rawValue
+        }
+        var warnings: [String] = []
+        for source in sources where source.library == nil {
+            let path = DisplayText.escaped(source.path)
+            if concealKeyFiles.contains(source.path) {
+                guard !keychainEntries else { continue }
+                warnings.append(
+                    "\(path): no library's items were found in it: it is the key of react-native-keychain's "
+                        + "FacebookConceal entries, which are in react-native-keychain's SharedPreferences file "
+                        + "(shared_prefs/RN_KEYCHAIN.xml); give that file beside it")
+            } else if !recognised.contains(source.path) {
+                warnings.append("\(path): no library's items were found in it (\(source.format))")
+            }
+        }
+        return warnings
     }
 }

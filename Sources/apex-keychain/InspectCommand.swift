@@ -57,8 +57,10 @@ struct InspectCommand: RunnableCommand {
     }
 
     func run() async throws(CLIError) {
-        var report = try inventory()
+        var (report, marks) = try inventory()
         report.stamp(toolVersion: RootCommand.version, store: nil)
+        // As `migrate` does: a dump in which no library's items were found gets a warning saying why.
+        for warning in marks.warnings(report.sources) { Console.writeError("warning: \(warning)\n") }
         if json {
             try Console.write(streaming: { try report.writeJSON(to: $0) })
         } else {
@@ -70,11 +72,13 @@ struct InspectCommand: RunnableCommand {
     /// The dumps' items as a report. The dumps and items, which hold the secrets, are released when it returns,
     /// before anything is written (and the memory they free is wiped: see main.swift). The dumps go first, and
     /// their memory back to the system, before the report is made.
-    private func inventory() throws(CLIError) -> MigrationReport {
+    /// - Returns: also what the dumps are beyond their items, for the warnings.
+    private func inventory() throws(CLIError) -> (MigrationReport, DumpMarks) {
         let input = try DumpInput(paths: paths, strict: strict, quiet: false)
+        let marks = input.marks(library: nil)
         let (items, summaries) = try input.items(importers: DumpInput.importers(from: nil), options: ImportOptions())
         _ = consume input
         FreedMemory.returnToSystem()
-        return MigrationReport(inventory: items, dumps: summaries, includeLabels: includeLabels)
+        return (MigrationReport(inventory: items, dumps: summaries, includeLabels: includeLabels), marks)
     }
 }

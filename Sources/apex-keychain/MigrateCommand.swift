@@ -237,30 +237,33 @@ struct MigrateCommand: RunnableCommand {
         try reportFile?.checkFolder()
         // The dumps, their items and the plan hold the secrets; they are released when `migrate()` returns,
         // before the report is written (and the memory they free is wiped: see main.swift).
-        var (report, subject, storePath, recognised) = try await migrate()
+        var (report, subject, storePath, marks) = try await migrate()
         report.stamp(toolVersion: RootCommand.version, store: storePath)
         if !quiet {
-            for warning in warnings(report, recognised: recognised) { Console.writeError("warning: \(warning)\n") }
+            for warning in warnings(report, marks: marks) { Console.writeError("warning: \(warning)\n") }
         }
         try output(report)
         KeptUntilExit.keep(report)
         try gate(report, subject: subject)
         if !report.dryRun, report.hasProblems {
             let s = report.summary
+            // Migrated: written and read back equal (a write that was not verified counts as failed).
+            let migrated = s.verified == 1 ? "1 item was migrated" : "\(s.verified) items were migrated"
             throw CLIError(
                 .failure,
-                "\(subject): \(s.conflict) conflict, \(s.blocked) blocked, \(s.failed) failed: not migrated; "
-                    + "the rest were")
+                "\(subject): \(Self.conflicts(s.conflict)), \(s.blocked) blocked, \(s.failed) failed: not migrated; "
+                    + migrated)
         }
     }
 
     /// Reads the dumps and plans, or runs the migration: the report, and what the gate's messages name.
-    /// - Returns: also the paths of the dumps an importer recognised (a key file holds no items of its own).
+    /// - Returns: also what the dumps are beyond their items, for the warnings (a key file holds no items of its
+    ///   own).
     private func migrate() async throws(CLIError)
-        -> (MigrationReport, subject: String, store: String?, recognised: Set<String>)
+        -> (MigrationReport, subject: String, store: String?, marks: DumpMarks)
     {
         let input = try DumpInput(paths: paths, strict: strict, quiet: quiet, library: library)
-        let recognised = Set(input.dumps.lazy.filter { DumpInput.recognises($0, library: library) }.map(\.path))
+        let marks = input.marks(library: library)
         try reportFile?.checkNotAnInput(paths + input.dumps.map(\.path) + (store?.files ?? []))
         var policy = MigrationPolicy(onConflict: onConflict, importOptions: importOptions)
         // Every importer runs: items of a library --from leaves out are listed as skipped, not lost from view.
@@ -276,7 +279,7 @@ struct MigrateCommand: RunnableCommand {
             _ = consume migration
             _ = consume input
             FreedMemory.returnToSystem()
-            return (report(planned, profile: profile), "the plan", nil, recognised)
+            return (report(planned, profile: profile), "the plan", nil, marks)
         }
         let opened = try store.open()
         let profile = opened.database.deviceProfile
@@ -294,7 +297,7 @@ struct MigrateCommand: RunnableCommand {
             _ = consume migration
             _ = consume input
             FreedMemory.returnToSystem()
-            return (report(planned, profile: profile), "\(opened.path): the plan", opened.path, recognised)
+            return (report(planned, profile: profile), "\(opened.path): the plan", opened.path, marks)
         }
         // Usernames for --include-labels, taken before the run: nothing but the report outlives it.
         var accounts: [String: String?] = [:]
@@ -338,12 +341,12 @@ struct MigrateCommand: RunnableCommand {
                 report.items[index].source.account = account
             }
         }
-        return (report, opened.path, opened.path, recognised)
+        return (report, opened.path, opened.path, marks)
     }
 
     /// What the report leaves out that the user may not expect: items of libraries `--from` left out, dumps in
     /// which no library's items were found, and `--service-map` sources no item has (almost always a typo).
-    func warnings(_ report: MigrationReport, recognised: Set<String>) -> [String] {
+    func warnings(_ report: MigrationReport, marks: DumpMarks) -> [String] {
         var warnings: [String] = []
         if let library {
             var others: [String: Int] = [:]
@@ -354,10 +357,7 @@ struct MigrateCommand: RunnableCommand {
                 warnings.append("--from \(library.rawValue): \(count) \(other) item(s) found and skipped")
             }
         }
-        for source in report.sources where source.library == nil && !recognised.contains(source.path) {
-            warnings.append(
-                "\(DisplayText.escaped(source.path)): no library's items were found in it (\(source.format))")
-        }
+        warnings += marks.warnings(report.sources)
         let services = report.items.compactMap(\.source.service)
         // Items that record no service (react-native-encrypted-storage's, Android plain-text files) take one the
         // importer implies, which the map may name: a source is used when such an item went to its target.
@@ -379,16 +379,29 @@ struct MigrateCommand: RunnableCommand {
         var named: [String] = []
         for ending in failOn {
             let count = report.items.lazy.filter { ending.matches($0, dryRun: report.dryRun) }.count
-            if count > 0 { named.append("\(count) \(ending.rawValue)") }
+            // The ending is `--fail-on`'s own word, kept as it is spelt there: only the count is worded around it.
+            if count > 0 {
+                named.append(
+                    named.isEmpty
+                        ? "\(Self.items(count)) \(count == 1 ? "ends" : "end") as \(ending.rawValue)"
+                        : "\(count) as \(ending.rawValue)")
+            }
         }
         if !named.isEmpty {
             throw CLIError(.failure, "\(subject): \(named.joined(separator: ", ")) (--fail-on)")
         }
         if report.dryRun, onConflict == .fail, report.summary.conflict > 0 {
             throw CLIError(
-                .failure, "\(subject): \(report.summary.conflict) conflict: with --on-conflict fail the run would stop")
+                .failure,
+                "\(subject): \(Self.conflicts(report.summary.conflict)): with --on-conflict fail the run would stop")
         }
     }
+
+    /// `1 conflict`, `2 conflicts`: the count of conflicting items, for the messages on stderr.
+    static func conflicts(_ count: Int) -> String { count == 1 ? "1 conflict" : "\(count) conflicts" }
+
+    /// `1 item`, `2 items`.
+    static func items(_ count: Int) -> String { count == 1 ? "1 item" : "\(count) items" }
 
     /// The plan as a dry-run report.
     private func plan(_ migration: Migration, store: String?) async throws(CLIError) -> MigrationPlan {

@@ -148,7 +148,8 @@ extension DumpSourcesTests {
                     .utf8))
         let named = try await sandbox.run(["inspect", plain])
         #expect(named.status == 65)
-        #expect(named.err.contains("--from react-native-sensitive-info reads them"), "\(named.err)")
+        // inspect takes no --from: the hint names the command that does.
+        #expect(named.err.contains("migrate --from react-native-sensitive-info reads them"), "\(named.err)")
         #expect(!named.err.contains("t-1"))
         let taken = try await sandbox.run(["migrate", plain, "--from", "react-native-sensitive-info"])
         #expect(taken.status == 0, "\(taken.err)")

@@ -73,4 +73,45 @@ struct LeftOutWarningsTests {
         let android = try await sandbox.run(["migrate", sample("react-native-keychain/android")] + Self.bundle)
         #expect(!android.err.contains("warning: "), "\(android.err)")
     }
+
+    @Test("a FacebookConceal key file without react-native-keychain's entries gets a warning naming what is missing")
+    func concealKeyFileAlone() async throws {
+        let expected =
+            ": no library's items were found in it: it is the key of react-native-keychain's FacebookConceal entries, "
+            + "which are in react-native-keychain's SharedPreferences file (shared_prefs/RN_KEYCHAIN.xml); give that "
+            + "file beside it\n"
+        let keyFile = sample("react-native-keychain/android/shared_prefs/crypto.KEY_256.xml")
+        // Known by its content under another name too.
+        let renamed = try sandbox.write("key.xml", try Data(contentsOf: URL(fileURLWithPath: keyFile)))
+        for path in [keyFile, renamed] {
+            let migrate = try await sandbox.run(["migrate", path] + Self.bundle)
+            #expect(migrate.status == 0)
+            #expect(migrate.out.contains("summary: found 0,"))
+            #expect(migrate.err == "warning: \(path)" + expected)
+            let quiet = try await sandbox.run(["migrate", path, "--quiet"] + Self.bundle)
+            #expect(quiet.err == "")
+            let inspect = try await sandbox.run(["inspect", path])
+            #expect(inspect.status == 0)
+            #expect(inspect.err == "warning: \(path)" + expected)
+        }
+        // With the entries' file beside it, the key is used: no warning.
+        let entries = sample("react-native-keychain/android/shared_prefs/RN_KEYCHAIN.xml")
+        let both = try await sandbox.run(["migrate", keyFile, entries] + Self.bundle)
+        #expect(both.status == 0)
+        #expect(both.err == "", "\(both.err)")
+        let inspected = try await sandbox.run(["inspect", keyFile, entries])
+        #expect(inspected.err == "", "\(inspected.err)")
+    }
+
+    @Test("inspect warns of a dump in which no library's items were found, as migrate does")
+    func inspectUnrecognisedDump() async throws {
+        let certificates = try PropertyListSerialization.data(
+            fromPropertyList: ["cert": [["agrp": "A1B2C3D4E5.com.example.app", "pdmn": "ck"]]], format: .xml, options: 0
+        )
+        let dump = try sandbox.write("certificates.plist", certificates)
+        let result = try await sandbox.run(["inspect", dump])
+        #expect(result.status == 0)
+        #expect(result.out.contains("found 0 item(s)"))
+        #expect(result.err == "warning: \(dump): no library's items were found in it (ios-plist)\n")
+    }
 }

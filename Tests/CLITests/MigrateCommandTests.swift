@@ -188,7 +188,9 @@ struct MigrateCommandTests {
         let skip = try await sandbox.run(
             ["migrate", Self.plist, "--store", store, "--bundle-id", "com.example.sampleapp", "--format", "json"])
         #expect(skip.status == 1)
-        #expect(skip.err == "apex-keychain: \(store): 1 conflict, 0 blocked, 0 failed: not migrated; the rest were\n")
+        #expect(
+            skip.err
+                == "apex-keychain: \(store): 1 conflict, 0 blocked, 0 failed: not migrated; 9 items were migrated\n")
         #expect(try summary(try jsonObject(skip))["conflict"] == 1)
     }
 

@@ -57,7 +57,7 @@ struct MigrateExitCodeTests {
         #expect(result.status == 1)
         #expect(
             result.err == "apex-keychain: \(sandbox.path("store.db")): 1 conflict, 0 blocked, 0 failed: not migrated; "
-                + "the rest were\n")
+                + "9 items were migrated\n")
         try expectGolden(result.out, "migrate-conflict.txt")
     }
 

@@ -131,7 +131,7 @@ struct ExpoSecureStoreAndroidTests {
             Issue.record("legacy leftover not shadowed")
             return
         }
-        #expect(why.contains("`key_v1`") && why.contains("entry 1"))
+        #expect(why.contains("'key_v1'") && why.contains("entry 1"))
     }
 
     @Test("a legacy entry of an older dump is shadowed by the 12.5.0+ entry of a newer one")
@@ -183,7 +183,7 @@ struct ExpoSecureStoreAndroidTests {
         let entries = [("key_v1-token", Expo.newEntry()), (":u", "gKPDOfBDWLMcmSsDqKE9fg=="), ("plain", "{\"a\":1}")]
         let items = try Expo.run([Expo.prefs(entries, path: "/data/data/x/shared_prefs/RN_KEYCHAIN.xml")])
         #expect(items.map(\.source.account) == ["token"])
-        #expect(Expo.notes(items.first, contain: "`RN_KEYCHAIN.xml`"))
+        #expect(Expo.notes(items.first, contain: "'RN_KEYCHAIN.xml'"))
 
         let store = Dump(
             path: "SecureStore.preferences_pb", format: .dataStore,

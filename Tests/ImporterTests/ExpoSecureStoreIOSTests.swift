@@ -49,7 +49,7 @@ struct ExpoSecureStoreIOSTests {
             Issue.record("SDK 47 copy kept")
             return
         }
-        #expect(old.contains("`app:no-auth`"))
+        #expect(old.contains("'app:no-auth'"))
 
         let bio = try at("bio_token", "app:auth")
         #expect(bio.verdict == .migrate)
@@ -119,7 +119,7 @@ struct ExpoSecureStoreIOSTests {
                 Issue.record("\(loser) not shadowed")
                 continue
             }
-            #expect(reason.contains("`app:no-auth`"))
+            #expect(reason.contains("'app:no-auth'"))
         }
     }
 
@@ -136,7 +136,7 @@ struct ExpoSecureStoreIOSTests {
             Issue.record("bare copy not shadowed")
             return
         }
-        #expect(why.contains("`svc:auth`"))
+        #expect(why.contains("'svc:auth'"))
         #expect(bare.target?.service == "svc")
     }
 
@@ -244,7 +244,7 @@ struct ExpoSecureStoreIOSTests {
             Issue.record("synced copy not shadowed")
             return
         }
-        #expect(why.contains("synchronizable") && why.contains("`app`"))
+        #expect(why.contains("synchronizable") && why.contains("'app'"))
     }
 
     @Test("access groups: the app's default is dropped, others kept; without a bundle id the default is inferred")
@@ -282,7 +282,7 @@ struct ExpoSecureStoreIOSTests {
             Issue.record("other not skipped")
             return
         }
-        #expect(why.contains("`other`"))
+        #expect(why.contains("'other'"))
 
         let excluded = try Expo.run([Expo.keychain(records)], ImportOptions(excludeServices: ["app:no-auth"]))
         guard case .skipped = excluded[0].verdict else {
@@ -371,7 +371,7 @@ struct ExpoSecureStoreIOSTests {
             return
         }
         #expect(missing.contains("pdmn"))
-        #expect(unknown.contains("`f`"))
+        #expect(unknown.contains("'f'"))
         #expect(items[2].target?.options.accessible == .whenUnlockedThisDeviceOnly)
         #expect(Expo.notes(items[2], contain: "differs"))
     }

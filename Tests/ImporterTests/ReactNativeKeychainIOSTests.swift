@@ -56,7 +56,7 @@ func rnkRecord(
         ]
         let items = try run(records)
         let inferred =
-            "the app's default service 'com.example.app' is the bundle id inferred from access group 'ABCDE12345.com.example.app'; pass --bundle-id to set it"
+            "the app's default service 'com.example.app' is the bundle id inferred from access group 'ABCDE12345.com.example.app'; to set it yourself, pass --bundle-id to migrate"
         #expect(items.allSatisfy { $0.notes.contains(inferred) })
         #expect(items[1].target?.service == "com.example.app")
         #expect(items[1].target?.key == "credentials:https://example.com")

@@ -50,7 +50,7 @@ import Testing
         #expect(items[3].value.description.contains("MySharedPreferenceKeyAlias"))
         #expect(items[5].value.description.contains("SHARED_PREFERENCE_KEY"))
         // 5.6.x: the alias is the first 32 hex digits of SHA-256("default::authToken").
-        #expect(items[7].value.description.contains("`159201e464afe90a227c520086d9693b`"))
+        #expect(items[7].value.description.contains("'159201e464afe90a227c520086d9693b'"))
         #expect(SHA256.hex(Array("default::authToken".utf8)).hasPrefix("159201e464afe90a227c520086d9693b"))
         #expect(items[7].source.service == "default")
         #expect(items.last?.verdict.isBlocked == true)
