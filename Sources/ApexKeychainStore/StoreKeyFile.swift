@@ -7,8 +7,9 @@ import Foundation
 
 /// What unwraps a store's master key.
 public enum StoreKeySource: Sendable {
-    /// A key file (created 0600 beside the store by ``SQLiteKeychainDatabase/create(at:key:device:)``). A key
-    /// file that others can read is refused.
+    /// A key file (created 0600 beside the store by
+    /// ``SQLiteKeychainDatabase/create(at:key:device:bundleIdentifier:)``). A key file that others can read is
+    /// refused.
     case keyFile(URL)
     /// A passphrase, stretched with Argon2id. It is also the passcode of the `linux` device profile. At most
     /// ``SQLiteKeychainDatabase/maximumPassphraseLength`` bytes when a store is created.

@@ -1,35 +1,12 @@
-// How an app calls the migration at start-up: once, early, before the first keychain read.
+// How an app calls the migration at start-up: once, early, before the first keychain read
+// (`migrateAtLaunch(database:device:)`, in MigrateAtLaunch.swift).
 //
 // The app's keychain database here is an in-memory one loaded with what expo-secure-store left on the device
 // (the bundled sample dump stands in for the device's keychain). On a phone the database and device would be the
 // platform's; the calls are the same.
 import ApexDumps
 import ApexKeychain
-import ApexMigration
-import ExpoSecureStoreImporter
 import Foundation
-
-/// What the app does at launch.
-func migrateAtLaunch(database: any KeychainDatabase, device: any Device) async -> String {
-    let migration = Migration(
-        importers: [ExpoSecureStoreImporter()], source: .database(database, device: device),
-        target: MigrationTarget(database: database, device: device),
-        policy: MigrationPolicy(removeSource: true, migrationID: "expo-secure-store-v1"))
-    do {
-        switch try await migration.runIfNeeded() {
-        case .alreadyComplete:
-            return "already migrated"
-        case .ran(let report):
-            let s = report.summary
-            return "migrated: \(s.verified) verified, \(s.failed) failed, \(s.conflict) conflicts, \(s.blocked) blocked"
-        }
-    } catch .tryLater(let why) {
-        // The device is locked (e.g. a background launch): nothing was removed or marked; try on the next launch.
-        return "try later: \(why)"
-    } catch {
-        return "migration stopped: \(error)"
-    }
-}
 
 /// Loads the sample dump's items into the database as the other library's items, as they sit on a device.
 func loadDeviceKeychain(from path: String, into database: any KeychainDatabase, device: any Device) throws {
