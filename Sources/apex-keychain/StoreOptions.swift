@@ -20,6 +20,11 @@ struct StoreOptions: Sendable {
         help: "The service whose items the command reads or writes. (default: the store's default service: the "
             + "--bundle-id given to 'store init', else 'apex-keychain' for linux, 'com.example.app' for the phone "
             + "profiles)")
+    /// `--access-group <group>`.
+    static let accessGroup = OptionDefinition.option(
+        "access-group",
+        help: "The access group of the items (the phone profiles: a migration keeps the group each item had). "
+            + "(default: the store's default group: the team id and bundle id on the phone profiles)")
     /// `--key-file <key-file>`.
     static let keyFile = OptionDefinition.option(
         "key-file", help: "The key file that unlocks the store. (default: the store's path followed by '.key')")
@@ -32,12 +37,14 @@ struct StoreOptions: Sendable {
             + "the terminal.")
 
     /// The options in the order the help shows them.
-    static var definitions: [OptionDefinition] { [store, service, keyFile, passphraseFile] }
+    static var definitions: [OptionDefinition] { [store, service, accessGroup, keyFile, passphraseFile] }
 
     /// The store file.
     var storeURL: URL
     /// The service named with `--service`; nil for the device's default.
     var service: String?
+    /// The access group named with `--access-group`; nil for the device's default.
+    var accessGroup: String?
     /// The key file named with `--key-file`.
     var keyFile: String?
     /// The passphrase file named with `--passphrase-file`.
@@ -48,6 +55,8 @@ struct StoreOptions: Sendable {
     init(_ values: ParsedValues) throws(CLIError) {
         storeURL = try Self.storeURL(values)
         service = values.value(Self.service)
+        accessGroup = values.value(Self.accessGroup)
+        if accessGroup == "" { throw .usage("'--access-group' must not be empty") }
         keyFile = values.value(Self.keyFile)
         passphraseFile = values.value(Self.passphraseFile)
         if keyFile != nil, passphraseFile != nil {
@@ -104,7 +113,8 @@ struct StoreOptions: Sendable {
         }
         let device = database.makeDevice(passcode: passcode)
         do throws(KeychainError) {
-            let keychain = try Keychain(KeychainOptions(service: service), database: database, device: device)
+            let keychain = try Keychain(
+                KeychainOptions(service: service, accessGroup: accessGroup), database: database, device: device)
             return OpenedStore(path: path, database: database, device: device, keychain: keychain)
         } catch {
             throw ErrorMapping.keychain(error, store: path)
@@ -140,9 +150,16 @@ struct OpenedStore: Sendable {
         }
     }
 
-    /// The error of a missing item: exit 1, naming the key, the service and the store.
+    /// The error of a missing item: exit 1, naming the key, the service (and the access group, when it is not
+    /// the device's default) and the store.
     func missingItem(_ key: String) -> CLIError {
-        CLIError(.failure, "no item '\(key)' in service '\(keychain.service)' of \(path)")
+        CLIError(.failure, "no item '\(key)' in \(place(keychain.service, keychain.accessGroup)) of \(path)")
+    }
+
+    /// "service 'S'", and "of access group 'G'" when `group` is not the device's default.
+    func place(_ service: String, _ group: String) -> String {
+        ExactText.equal(group, device.defaultAccessGroup)
+            ? "service '\(service)'" : "service '\(service)' of access group '\(group)'"
     }
 }
 

@@ -11,9 +11,11 @@ struct StoreListCommand: RunnableCommand {
             abstract: "List the keys of a service.",
             discussion: """
                 Prints the keys of the service, one per line, sorted. With --all-services, prints the keys of \
-                every service as 'SERVICE<TAB>KEY' lines, sorted by service, then key; the migration's own \
-                records (service 'apex-keychain.migration') are left out. When the service has no item, stderr \
-                says so, and how many items the other services hold. Never prompts.
+                every service as 'SERVICE<TAB>KEY' lines, sorted by service, then key, and the items of an \
+                access group other than the store's default (a migration keeps each item's group) as \
+                'SERVICE<TAB>KEY<TAB>ACCESS-GROUP' lines after them; the migration's own records (service \
+                'apex-keychain.migration') are left out. When the service has no item, stderr says so, and how \
+                many items the other services and access groups hold. Never prompts.
                 """,
             options: StoreOptions.definitions + [Self.allServices])
     }
@@ -33,6 +35,9 @@ struct StoreListCommand: RunnableCommand {
         if allServices, store.service != nil {
             throw .usage("'--all-services' and '--service' can't be used together")
         }
+        if allServices, store.accessGroup != nil {
+            throw .usage("'--all-services' and '--access-group' can't be used together")
+        }
     }
 
     func run() async throws(CLIError) {
@@ -43,49 +48,90 @@ struct StoreListCommand: RunnableCommand {
             if keys.isEmpty { try await sayWhereItemsAre(opened) }
             return
         }
-        let services = try await opened.keysByService()
+        let places = try await opened.keysByPlace()
         var lines = ""
-        for (service, keys) in services {
-            for key in keys { lines += "\(DisplayText.escaped(service))\t\(DisplayText.escaped(key))\n" }
+        // The default group's services first, then the other groups' (a third column names the group).
+        for place in places where place.isDefaultGroup {
+            for key in place.keys { lines += "\(DisplayText.escaped(place.service))\t\(DisplayText.escaped(key))\n" }
+        }
+        for place in places where !place.isDefaultGroup {
+            for key in place.keys {
+                lines +=
+                    "\(DisplayText.escaped(place.service))\t\(DisplayText.escaped(key))\t\(DisplayText.escaped(place.accessGroup))\n"
+            }
         }
         try Console.write(lines)
-        if services.isEmpty { Console.writeError("no items in \(DisplayText.escaped(opened.path))\n") }
+        if places.isEmpty { Console.writeError("no items in \(DisplayText.escaped(opened.path))\n") }
     }
 
-    /// On stderr: that the service has no item, and how many the other services hold.
+    /// On stderr: that the service has no item, and how many the other services and access groups hold.
     private func sayWhereItemsAre(_ opened: OpenedStore) async throws(CLIError) {
-        let service = opened.keychain.service
-        let others = try await opened.keysByService().filter { $0.service != service }
-        var note = "no items in service '\(service)'"
+        let (service, group) = (opened.keychain.service, opened.keychain.accessGroup)
+        let others = try await opened.keysByPlace().filter {
+            !(ExactText.equal($0.service, service) && ExactText.equal($0.accessGroup, group))
+        }
+        var note = "no items in \(opened.place(service, group))"
         if !others.isEmpty {
             let count = others.reduce(0) { $0 + $1.keys.count }
             let items = count == 1 ? "1 item" : "\(count) items"
-            let services = others.count == 1 ? "1 other service" : "\(others.count) other services"
-            note += "; \(items) in \(services): list \(count == 1 ? "it" : "them") with --all-services"
+            let elsewhere =
+                others.allSatisfy(\.isDefaultGroup)
+                ? (others.count == 1 ? "1 other service" : "\(others.count) other services")
+                : (others.count == 1
+                    ? "1 other service or access group" : "\(others.count) other services or access groups")
+            note += "; \(items) in \(elsewhere): list \(count == 1 ? "it" : "them") with --all-services"
         }
         Console.writeError(DisplayText.escaped(note) + "\n")
     }
 }
 
+/// A service of an access group, and the keys of the package's items there.
+struct KeysOfPlace {
+    let service: String
+    let accessGroup: String
+    /// Whether ``accessGroup`` is the device's default group.
+    let isDefaultGroup: Bool
+    let keys: [String]
+}
+
 extension OpenedStore {
-    /// The keys of every service that holds the package's items, but the migration's records, sorted by service.
-    /// The services come from the store's own items; each service's keys come from its keychain, which leaves
-    /// other libraries' items out and settles a write left staged by a crash.
-    func keysByService() async throws(CLIError) -> [(service: String, keys: [String])] {
+    /// The keys of every service and access group that hold the package's items, but the migration's records,
+    /// sorted by service, then group. The places come from the store's own items; each place's keys come from its
+    /// keychain, which leaves other libraries' items out and settles a write left staged by a crash.
+    func keysByPlace() async throws(CLIError) -> [KeysOfPlace] {
         let items: [ItemAttributes]
         do throws(DatabaseError) {
             items = try database.attributes(matching: ItemQuery(itemClass: .genericPassword, creator: apexCreator))
         } catch {
             throw ErrorMapping.database(error, store: path)
         }
-        let services = Set(items.map(\.service)).subtracting([Migration.ledgerService])
-            .sorted { $0.utf16.lexicographicallyPrecedes($1.utf16) }
-        var result: [(service: String, keys: [String])] = []
-        for service in services {
-            let keys = try await perform { _ throws(KeychainError) in
-                try await Keychain(KeychainOptions(service: service), database: database, device: device).getAllKeys()
+        // Byte for byte, as the store compares names (Strings compare by canonical equivalence).
+        var seen = Set<ExactName>()
+        var places: [(service: String, group: String)] = []
+        for item in items where !ExactText.equal(item.service, Migration.ledgerService) {
+            if seen.insert(ExactName(item.service, item.accessGroup)).inserted {
+                places.append((item.service, item.accessGroup))
             }
-            if !keys.isEmpty { result.append((service, keys)) }
+        }
+        places.sort {
+            !ExactText.equal($0.service, $1.service)
+                ? $0.service.utf16.lexicographicallyPrecedes($1.service.utf16)
+                : $0.group.utf16.lexicographicallyPrecedes($1.group.utf16)
+        }
+        var result: [KeysOfPlace] = []
+        for place in places {
+            let keys = try await perform { _ throws(KeychainError) in
+                try await Keychain(
+                    KeychainOptions(service: place.service, accessGroup: place.group), database: database,
+                    device: device
+                ).getAllKeys()
+            }
+            if !keys.isEmpty {
+                result.append(
+                    KeysOfPlace(
+                        service: place.service, accessGroup: place.group,
+                        isDefaultGroup: ExactText.equal(place.group, device.defaultAccessGroup), keys: keys))
+            }
         }
         return result
     }

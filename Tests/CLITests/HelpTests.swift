@@ -98,7 +98,8 @@ struct HelpTests {
                 Prompts for the passcode when the item's access control asks for it.
 
                 USAGE: apex-keychain store get --store <store> [--service <service>]
-                         [--key-file <key-file>] [--passphrase-file <passphrase-file>] <key>
+                         [--access-group <access-group>] [--key-file <key-file>]
+                         [--passphrase-file <passphrase-file>] <key>
 
                 ARGUMENTS:
                   <key>                   The item's key. Put '--' before a key that starts with
@@ -110,6 +111,11 @@ struct HelpTests {
                                           (default: the store's default service: the --bundle-id
                                           given to 'store init', else 'apex-keychain' for linux,
                                           'com.example.app' for the phone profiles)
+                  --access-group <access-group>
+                                          The access group of the items (the phone profiles: a
+                                          migration keeps the group each item had). (default:
+                                          the store's default group: the team id and bundle id
+                                          on the phone profiles)
                   --key-file <key-file>   The key file that unlocks the store. (default: the
                                           store's path followed by '.key')
                   --passphrase-file <passphrase-file>
