@@ -42,7 +42,8 @@ struct MigrateCommand: RunnableCommand {
                 """,
             arguments: [dumpPathArgument],
             options: [
-                Self.store, Self.dryRun, Self.from, Self.device, Self.serviceMap, Self.bundleID, Self.onConflict,
+                Self.store, Self.dryRun, Self.from, Self.device, Self.serviceMap, Self.bundleID, Self.migrationID,
+                Self.onConflict,
                 Self.failOn, Self.androidBiometryAcceptsPasscode, Self.format, Self.report, Self.reportFormat,
                 Self.includeLabels,
                 Self.quiet, strictOption,
@@ -79,6 +80,12 @@ struct MigrateCommand: RunnableCommand {
         "bundle-id", valueName: "id",
         help: "The app's bundle identifier: react-native-keychain's default service on iOS. (default: the "
             + "store's, from 'store init --bundle-id'; else inferred from the access group, with a note)")
+    /// `--migration-id <id>`.
+    static let migrationID = OptionDefinition.option(
+        "migration-id", valueName: "id",
+        help: "The name of the migration whose records the run keeps in the store and reads: give the "
+            + "migrationID of an app's start-up migration to go on with it or to check what it wrote. (default: "
+            + "'default', as MigrationPolicy's)")
     /// `--on-conflict <action>`.
     static let onConflict = OptionDefinition.choice(
         "on-conflict", of: MigrationPolicy.OnConflict.self, valueName: "action",
@@ -160,6 +167,8 @@ struct MigrateCommand: RunnableCommand {
     let importOptions: ImportOptions
     /// What a conflict does.
     let onConflict: MigrationPolicy.OnConflict
+    /// The migration's name in the store (`--migration-id`).
+    let migrationID: String
     /// The report's format.
     let format: Format
     /// The file the report is also written to.
@@ -206,6 +215,13 @@ struct MigrateCommand: RunnableCommand {
             androidBiometryAcceptsPasscode: values.flag(Self.androidBiometryAcceptsPasscode),
             libraries: library.map { [$0] })
         onConflict = try values.enumeration(Self.onConflict, MigrationPolicy.OnConflict.self) ?? .skip
+        migrationID = values.value(Self.migrationID) ?? MigrationPolicy().migrationID
+        // The ledger's longest key holds the id (its records are `entries:ID:` and a ten-digit number).
+        if NameProblem(of: "entries:\(migrationID):0000000000") != nil || migrationID.isEmpty {
+            throw .usage(
+                "'--migration-id' must be 1 to \(NameProblem.maxLength - 19) characters (UTF-16 code units) "
+                    + "without U+0000")
+        }
         format = try values.enumeration(Self.format, Format.self) ?? .text
         let report = values.value(Self.report)
         if report == "" { throw .usage("'--report' must not be empty") }
@@ -265,7 +281,7 @@ struct MigrateCommand: RunnableCommand {
         let input = try DumpInput(paths: paths, strict: strict, quiet: quiet, library: library)
         let marks = input.marks(library: library)
         try reportFile?.checkNotAnInput(paths + input.dumps.map(\.path) + (store?.files ?? []))
-        var policy = MigrationPolicy(onConflict: onConflict, importOptions: importOptions)
+        var policy = MigrationPolicy(onConflict: onConflict, migrationID: migrationID, importOptions: importOptions)
         // Every importer runs: items of a library --from leaves out are listed as skipped, not lost from view.
         let importers = DumpInput.importers(from: nil)
         guard let store else {

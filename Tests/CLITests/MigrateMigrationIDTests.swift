@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+
+/// `migrate --migration-id` names the migration whose records the run keeps and reads, as an app's
+/// `MigrationPolicy(migrationID:)` does: a run under the id of the migration that wrote the items finds its own
+/// items with access control `exists`, where another id can't compare them without a prompt (`conflict`).
+@Suite("migrate --migration-id")
+struct MigrateMigrationIDTests {
+    let sandbox: Sandbox
+
+    init() throws { sandbox = try Sandbox() }
+
+    static let plist = sample("react-native-keychain/ios/keychain.plist")
+
+    /// The report's summary of a `migrate --format json` run.
+    func summary(_ arguments: [String]) async throws -> (status: Int32, summary: [String: Int]) {
+        let result = try await sandbox.run(["migrate", Self.plist, "--format", "json"] + arguments)
+        let report = try #require(JSONSerialization.jsonObject(with: Data(result.out.utf8)) as? [String: Any])
+        return (result.status, try #require(report["summary"] as? [String: Int]))
+    }
+
+    @Test(
+        "a run under the id that wrote the items finds them all; under another id, those with access control conflict")
+    func sameIDFindsItsItems() async throws {
+        let store = sandbox.path("store.db")
+        let created = try await sandbox.run(
+            ["store", "init", "--store", store, "--device", "ios", "--bundle-id", "com.example.sampleapp"])
+        try #require(created.status == 0, "\(created.err)")
+        let first = try await summary(["--store", store, "--migration-id", "legacy-v1"])
+        try #require(first.status == 0)
+        #expect(first.summary["verified"] == 10)
+
+        let other = try await summary(["--store", store])
+        #expect(other.status == 1)
+        #expect(other.summary["conflict"] == 4 && other.summary["exists"] == 6, "\(other.summary)")
+
+        let same = try await summary(["--store", store, "--migration-id", "legacy-v1"])
+        #expect(same.status == 0)
+        #expect(same.summary["exists"] == 10 && same.summary["conflict"] == 0, "\(same.summary)")
+    }
+
+    @Test("an empty id, or one too long for the ledger's keys, is a usage error")
+    func badIDs() async throws {
+        // (An argument can't hold U+0000: the command line ends it there.)
+        for id in ["", String(repeating: "x", count: 238)] {
+            let result = try await sandbox.run(["migrate", Self.plist, "--migration-id", id])
+            #expect(result.status == 64)
+            #expect(result.err.contains("'--migration-id' must be 1 to 237 characters"), "\(result.err)")
+        }
+        let longest = try await sandbox.run(
+            ["migrate", Self.plist, "--migration-id", String(repeating: "x", count: 237), "--quiet"])
+        #expect(longest.status == 0, "\(longest.err)")
+    }
+}
