@@ -89,11 +89,12 @@ struct PlistXMLStreamingTests {
         let valueTooDeep =
             "<plist>" + String(repeating: "<dict><key>k</key>", count: limit) + "<true/>"
             + String(repeating: "</dict>", count: limit) + "</plist>"
-        #expect(Self.message(valueTooDeep) == "the file is \(PlistParseError(.xmlMalformed).what)")
+        let libxml2Limit = "line 1: nesting too deep or a parser limit reached (libxml2 error 1)"
+        #expect(Self.message(valueTooDeep) == "the file is \(PlistParseError(.xmlMalformed).what) (\(libxml2Limit))")
         let pastPlist =
             "<plist>" + String(repeating: "<array>", count: limit + 1) + String(repeating: "</array>", count: limit + 1)
             + "</plist>"
-        #expect(Self.message(pastPlist) == "the file is \(PlistParseError(.xmlMalformed).what)")
+        #expect(Self.message(pastPlist) == "the file is \(PlistParseError(.xmlMalformed).what) (\(libxml2Limit))")
     }
 
     @Test("a <key> without a value: before another key, and at the end of a <dict>")
@@ -143,12 +144,30 @@ struct PlistXMLStreamingTests {
         #expect(Self.message(xml) == Self.structural(2 + 5000 * 4 + 1, "an <integer> that is not a 64-bit integer"))
     }
 
+    @Test("a document that is not well-formed names the line and the kind of libxml2's first error, and no text of it")
+    func notWellFormedNamesTheLine() {
+        let truncated = "<plist>\n<dict>\n<key>token</key>\n<string>s3cr3t-value</string>\n<key>other</key>\n"
+        #expect(
+            Self.message(truncated)
+                == "the file is \(PlistParseError(.xmlMalformed).what) (line 6: the document ends inside an element "
+                + "(truncated?) (libxml2 error 77))")
+        #expect(
+            Self.message(truncated + "<str")
+                == "the file is \(PlistParseError(.xmlMalformed).what) (line 6: a tag is not closed with '>' "
+                + "(truncated?) (libxml2 error 73))")
+        let mismatched = "<plist>\n<dict>\n<key>token</key>\n<string>s3cr3t-value</dat>\n</dict>\n</plist>"
+        let message = Self.message(mismatched)
+        #expect(message.contains("(line 4: an end tag does not match its start tag (libxml2 error 76))"), "\(message)")
+        #expect(!message.contains("s3cr3t") && !message.contains("token"), "\(message)")
+    }
+
     @Test("errors come in the order a walk over the whole document finds them")
     func errorOrder() {
         // libxml2's own errors win over anything found before them.
         #expect(
             Self.message("<plist><array><foo/></array><array></plist>")
-                == "the file is \(PlistParseError(.xmlMalformed).what)")
+                == "the file is \(PlistParseError(.xmlMalformed).what) (line 1: an end tag does not match its start tag "
+                + "(libxml2 error 76))")
         // Among the root's children, a second value or stray text wins over an error inside the first value.
         #expect(
             Self.message("<plist><array><foo/></array>\n<array/></plist>")

@@ -297,7 +297,8 @@ extension DumpSourcesTests {
         #expect(result.status == 65)
         #expect(
             result.err == "apex-keychain: app/keychain.plist: the file is an XML property list that is malformed, "
-                + "truncated or nested too deeply\n")
+                + "truncated or nested too deeply (line 113: the document ends inside an element (truncated?) "
+                + "(libxml2 error 77))\n")
     }
 }
 

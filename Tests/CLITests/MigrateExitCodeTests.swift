@@ -83,7 +83,7 @@ struct MigrateExitCodeTests {
         #expect(result.out == "")
         #expect(
             result.err == "apex-keychain: bad.plist: the file is an XML property list that is malformed, truncated or "
-                + "nested too deeply\n")
+                + "nested too deeply (line 1: the document ends inside an element (truncated?) (libxml2 error 77))\n")
         #expect(try await list() == "")
     }
 

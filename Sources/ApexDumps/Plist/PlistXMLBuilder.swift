@@ -21,7 +21,12 @@ extension PlistXMLParser {
             content: { installCallbacks($0) }
         ) { state, wellFormed, builder throws(PlistParseError) in
             if let line = state.refusedLine { throw PlistParseError(.xmlDeclaresDTD, detail: "line \(line)") }
-            return (try builder.finish(wellFormed: wellFormed), state.dictionaryBytes)
+            // Where libxml2 stopped and why, in words (never the document's text).
+            let failure =
+                state.firstErrorCode == 0
+                ? nil
+                : "\(state.firstErrorLocation)\(state.firstErrorKind) (libxml2 error \(state.firstErrorCode))"
+            return (try builder.finish(wellFormed: wellFormed, failure: failure), state.dictionaryBytes)
         }
     }
 
@@ -432,9 +437,11 @@ extension PlistXMLParser {
             PlistParseError(.xmlMalformed, detail: "line \(line): \(detail)")
         }
 
-        /// The value, or the error a walk over the finished document would have found first.
-        func finish(wellFormed: Bool) throws(PlistParseError) -> PlistNode {
-            guard wellFormed, rootSeen else { throw PlistParseError(.xmlMalformed) }
+        /// The value, or the error a walk over the finished document would have found first; a document that is
+        /// not well-formed has `failure`, libxml2's first error, as the error's detail.
+        func finish(wellFormed: Bool, failure: String? = nil) throws(PlistParseError) -> PlistNode {
+            guard wellFormed else { throw PlistParseError(.xmlMalformed, detail: failure) }
+            guard rootSeen else { throw PlistParseError(.xmlMalformed) }
             if let plistError { throw plistError }
             if let valueError { throw valueError }
             guard let result else { throw PlistParseError(.xmlMalformed) }

@@ -74,24 +74,7 @@ public enum SharedPreferencesReader {
 
     /// The message for a document libxml2 found not well-formed: the line and the kind of its first error.
     static func describeParseFailure(_ state: SafeXML.State) -> String {
-        let code = state.firstErrorCode
-        let line = state.firstErrorLine
-        let what: String
-        switch code {
-        case Int32(XML_ERR_DOCUMENT_EMPTY.rawValue): what = "the document is empty"
-        case Int32(XML_ERR_INVALID_CHAR.rawValue), Int32(XML_ERR_INVALID_ENCODING.rawValue):
-            what = "invalid character or invalid UTF-8"
-        case Int32(XML_ERR_UNSUPPORTED_ENCODING.rawValue): what = "unsupported character encoding"
-        case Int32(XML_ERR_UNDECLARED_ENTITY.rawValue): what = "reference to an undeclared entity"
-        case Int32(XML_ERR_INTERNAL_ERROR.rawValue): what = "nesting too deep or a parser limit reached"
-        case Int32(XML_ERR_NO_MEMORY.rawValue): what = "out of memory"
-        case Int32(XML_ERR_TAG_NOT_FINISHED.rawValue): what = "the document ends inside an element (truncated?)"
-        case Int32(XML_ERR_TAG_NAME_MISMATCH.rawValue): what = "an end tag does not match its start tag"
-        case Int32(XML_ERR_DOCUMENT_END.rawValue): what = "content after the root element"
-        default: what = "not well-formed"
-        }
-        let location = line > 0 ? "line \(line): " : ""
-        return "\(location)not a well-formed XML file: \(what) (libxml2 error \(code))"
+        "\(state.firstErrorLocation)not a well-formed XML file: \(state.firstErrorKind) (libxml2 error \(state.firstErrorCode))"
     }
 
     // MARK: - Callbacks

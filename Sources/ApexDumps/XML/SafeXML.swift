@@ -17,6 +17,28 @@ enum SafeXML {
         /// The first error libxml2 reported, and its line (0 when none).
         var firstErrorCode: Int32 = 0
         var firstErrorLine: Int32 = 0
+
+        /// libxml2's first error in words, for a message: what kind of problem it is, without any of the
+        /// document's text (which may be a secret).
+        var firstErrorKind: String {
+            switch firstErrorCode {
+            case Int32(XML_ERR_DOCUMENT_EMPTY.rawValue): "the document is empty"
+            case Int32(XML_ERR_INVALID_CHAR.rawValue), Int32(XML_ERR_INVALID_ENCODING.rawValue):
+                "invalid character or invalid UTF-8"
+            case Int32(XML_ERR_UNSUPPORTED_ENCODING.rawValue): "unsupported character encoding"
+            case Int32(XML_ERR_UNDECLARED_ENTITY.rawValue): "reference to an undeclared entity"
+            case Int32(XML_ERR_INTERNAL_ERROR.rawValue): "nesting too deep or a parser limit reached"
+            case Int32(XML_ERR_NO_MEMORY.rawValue): "out of memory"
+            case Int32(XML_ERR_TAG_NOT_FINISHED.rawValue): "the document ends inside an element (truncated?)"
+            case Int32(XML_ERR_GT_REQUIRED.rawValue): "a tag is not closed with '>' (truncated?)"
+            case Int32(XML_ERR_TAG_NAME_MISMATCH.rawValue): "an end tag does not match its start tag"
+            case Int32(XML_ERR_DOCUMENT_END.rawValue): "content after the root element"
+            default: "not well-formed"
+            }
+        }
+
+        /// Where libxml2's first error is, when it says: `"line 12: "`, or nothing.
+        var firstErrorLocation: String { firstErrorLine > 0 ? "line \(firstErrorLine): " : "" }
         /// The size of libxml2's dictionary of names (element, attribute and entity names, processing-instruction
         /// targets) by the end: the bytes its string pools were given, which libxml2 caps at 10 MB per parse, a
         /// limit the whole of a document can reach where none of its pieces does.
