@@ -161,7 +161,7 @@ struct DumpReaderTests {
         ("a link named keychain.plist to /dev/zero", "/dev/zero"),
     ]
 
-    @Test("a device given as a dump is refused without reading it", .timeLimit(.minutes(1)), arguments: devices.indices)
+    @Test("a device given as a dump is refused without reading it", .timeLimit(.minutes(5)), arguments: devices.indices)
     func device(index: Int) throws {
         let (name, target) = Self.devices[index]
         let folder = try DumpScratch()
@@ -176,7 +176,7 @@ struct DumpReaderTests {
     }
 
     @Test(
-        "a link to a device inside an app folder stops readAll with an error naming the link", .timeLimit(.minutes(1)))
+        "a link to a device inside an app folder stops readAll with an error naming the link", .timeLimit(.minutes(5)))
     func deviceInAppFolder() throws {
         let folder = try DumpScratch()
         try folder.write("app/shared_prefs/SecureStore.xml", DumpTestFiles.sharedPreferences)
@@ -190,7 +190,7 @@ struct DumpReaderTests {
     /// A read that says EAGAIN: the reader opens every file without blocking, and a regular file such as
     /// `/proc/kmsg` then answers so until the kernel logs something. (Reading `/proc/kmsg` itself would take the
     /// kernel's messages from whoever reads them, so a pipe with a writer and nothing written stands in for it.)
-    @Test("a read that would block (EAGAIN) is an error naming the file, not a spin", .timeLimit(.minutes(1)))
+    @Test("a read that would block (EAGAIN) is an error naming the file, not a spin", .timeLimit(.minutes(5)))
     func readWouldBlock() throws {
         // Nothing to read, and some bytes first (the reader reads them, then meets EAGAIN).
         for prefix in ["", "bplist00"] {

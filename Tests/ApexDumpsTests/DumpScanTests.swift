@@ -156,7 +156,7 @@ extension DumpReaderTests {
         }
     }
 
-    @Test("a stream is read to its end, waiting for bytes even when the pipe does not block", .timeLimit(.minutes(1)))
+    @Test("a stream is read to its end, waiting for bytes even when the pipe does not block", .timeLimit(.minutes(5)))
     func stream() throws {
         var ends: [Int32] = [0, 0]
         try #require(pipe(&ends) == 0)

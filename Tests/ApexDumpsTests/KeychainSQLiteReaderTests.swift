@@ -441,7 +441,7 @@ struct KeychainSQLiteReaderTests {
     }
 
     @Test(
-        "bad files: a DumpError naming the path, never a crash or a hang", .timeLimit(.minutes(2)), arguments: badFiles)
+        "bad files: a DumpError naming the path, never a crash or a hang", .timeLimit(.minutes(5)), arguments: badFiles)
     func badFile(_ bad: BadFile) throws {
         let folder = try ScratchFolder()
         let path = folder.file("dump.db")

@@ -339,7 +339,7 @@ struct SharedPreferencesReaderTests {
 
     @Test(
         "malformed and hostile input: a DumpError naming the path, never a crash, a hang or a leak",
-        .timeLimit(.minutes(2)), arguments: badInputs)
+        .timeLimit(.minutes(5)), arguments: badInputs)
     func malformed(_ input: BadInput) {
         let path = "/dumps/\(input.description.replacingOccurrences(of: " ", with: "-")).xml"
         do {
@@ -357,7 +357,7 @@ struct SharedPreferencesReaderTests {
         }
     }
 
-    @Test("an external entity's or DTD's file is never opened (a FIFO would block the reader)", .timeLimit(.minutes(1)))
+    @Test("an external entity's or DTD's file is never opened (a FIFO would block the reader)", .timeLimit(.minutes(5)))
     func externalFilesNeverOpened() throws {
         let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("apex-prefs-fifo-\(UUID().uuidString)")
             .path
