@@ -94,7 +94,8 @@ struct DefaultService {
             found = (inferred.defaultService, inferred.note)
         } else if let bundleID = options.bundleID {
             found = (
-                bundleID, "the app's default service \(NoteText.quoted(bundleID)) is the bundle id given by --bundle-id"
+                bundleID,
+                "the app's default service \(NoteText.quoted(bundleID)) is the bundle id given (--bundle-id, or the store's from 'store init --bundle-id')"
             )
         } else {
             found = (nil, "the app's default service (its bundle id) is unknown: pass --bundle-id to migrate")

@@ -140,7 +140,7 @@ struct AndroidImport {
         }
         try ServiceRules.checkName(bundleID, "service")
         notes.append(
-            "react-native-keychain's default Android service \"\" is written to the app's default service \(quoted(bundleID)), the bundle id given by --bundle-id"
+            "react-native-keychain's default Android service \"\" is written to the app's default service \(quoted(bundleID)), the bundle id given (--bundle-id, or the store's from 'store init --bundle-id')"
         )
         return bundleID
     }

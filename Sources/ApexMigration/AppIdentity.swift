@@ -29,7 +29,8 @@ public struct AppIdentity: Sendable {
         if let bundleID {
             defaultService = bundleID
             team = groups.first { $0.bundle == bundleID }?.team
-            note = "the app's default service \(NoteText.quoted(bundleID)) is the bundle id given by --bundle-id"
+            note =
+                "the app's default service \(NoteText.quoted(bundleID)) is the bundle id given (--bundle-id, or the store's from 'store init --bundle-id')"
             return
         }
         var candidates: [(team: String, bundle: String)] = []

@@ -69,7 +69,7 @@ struct ReactNativeEncryptedStorageIOSTests {
         #expect(target.options.accessible == .whenUnlocked && target.options.accessControl == AccessControl.none)
         #expect(target.accessGroup == nil)
         #expect(item.notes.contains { $0.contains("weak evidence") })
-        #expect(item.notes.contains { $0.contains("given by --bundle-id") })
+        #expect(item.notes.contains { $0.contains("the bundle id given (--bundle-id, or the store's") })
     }
 
     @Test("a key the package can't take (too long, or holding U+0000) is blocked, saying why")

@@ -46,7 +46,10 @@ func rnkRecord(
                 == SourceDescription(
                     itemClass: "genp", service: "com.example.app", account: "rnk-user-0001",
                     accessGroup: "ABCDE12345.com.example.app", protection: ["pdmn": "ck", "synchronizable": "false"]))
-        #expect(item.notes == ["the app's default service 'com.example.app' is the bundle id given by --bundle-id"])
+        #expect(
+            item.notes == [
+                "the app's default service 'com.example.app' is the bundle id given (--bundle-id, or the store's from 'store init --bundle-id')"
+            ])
     }
 
     @Test func defaultServiceInferredFromTheAccessGroup() throws {
