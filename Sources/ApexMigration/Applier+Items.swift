@@ -103,8 +103,11 @@ extension Applier {
         }
     }
 
+    /// The server of a credentials key (`credentials:<server>`), by its bytes: `hasPrefix` would miss a key whose
+    /// server starts with a combining mark (the `:` and the mark are one Character).
     static func server(of key: String) -> String? {
-        key.hasPrefix("credentials:") ? String(key.dropFirst("credentials:".count)) : nil
+        let prefix = "credentials:".utf8
+        return key.utf8.starts(with: prefix) ? String(Substring(key.utf8.dropFirst(prefix.count))) : nil
     }
 
 }

@@ -195,10 +195,9 @@ final class Ledger {
     /// Reads every `entries` record once, in sequence order (a later one overrides an earlier one).
     private func load() async throws(KeychainError) -> (entries: [String: Entry], next: Int) {
         if let loaded { return loaded }
-        let prefix = "entries:\(id):"
         var records: [(Int, String)] = []
-        for key in try await keychain.getAllKeys() where key.hasPrefix(prefix) {
-            if let number = Int(key.dropFirst(prefix.count)) { records.append((number, key)) }
+        for (key, rest) in try await recordKeys("entries") {
+            if let number = Int(rest) { records.append((number, key)) }
         }
         records.sort { $0.0 < $1.0 }
         var entries: [String: Entry] = [:]
@@ -291,16 +290,25 @@ final class Ledger {
     /// Every journal record of this migration, with its record key and the digest of its target.
     /// - Throws: `INTERNAL` for a record that can't be decoded (it names parked items: it must not be dropped).
     func journalRecords() async throws(KeychainError) -> [(key: String, digest: String, record: JournalRecord)] {
-        let prefix = "journal:\(id):"
         var records: [(String, String, JournalRecord)] = []
-        for key in try await keychain.getAllKeys() where key.hasPrefix(prefix) {
+        for (key, digest) in try await recordKeys("journal") {
             guard let data = try await keychain.getBytes(key) else { continue }
             guard let record = try? JSONDecoder().decode(JournalRecord.self, from: data) else {
                 throw KeychainError(.INTERNAL, "the migration journal record '\(key)' is damaged")
             }
-            records.append((key, String(key.dropFirst(prefix.count)), record))
+            records.append((key, String(digest), record))
         }
         return records
+    }
+
+    /// The keys of this migration's records of one kind (`<kind>:<id>:<rest>`), each with its rest. Byte for byte:
+    /// `hasPrefix` compares by canonical equivalence, and would take the records of another migration whose id
+    /// is the same text in other code points.
+    private func recordKeys(_ kind: String) async throws(KeychainError) -> [(key: String, rest: Substring)] {
+        let prefix = Array("\(kind):\(id):".utf8)
+        return try await keychain.getAllKeys().compactMap { key in
+            key.utf8.starts(with: prefix) ? (key, Substring(key.utf8.dropFirst(prefix.count))) : nil
+        }
     }
 
     /// Whether the ledger holds the target of `digest` as written and read back.

@@ -39,6 +39,33 @@ struct MigrateMigrationIDTests {
         #expect(same.summary["exists"] == 10 && same.summary["conflict"] == 0, "\(same.summary)")
     }
 
+    @Test(
+        "ids are compared byte for byte: a canonically equivalent spelling is another migration, with records of its own"
+    )
+    func idsByBytes() async throws {
+        let store = sandbox.path("store.db")
+        let created = try await sandbox.run(
+            ["store", "init", "--store", store, "--device", "ios", "--bundle-id", "com.example.sampleapp"])
+        try #require(created.status == 0, "\(created.err)")
+        let composed = try await summary(["--store", store, "--migration-id", "caf\u{E9}"])
+        try #require(composed.status == 0)
+        // The same text in other code points: none of the records above are its own.
+        let decomposed = try await summary(["--store", store, "--migration-id", "cafe\u{301}", "--dry-run"])
+        #expect(decomposed.summary["conflict"] == 4 && decomposed.summary["exists"] == 6, "\(decomposed.summary)")
+        // Its first record is its first, not numbered after the other migration's.
+        let other = try await sandbox.run(
+            [
+                "migrate", sample("expo-secure-store/ios/keychain.plist"), "--store", store, "--migration-id",
+                "cafe\u{301}", "--quiet",
+            ])
+        try #require(other.status == 0, "\(other.err)")
+        let records = try await sandbox.run(
+            ["store", "list", "--store", store, "--service", "apex-keychain.migration"])
+        let keys = records.out.split(separator: "\n").map(String.init)
+        #expect(keys.contains { $0.utf8.elementsEqual("entries:cafe\u{301}:0000000001".utf8) }, "\(keys)")
+        #expect(keys.contains { $0.utf8.elementsEqual("entries:caf\u{E9}:0000000001".utf8) }, "\(keys)")
+    }
+
     @Test("an empty id, or one too long for the ledger's keys, is a usage error")
     func badIDs() async throws {
         // (An argument can't hold U+0000: the command line ends it there.)
