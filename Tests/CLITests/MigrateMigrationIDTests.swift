@@ -19,13 +19,19 @@ struct MigrateMigrationIDTests {
         return (result.status, try #require(report["summary"] as? [String: Int]))
     }
 
-    @Test(
-        "a run under the id that wrote the items finds them all; under another id, those with access control conflict")
-    func sameIDFindsItsItems() async throws {
+    /// A new phone store whose bundle id is the sample's.
+    func newStore() async throws -> String {
         let store = sandbox.path("store.db")
         let created = try await sandbox.run(
             ["store", "init", "--store", store, "--device", "ios", "--bundle-id", "com.example.sampleapp"])
         try #require(created.status == 0, "\(created.err)")
+        return store
+    }
+
+    @Test(
+        "a run under the id that wrote the items finds them all; under another id, those with access control conflict")
+    func sameIDFindsItsItems() async throws {
+        let store = try await newStore()
         let first = try await summary(["--store", store, "--migration-id", "legacy-v1"])
         try #require(first.status == 0)
         #expect(first.summary["verified"] == 10)
@@ -43,10 +49,7 @@ struct MigrateMigrationIDTests {
         "ids are compared byte for byte: a canonically equivalent spelling is another migration, with records of its own"
     )
     func idsByBytes() async throws {
-        let store = sandbox.path("store.db")
-        let created = try await sandbox.run(
-            ["store", "init", "--store", store, "--device", "ios", "--bundle-id", "com.example.sampleapp"])
-        try #require(created.status == 0, "\(created.err)")
+        let store = try await newStore()
         let composed = try await summary(["--store", store, "--migration-id", "caf\u{E9}"])
         try #require(composed.status == 0)
         // The same text in other code points: none of the records above are its own.
