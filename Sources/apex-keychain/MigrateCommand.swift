@@ -83,9 +83,10 @@ struct MigrateCommand: RunnableCommand {
     /// `--migration-id <id>`.
     static let migrationID = OptionDefinition.option(
         "migration-id", valueName: "id",
-        help: "The name of the migration whose records the run keeps in the store and reads: give the "
-            + "migrationID of an app's start-up migration to go on with it or to check what it wrote. (default: "
-            + "'default', as MigrationPolicy's)")
+        help: "The name of the migration whose records the run keeps in the store and reads: the migrationID of "
+            + "an app's start-up migration, with --dry-run, checks what it wrote; a real run under it goes on with "
+            + "it, and once nothing is left marks it complete for the app too. (default: 'default', as "
+            + "MigrationPolicy's)")
     /// `--on-conflict <action>`.
     static let onConflict = OptionDefinition.choice(
         "on-conflict", of: MigrationPolicy.OnConflict.self, valueName: "action",

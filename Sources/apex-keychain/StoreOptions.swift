@@ -23,8 +23,9 @@ struct StoreOptions: Sendable {
     /// `--access-group <group>`.
     static let accessGroup = OptionDefinition.option(
         "access-group",
-        help: "The access group of the items (the phone profiles: a migration keeps the group each item had). "
-            + "(default: the store's default group: the team id and bundle id on the phone profiles)")
+        help: "The access group of the items (the iOS and linux profiles; a migration keeps the group each item "
+            + "had). (default: the store's default group: the team id and bundle id on the iOS profiles, 'local' "
+            + "on linux)")
     /// `--key-file <key-file>`.
     static let keyFile = OptionDefinition.option(
         "key-file", help: "The key file that unlocks the store. (default: the store's path followed by '.key')")
@@ -112,6 +113,12 @@ struct StoreOptions: Sendable {
             }
         }
         let device = database.makeDevice(passcode: passcode)
+        if accessGroup != nil, case .android = device.state().platform {
+            // The keychain would ignore it and use the one group Android has: say so instead of reading elsewhere.
+            throw .usage(
+                "'--access-group' has no meaning on the Android device profiles (Android has no access groups); "
+                    + "\(path) models '\(database.deviceProfile.rawValue)'")
+        }
         do throws(KeychainError) {
             let keychain = try Keychain(
                 KeychainOptions(service: service, accessGroup: accessGroup), database: database, device: device)

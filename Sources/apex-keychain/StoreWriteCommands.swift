@@ -111,7 +111,7 @@ struct StoreSetCommand: RunnableCommand {
             throw .usage(
                 "'--key-storage' applies to the Android device profiles; \(opened.path) models '\(profile.rawValue)'")
         }
-        var value = try readValue(service: opened.keychain.service)
+        var value = try readValue(place: opened.place(opened.keychain.service, opened.keychain.accessGroup))
         defer { value.resetBytes(in: 0..<value.count) }
         let android = keyStorage.map { AndroidOptions(keyStorage: $0) }
         let options = SetOptions(
@@ -146,13 +146,13 @@ extension StoreSetCommand {
     /// The value: all of stdin or, when stdin is a terminal, one line typed there without echo.
     /// - Throws: a usage error for an empty value without `--allow-empty`, or a value over its limit; 74 when
     ///   stdin can't be read.
-    func readValue(service: String) throws(CLIError) -> Data {
+    func readValue(place: String) throws(CLIError) -> Data {
         var value: Data
         var typed = false
         let what = username != nil ? "Password" : "Value"
         if TerminalInput.standardInputIsTerminal,
             let line = TerminalInput.readSecret(
-                prompt: "\(what) for '\(DisplayText.escaped(key))' in service '\(DisplayText.escaped(service))': ",
+                prompt: "\(what) for '\(DisplayText.escaped(key))' in \(DisplayText.escaped(place)): ",
                 from: .standardInput)
         {
             value = line
@@ -242,7 +242,9 @@ struct StoreClearCommand: RunnableCommand {
         let opened = try store.open()
         let service = opened.keychain.service
         let shown = DisplayText.escaped(service)
-        if service == Migration.ledgerService, !force {
+        // The service, and the access group when it is not the default: what the question and the result name.
+        let place = DisplayText.escaped(opened.place(service, opened.keychain.accessGroup))
+        if ExactText.equal(service, Migration.ledgerService), !force {
             throw .usage(
                 "the service '\(shown)' holds the migration's records: without them a later migration can't tell "
                     + "the items it wrote from other items; pass --force to clear it anyway")
@@ -251,12 +253,12 @@ struct StoreClearCommand: RunnableCommand {
         let items = count == 1 ? "1 item" : "\(count) items"
         // A read-only store can't be cleared: the write below says so at once, without a question first.
         if count > 0, !yes, !opened.database.isReadOnly {
-            let question = "Remove \(items) from service '\(shown)' of \(DisplayText.escaped(opened.path))? [y/N] "
+            let question = "Remove \(items) from \(place) of \(DisplayText.escaped(opened.path))? [y/N] "
             guard TerminalInput.standardInputIsTerminal,
                 let answer = TerminalInput.readAnswer(prompt: question, from: .standardInput)
             else {
                 throw .usage(
-                    "\(opened.path): 'store clear' would remove \(items) from service '\(service)', and there is no "
+                    "\(opened.path): 'store clear' would remove \(items) from \(place), and there is no "
                         + "terminal to confirm it; pass --yes")
             }
             guard ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased()) else {
@@ -264,7 +266,7 @@ struct StoreClearCommand: RunnableCommand {
             }
         }
         try await opened.perform { keychain throws(KeychainError) in try await keychain.clear() }
-        try Console.write("removed \(items) from service '\(shown)'\n")
+        try Console.write("removed \(items) from \(place)\n")
     }
 }
 

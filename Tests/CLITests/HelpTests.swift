@@ -112,10 +112,10 @@ struct HelpTests {
                                           given to 'store init', else 'apex-keychain' for linux,
                                           'com.example.app' for the phone profiles)
                   --access-group <access-group>
-                                          The access group of the items (the phone profiles: a
-                                          migration keeps the group each item had). (default:
-                                          the store's default group: the team id and bundle id
-                                          on the phone profiles)
+                                          The access group of the items (the iOS and linux
+                                          profiles; a migration keeps the group each item had).
+                                          (default: the store's default group: the team id and
+                                          bundle id on the iOS profiles, 'local' on linux)
                   --key-file <key-file>   The key file that unlocks the store. (default: the
                                           store's path followed by '.key')
                   --passphrase-file <passphrase-file>

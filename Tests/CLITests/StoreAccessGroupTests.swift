@@ -75,6 +75,44 @@ struct StoreAccessGroupTests {
         #expect(after.status == 1)
     }
 
+    @Test("store clear --access-group names the group it empties, and leaves the default group's items")
+    func clearNamesTheGroup() async throws {
+        let store = try await migratedStore()
+        let set = try await sandbox.run(
+            ["store", "set", "--store", store, "--service", "app", "kept"], stdin: Data("default group".utf8))
+        try #require(set.status == 0, "\(set.err)")
+        let refused = try await sandbox.run(
+            ["store", "clear", "--store", store, "--service", "app", "--access-group", Self.group])
+        #expect(refused.status == 64)
+        #expect(
+            refused.err.contains(
+                "'store clear' would remove 4 items from service 'app' of access group '\(Self.group)', and there is no"
+            ),
+            "\(refused.err)")
+        let cleared = try await sandbox.run(
+            ["store", "clear", "--store", store, "--service", "app", "--access-group", Self.group, "--yes"])
+        #expect(cleared.status == 0, "\(cleared.err)")
+        #expect(cleared.out == "removed 4 items from service 'app' of access group '\(Self.group)'\n")
+        let left = try await sandbox.run(["store", "list", "--store", store, "--service", "app"])
+        #expect(left.out == "kept\n")
+    }
+
+    @Test("--access-group on an Android store is a usage error: Android has no access groups")
+    func androidRefusesAccessGroups() async throws {
+        let store = sandbox.path("android.db")
+        let created = try await sandbox.run(["store", "init", "--store", store, "--device", "android"])
+        try #require(created.status == 0, "\(created.err)")
+        let result = try await sandbox.run(
+            ["store", "set", "--store", store, "--access-group", "other", "k"], stdin: Data("v".utf8))
+        #expect(result.status == 64)
+        #expect(
+            result.err.contains(
+                "'--access-group' has no meaning on the Android device profiles (Android has no access groups)"),
+            "\(result.err)")
+        let list = try await sandbox.run(["store", "list", "--store", store])
+        #expect(list.out == "", "nothing was written")
+    }
+
     @Test("--access-group with --all-services, or empty, is a usage error")
     func usage() async throws {
         let store = try await migratedStore()
