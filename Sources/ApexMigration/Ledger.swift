@@ -291,7 +291,9 @@ final class Ledger {
     /// - Throws: `INTERNAL` for a record that can't be decoded (it names parked items: it must not be dropped).
     func journalRecords() async throws(KeychainError) -> [(key: String, digest: String, record: JournalRecord)] {
         var records: [(String, String, JournalRecord)] = []
-        for (key, digest) in try await recordKeys("journal") {
+        // A digest is 32 lowercase hex digits: anything else after the prefix is another migration's record, one
+        // whose id is this one's followed by ':' and more.
+        for (key, digest) in try await recordKeys("journal") where Self.isDigest(digest) {
             guard let data = try await keychain.getBytes(key) else { continue }
             guard let record = try? JSONDecoder().decode(JournalRecord.self, from: data) else {
                 throw KeychainError(.INTERNAL, "the migration journal record '\(key)' is damaged")
@@ -326,6 +328,11 @@ final class Ledger {
 
     /// `journal:<migration id>:<target digest>`.
     private func journalKey(_ target: TargetItem) -> String { "journal:\(id):\(Self.digest(target))" }
+
+    /// Whether `text` is what ``digest(_:)`` makes: 32 lowercase hex digits.
+    static func isDigest(_ text: Substring) -> Bool {
+        text.utf8.count == 32 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
 
     /// A short digest of where a target item lives (service, access group, key), as a record name.
     static func digest(_ target: TargetItem) -> String {
