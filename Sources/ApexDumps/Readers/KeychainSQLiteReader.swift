@@ -42,7 +42,8 @@ public enum KeychainSQLiteReader {
     }
 
     /// Reads the items of a keychain export given as bytes (read from a pipe): the database alone, without a
-    /// `-wal` file.
+    /// `-wal` file. A WAL-mode database (header bytes 18 and 19 are 2) is read as it is: what its last
+    /// connection checkpointed on closing is in it, transactions still in a `-wal` file are not.
     ///
     /// - Parameters:
     ///   - data: the database file's bytes, at most ``DumpLimits/maxFileBytes``.
@@ -122,6 +123,7 @@ public enum KeychainSQLiteReader {
     // MARK: - Reading the image
 
     private static func readImage(_ image: DatabaseImage, path: String) throws(DumpError) -> [KeychainRecord] {
+        markRollbackJournal(image)
         do {
             let database = try Connection.readOnlyImage(image.bytes.baseAddress!, count: image.count, owner: image)
             // Sorts and the like in memory, never in a temporary file.
@@ -154,6 +156,19 @@ public enum KeychainSQLiteReader {
             throw error
         } catch {
             throw DumpError(.malformed, path: path, "cannot read the database")
+        }
+    }
+
+    /// A WAL database says so in its header: the file format write and read versions (bytes 18 and 19) are 2,
+    /// where a rollback-journal database's are 1. SQLite's in-memory VFS has no WAL, so it refuses to open an
+    /// image that says 2 (`SQLITE_CANTOPEN`), even when there is no WAL to read: the way SQLite leaves a WAL
+    /// database once the last connection closed and checkpointed it, and the only way a database read from a
+    /// pipe comes. The image, whose WAL's committed frames are already applied (``WriteAheadLog``), is opened
+    /// read-only, so it is read as a rollback-journal database: its copy of the header says 1. The file is not
+    /// touched.
+    private static func markRollbackJournal(_ image: DatabaseImage) {
+        for offset in [18, 19] where (try? image.reader?.u8(at: offset)) == 2 {
+            image.set(1, at: offset)
         }
     }
 
