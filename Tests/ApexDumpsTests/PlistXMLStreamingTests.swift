@@ -159,6 +159,12 @@ struct PlistXMLStreamingTests {
         let message = Self.message(mismatched)
         #expect(message.contains("(line 4: an end tag does not match its start tag (libxml2 error 76))"), "\(message)")
         #expect(!message.contains("s3cr3t") && !message.contains("token"), "\(message)")
+        // A namespace error earlier in the document is not what ended the parse: the fatal error is named.
+        let prefixed = "<plist>\n<dict>\n<key>k</key>\n<a:b/>\n" + truncated.dropFirst("<plist>\n<dict>\n".count)
+        #expect(
+            Self.message(prefixed).hasSuffix(
+                "(line 8: the document ends inside an element (truncated?) (libxml2 error 77))"),
+            "\(Self.message(prefixed))")
     }
 
     @Test("errors come in the order a walk over the whole document finds them")

@@ -17,6 +17,8 @@ enum SafeXML {
         /// The first error libxml2 reported, and its line (0 when none).
         var firstErrorCode: Int32 = 0
         var firstErrorLine: Int32 = 0
+        /// Whether that error is fatal (the document is not well-formed).
+        var firstErrorIsFatal = false
 
         /// libxml2's first error in words, for a message: what kind of problem it is, without any of the
         /// document's text (which may be a secret).
@@ -94,13 +96,17 @@ enum SafeXML {
 
         if let sax = context.pointee.sax {
             content?(sax)
-            // Errors go to this context's handler, which keeps the first code and line and prints nothing.
+            // Errors go to this context's handler, which keeps the first code and line and prints nothing; a
+            // fatal error (what stops a document being well-formed) replaces a lesser one kept before it (a
+            // namespace or validity error), so that a message names what ended the parse.
             sax.pointee.serror = { userData, error in
-                guard let error, let shared = SafeXML.shared(userData), shared.pointee.state.firstErrorCode == 0 else {
-                    return
-                }
+                guard let error, let shared = SafeXML.shared(userData) else { return }
+                let fatal = error.pointee.level == XML_ERR_FATAL
+                let state = shared.pointee.state
+                guard state.firstErrorCode == 0 || (fatal && !state.firstErrorIsFatal) else { return }
                 shared.pointee.state.firstErrorCode = error.pointee.code
                 shared.pointee.state.firstErrorLine = error.pointee.line
+                shared.pointee.state.firstErrorIsFatal = fatal
             }
             switch documentTypes {
             case .refused:
