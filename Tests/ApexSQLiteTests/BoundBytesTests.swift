@@ -21,4 +21,27 @@ import Testing
         let next = [UInt8]([1, 2, 3]).withUnsafeBytes { bound.keep($0) }
         #expect(next == kept, "the kept chunk is reused from its start")
     }
+
+    @Test(
+        "reserved bytes are the caller's to fill, NUL-terminated, never shared with a later keep, and wiped by clear()")
+    func reservedThenWiped() {
+        var bound = BoundBytes()
+        defer { bound.release() }
+        let reserved = bound.reserve(24)
+        #expect(reserved.count == 24)
+        reserved.copyBytes(from: [UInt8](repeating: 0x5A, count: 24))
+        #expect((reserved.baseAddress! + 24).load(as: UInt8.self) == 0)
+        let after = [UInt8]([7, 7]).withUnsafeBytes { bound.keep($0) }
+        #expect(after == UnsafeRawPointer(reserved.baseAddress! + 25), "the next bytes follow the terminator")
+        #expect(reserved.allSatisfy { $0 == 0x5A }, "a later keep leaves the reserved bytes as filled")
+        // Larger than what is left: a new chunk, the first one kept (and its bytes where they were) until clear().
+        let large = bound.reserve(4096)
+        #expect(large.count == 4096)
+        #expect(reserved.allSatisfy { $0 == 0x5A })
+        large.copyBytes(from: [UInt8](repeating: 0xA5, count: 4096))
+        bound.clear()
+        // The first chunk was wiped and freed; the current one is kept for the next use, wiped.
+        #expect(UnsafeRawBufferPointer(start: large.baseAddress, count: 4097).allSatisfy { $0 == 0 })
+        #expect(bound.reserve(8).baseAddress == large.baseAddress, "the kept chunk is reused from its start")
+    }
 }
