@@ -187,6 +187,20 @@ struct DumpReaderTests {
         }
     }
 
+    @Test("a link to nothing, or in a loop, found in a folder is left out: the rest of the folder is read")
+    func danglingLinksInFolder() throws {
+        let folder = try DumpScratch()
+        try folder.write("app/shared_prefs/SecureStore.xml", DumpTestFiles.sharedPreferences)
+        let app = try folder.folder("app")
+        // As an app data folder pulled from a phone has it.
+        try FileManager.default.createSymbolicLink(atPath: app + "/lib", withDestinationPath: "/nonexistent/app/lib")
+        try FileManager.default.createSymbolicLink(atPath: app + "/loop", withDestinationPath: app + "/loop")
+        try FileManager.default.createSymbolicLink(
+            atPath: try folder.folder("app/shared_prefs") + "/gone.xml", withDestinationPath: app + "/gone.xml")
+        let dumps = try DumpReader.readAll(paths: [app])
+        #expect(dumps.map(\.path) == [app + "/shared_prefs/SecureStore.xml"])
+    }
+
     /// A read that says EAGAIN: the reader opens every file without blocking, and a regular file such as
     /// `/proc/kmsg` then answers so until the kernel logs something. (Reading `/proc/kmsg` itself would take the
     /// kernel's messages from whoever reads them, so a pipe with a writer and nothing written stands in for it.)

@@ -7,7 +7,7 @@ extension DumpReader {
     ///
     /// Left out: hidden files and folders, SQLite's `-wal`, `-shm` and `-journal` companions (the SQLite reader
     /// takes them with their database), FIFOs, sockets and devices (a link to one is kept, and its read refused),
-    /// links to folders, and in an Android app data folder (a folder with `shared_prefs/`) every subfolder but
+    /// links to folders, links to nothing (or in a loop), and in an Android app data folder (a folder with `shared_prefs/`) every subfolder but
     /// `shared_prefs/` and `files/datastore/`, so that the app's own databases, caches and files are not read.
     ///
     /// - Throws: ``DumpError/Kind/unreadable`` naming the folder when it does not exist, is not a folder, or a
@@ -65,7 +65,12 @@ extension DumpReader {
                         try walk(path, depth: depth + 1, scope: .everything, into: &found)
                     }
                 }
-            } else if scope == .everything, type == .typeRegular || (type == .typeSymbolicLink && !isFolder(path)) {
+            } else if scope == .everything, type == .typeRegular {
+                found.append(path)
+            } else if scope == .everything, type == .typeSymbolicLink, !isFolder(path) {
+                // A link to nothing (an app folder pulled from a phone has `lib` -> `/data/app/…`), or in a loop:
+                // nothing to read there, and not a dump. A link to a file is read as the file.
+                guard FileManager.default.fileExists(atPath: path) else { continue }
                 found.append(path)
             }
         }
