@@ -27,7 +27,7 @@ extension MigrationReport {
     private var rows: [[String]] {
         concurrentMap(count: items.count) { index in
             let source = items[index].source
-            let found = "\(source.library) \(source.platform) \(source.shownName(namingDefaultService: false))"
+            let found = "\(source.library) \(source.platform) \(source.shownName(namingDefaultService: true))"
             let target = items[index].target?.text ?? "-"
             let action = actionText(index)
             let reason: String

@@ -144,19 +144,27 @@ struct ReportRenderingTests {
             .joined()
     }
 
+    /// An item's service, server and account as the text and Markdown reports name them: an empty service is
+    /// `(default)` on Android and `(no service)` on iOS, and a generic password with no service at all gets
+    /// `(no service)` first.
+    static func referenceNames(_ item: MigrationReport.Item) -> [String] {
+        var names = [item.source.service, item.source.server, item.source.account].compactMap { $0 }
+        if names.first == "" {
+            names[0] = item.source.platform == "android" ? "(default)" : "(no service)"
+        } else if item.source.service == nil, item.source.server == nil, item.source.account != nil,
+            item.source.class == "genp"
+        {
+            names.insert("(no service)", at: 0)
+        }
+        return names
+    }
+
     /// The text report as a plain `String` rendering lays it out without a width: the sources, then each run of
     /// items from one dump and library under its heading, with the notes all of them have once under it, a table
     /// padded by characters (item and target at most 60), trailing spaces trimmed, names shown safely.
     static func referenceText(_ report: MigrationReport) -> String {
         func cells(_ item: MigrationReport.Item) -> [String] {
-            var names = [item.source.service, item.source.server, item.source.account].compactMap { $0 }
-            if names.first == "" {
-                names[0] = item.source.platform == "android" ? "(default)" : "(no service)"
-            } else if item.source.service == nil, item.source.server == nil, item.source.account != nil,
-                item.source.class == "genp"
-            {
-                names.insert("(no service)", at: 0)
-            }
+            let names = referenceNames(item)
             var action = item.action?.rawValue ?? "-"
             if let result = item.result { action += " (\(result.rawValue))" }
             if item.state == .pending, !(report.dryRun && item.action == .create) { action += ", pending" }
@@ -318,8 +326,7 @@ struct ReportRenderingTests {
                     Self.codeSpans(cells[3]).first?.hasPrefix(Self.shown(reason)) == true,
                     "\(cells[3].debugDescription)")
             }
-            let names = [item.source.service, item.source.server, item.source.account].compactMap { $0 }.joined(
-                separator: " / ")
+            let names = Self.referenceNames(item).joined(separator: " / ")
             let found = "\(item.source.library) \(item.source.platform) \(names.isEmpty ? item.source.location : names)"
             #expect(Self.codeSpans(cells[0]).joined() == Self.shown(found), "\(cells[0].debugDescription)")
         }

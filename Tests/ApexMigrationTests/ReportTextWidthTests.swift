@@ -109,14 +109,7 @@ struct ReportTextWidthTests {
             let cells = Self.cells(text)
             #expect(cells.count == report.items.count, "\(name)")
             for (cell, item) in zip(cells, report.items) {
-                var names = [item.source.service, item.source.server, item.source.account].compactMap { $0 }
-                if names.first == "" {
-                    names[0] = item.source.platform == "android" ? "(default)" : "(no service)"
-                } else if item.source.service == nil, item.source.server == nil, item.source.account != nil,
-                    item.source.class == "genp"
-                {
-                    names.insert("(no service)", at: 0)
-                }
+                let names = ReportRenderingTests.referenceNames(item)
                 let found = names.isEmpty ? item.source.location : names.joined(separator: " / ")
                 let target = ReportRenderingTests.targetCell(item.target)
                 #expect(

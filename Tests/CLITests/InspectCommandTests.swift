@@ -191,6 +191,10 @@ struct InspectLegibilityTests {
         #expect(flags.lowerBound < der.lowerBound)
         let android = try await sandbox.run(["inspect", sample("react-native-keychain/android")])
         #expect(android.out.contains("\n  (default) "))
+        // Markdown names it too (its cell was the library and platform and nothing after them).
+        let markdown = try await sandbox.run(
+            ["migrate", sample("react-native-keychain/android"), "--format", "markdown"])
+        #expect(markdown.out.contains("| `react-native-keychain android (default)` |"), "\(markdown.out)")
         // react-native-encrypted-storage's iOS items have no service.
         let noService = try await sandbox.run(["inspect", sample("react-native-encrypted-storage/ios/keychain.plist")])
         #expect(noService.out.contains("\n  (no service) / user_session "), "\(noService.out)")
