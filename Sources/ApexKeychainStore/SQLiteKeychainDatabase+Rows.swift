@@ -220,16 +220,25 @@ extension SQLiteKeychainDatabase {
         if let other { try fields(account: other) }
     }
 
+    /// The protection domain of a row read from column `c`, by its bytes.
+    /// - Throws: `damaged` when it is none the package knows.
+    func protectionDomain(of row: Statement, from c: Int32) throws(DatabaseError) -> ProtectionDomain {
+        guard
+            let domain = row.withBytes(
+                ItemColumn.protectionDomain.offset(from: c), { ExactText.named($0, as: ProtectionDomain.self) })
+        else {
+            throw DatabaseError(.damaged, "\(url.path): a row has an unknown class or protection")
+        }
+        return domain
+    }
+
     /// The attributes of a row read as `StoreSchema.attributeColumns` from column `c`; with `key`, a row read by
     /// ``rowSQL(sealColumn:withID:)``, whose primary key columns are `key`'s.
     func attributes(
         of row: Statement, from c: Int32, key: ItemAttributes.PrimaryKey? = nil
     ) throws(DatabaseError) -> ItemAttributes {
         func at(_ column: ItemColumn) -> Int32 { column.offset(from: c) }
-        guard let domain = row.withBytes(at(.protectionDomain), { ExactText.named($0, as: ProtectionDomain.self) })
-        else {
-            throw DatabaseError(.damaged, "\(url.path): a row has an unknown class or protection")
-        }
+        let domain = try protectionDomain(of: row, from: c)
         var a: ItemAttributes
         if let key {
             func optional(_ text: String) -> String? { text.isEmpty ? nil : text }

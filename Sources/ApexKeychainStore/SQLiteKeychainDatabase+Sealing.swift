@@ -155,9 +155,8 @@ private struct FieldWriter {
 
 /// Sealing and opening values for ``SQLiteKeychainDatabase``.
 extension SQLiteKeychainDatabase {
-    /// Seals `value` for the row `a` is written as, with the current binding (``SealBinding/wholeRow``).
-    /// Binds `value` sealed under the associated data of the row written with attributes `a`, as parameter
-    /// `index`: sealed straight into the bytes the statement binds.
+    /// Binds `value` sealed for the row written with attributes `a`, under the current binding
+    /// (``SealBinding/wholeRow``), as parameter `index`: sealed straight into the bytes the statement binds.
     func bindSealed(_ statement: Statement, _ index: Int32, _ value: Data, _ a: ItemAttributes) throws(SQLiteError) {
         let key = classKey(a.protectionDomain)
         let associatedData = SealedRow.associatedData(a)
@@ -183,12 +182,7 @@ extension SQLiteKeychainDatabase {
         guard let binding = SealBinding(rawValue: row.int64(ItemColumn.seal.offset(from: c))) else {
             throw DatabaseError(.damaged, "\(url.path): a row has an unknown seal binding")
         }
-        guard
-            let domain = row.string(ItemColumn.protectionDomain.offset(from: c)).flatMap(
-                ProtectionDomain.init(rawValue:))
-        else {
-            throw DatabaseError(.damaged, "\(url.path): a row has an unknown class or protection")
-        }
+        let domain = try protectionDomain(of: row, from: c)
         let sealed = row.data(ItemColumn.data.offset(from: c)) ?? Data()
         let associated = SealedRow.associatedData(row: row, from: c, key: key, binding)
         guard let value = Sodium.open(sealed, key: classKey(domain), associatedData: associated) else {

@@ -16,13 +16,11 @@ struct BoundBytes {
 
     /// A copy of `bytes`, followed by a 0 byte (a text's terminator), valid until ``clear()`` or ``release()``.
     mutating func keep(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawPointer {
-        let needed = bytes.count + 1
-        if current.count - used < needed { takeChunk(needed) }
-        let target = current.baseAddress! + used
-        if let base = bytes.baseAddress, bytes.count > 0 { target.copyMemory(from: base, byteCount: bytes.count) }
-        target.storeBytes(of: 0, toByteOffset: bytes.count, as: UInt8.self)
-        used += needed
-        return UnsafeRawPointer(target)
+        let target = reserve(bytes.count)
+        if let base = bytes.baseAddress, bytes.count > 0 {
+            target.baseAddress!.copyMemory(from: base, byteCount: bytes.count)
+        }
+        return UnsafeRawPointer(target.baseAddress!)
     }
 
     /// `count` bytes for the caller to fill, followed by a 0 byte, valid as ``keep(_:)``'s copy is.

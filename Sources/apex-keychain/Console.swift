@@ -91,6 +91,11 @@ enum Console {
         }
     }
 
+    /// `1 item`, `2 items`: a count and its noun, singular for one (`plural` when adding an s won't do).
+    static func counted(_ count: Int, _ noun: String, plural: String? = nil) -> String {
+        count == 1 ? "1 \(noun)" : "\(count) \(plural ?? noun + "s")"
+    }
+
     /// `1024 bytes (1 KiB)`, `16777216 bytes (16 MiB)`.
     static func byteCount(_ count: Int) -> String {
         if count >= 1 << 20, count % (1 << 20) == 0 { return "\(count) bytes (\(count >> 20) MiB)" }

@@ -265,10 +265,10 @@ struct MigrateCommand: RunnableCommand {
         if !report.dryRun, report.hasProblems {
             let s = report.summary
             // Migrated: written and read back equal (a write that was not verified counts as failed).
-            let migrated = s.verified == 1 ? "1 item was migrated" : "\(s.verified) items were migrated"
+            let migrated = Console.counted(s.verified, "item") + (s.verified == 1 ? " was" : " were") + " migrated"
             throw CLIError(
                 .failure,
-                "\(subject): \(Self.conflicts(s.conflict)), \(s.blocked) blocked, \(s.failed) failed: not migrated; "
+                "\(subject): \(Console.counted(s.conflict, "conflict")), \(s.blocked) blocked, \(s.failed) failed: not migrated; "
                     + migrated)
         }
     }
@@ -400,7 +400,7 @@ struct MigrateCommand: RunnableCommand {
             if count > 0 {
                 named.append(
                     named.isEmpty
-                        ? "\(Self.items(count)) \(count == 1 ? "ends" : "end") as \(ending.rawValue)"
+                        ? "\(Console.counted(count, "item")) \(count == 1 ? "ends" : "end") as \(ending.rawValue)"
                         : "\(count) as \(ending.rawValue)")
             }
         }
@@ -410,15 +410,10 @@ struct MigrateCommand: RunnableCommand {
         if report.dryRun, onConflict == .fail, report.summary.conflict > 0 {
             throw CLIError(
                 .failure,
-                "\(subject): \(Self.conflicts(report.summary.conflict)): with --on-conflict fail the run would stop")
+                "\(subject): \(Console.counted(report.summary.conflict, "conflict")): with --on-conflict fail the run would stop"
+            )
         }
     }
-
-    /// `1 conflict`, `2 conflicts`: the count of conflicting items, for the messages on stderr.
-    static func conflicts(_ count: Int) -> String { count == 1 ? "1 conflict" : "\(count) conflicts" }
-
-    /// `1 item`, `2 items`.
-    static func items(_ count: Int) -> String { count == 1 ? "1 item" : "\(count) items" }
 
     /// The plan as a dry-run report.
     private func plan(_ migration: Migration, store: String?) async throws(CLIError) -> MigrationPlan {

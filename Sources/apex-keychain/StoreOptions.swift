@@ -165,9 +165,11 @@ struct OpenedStore: Sendable {
 
     /// "service 'S'", and "of access group 'G'" when `group` is not the device's default.
     func place(_ service: String, _ group: String) -> String {
-        ExactText.equal(group, device.defaultAccessGroup)
-            ? "service '\(service)'" : "service '\(service)' of access group '\(group)'"
+        isDefaultGroup(group) ? "service '\(service)'" : "service '\(service)' of access group '\(group)'"
     }
+
+    /// Whether `group` is the device's default access group, byte for byte.
+    func isDefaultGroup(_ group: String) -> Bool { ExactText.equal(group, device.defaultAccessGroup) }
 }
 
 /// Where a store's passphrase comes from: a file, or the terminal.

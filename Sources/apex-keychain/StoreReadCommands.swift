@@ -73,12 +73,12 @@ struct StoreListCommand: RunnableCommand {
         var note = "no items in \(opened.place(service, group))"
         if !others.isEmpty {
             let count = others.reduce(0) { $0 + $1.keys.count }
-            let items = count == 1 ? "1 item" : "\(count) items"
+            let items = Console.counted(count, "item")
             let elsewhere =
                 others.allSatisfy(\.isDefaultGroup)
-                ? (others.count == 1 ? "1 other service" : "\(others.count) other services")
-                : (others.count == 1
-                    ? "1 other service or access group" : "\(others.count) other services or access groups")
+                ? Console.counted(others.count, "other service")
+                : Console.counted(
+                    others.count, "other service or access group", plural: "other services or access groups")
             note += "; \(items) in \(elsewhere): list \(count == 1 ? "it" : "them") with --all-services"
         }
         Console.writeError(DisplayText.escaped(note) + "\n")
@@ -130,7 +130,7 @@ extension OpenedStore {
                 result.append(
                     KeysOfPlace(
                         service: place.service, accessGroup: place.group,
-                        isDefaultGroup: ExactText.equal(place.group, device.defaultAccessGroup), keys: keys))
+                        isDefaultGroup: isDefaultGroup(place.group), keys: keys))
             }
         }
         return result

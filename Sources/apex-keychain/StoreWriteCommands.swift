@@ -250,7 +250,7 @@ struct StoreClearCommand: RunnableCommand {
                     + "the items it wrote from other items; pass --force to clear it anyway")
         }
         let count = try await opened.perform { keychain throws(KeychainError) in try await keychain.getAllKeys() }.count
-        let items = count == 1 ? "1 item" : "\(count) items"
+        let items = Console.counted(count, "item")
         // A read-only store can't be cleared: the write below says so at once, without a question first.
         if count > 0, !yes, !opened.database.isReadOnly {
             let question = "Remove \(items) from \(place) of \(DisplayText.escaped(opened.path))? [y/N] "

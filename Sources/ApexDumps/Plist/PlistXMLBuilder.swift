@@ -22,10 +22,7 @@ extension PlistXMLParser {
         ) { state, wellFormed, builder throws(PlistParseError) in
             if let line = state.refusedLine { throw PlistParseError(.xmlDeclaresDTD, detail: "line \(line)") }
             // Where libxml2 stopped and why, in words (never the document's text).
-            let failure =
-                state.firstErrorCode == 0
-                ? nil
-                : "\(state.firstErrorLocation)\(state.firstErrorKind) (libxml2 error \(state.firstErrorCode))"
+            let failure = state.firstErrorCode == 0 ? nil : state.firstErrorLocation + state.firstErrorWords
             return (try builder.finish(wellFormed: wellFormed, failure: failure), state.dictionaryBytes)
         }
     }

@@ -7,8 +7,9 @@ extension DumpReader {
     ///
     /// Left out: hidden files and folders, SQLite's `-wal`, `-shm` and `-journal` companions (the SQLite reader
     /// takes them with their database), FIFOs, sockets and devices (a link to one is kept, and its read refused),
-    /// links to folders, links to nothing (or in a loop), and in an Android app data folder (a folder with `shared_prefs/`) every subfolder but
-    /// `shared_prefs/` and `files/datastore/`, so that the app's own databases, caches and files are not read.
+    /// links to folders, links to nothing (or in a loop), and in an Android app data folder (a folder with
+    /// `shared_prefs/`) every subfolder but `shared_prefs/` and `files/datastore/`, so that the app's own
+    /// databases, caches and files are not read.
     ///
     /// - Throws: ``DumpError/Kind/unreadable`` naming the folder when it does not exist, is not a folder, or a
     ///   folder inside it can't be listed.
@@ -67,11 +68,13 @@ extension DumpReader {
                 }
             } else if scope == .everything, type == .typeRegular {
                 found.append(path)
-            } else if scope == .everything, type == .typeSymbolicLink, !isFolder(path) {
-                // A link to nothing (an app folder pulled from a phone has `lib` -> `/data/app/…`), or in a loop:
-                // nothing to read there, and not a dump. A link to a file is read as the file.
-                guard FileManager.default.fileExists(atPath: path) else { continue }
-                found.append(path)
+            } else if scope == .everything, type == .typeSymbolicLink {
+                // A link to a file is read as the file. One to a folder is not looked at, nor one to nothing (an
+                // app folder pulled from a phone has `lib` -> `/data/app/…`) or in a loop: nothing to read there.
+                var isDirectory: ObjCBool = false
+                if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                    found.append(path)
+                }
             }
         }
     }

@@ -74,7 +74,7 @@ public enum SharedPreferencesReader {
 
     /// The message for a document libxml2 found not well-formed: the line and the kind of its first error.
     static func describeParseFailure(_ state: SafeXML.State) -> String {
-        "\(state.firstErrorLocation)not a well-formed XML file: \(state.firstErrorKind) (libxml2 error \(state.firstErrorCode))"
+        "\(state.firstErrorLocation)not a well-formed XML file: \(state.firstErrorWords)"
     }
 
     // MARK: - Callbacks

@@ -39,6 +39,9 @@ enum SafeXML {
             }
         }
 
+        /// libxml2's first error in words and its code: `"an end tag does not match its start tag (libxml2 error 76)"`.
+        var firstErrorWords: String { "\(firstErrorKind) (libxml2 error \(firstErrorCode))" }
+
         /// Where libxml2's first error is, when it says: `"line 12: "`, or nothing.
         var firstErrorLocation: String { firstErrorLine > 0 ? "line \(firstErrorLine): " : "" }
         /// The size of libxml2's dictionary of names (element, attribute and entity names, processing-instruction
