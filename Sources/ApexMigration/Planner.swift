@@ -15,8 +15,10 @@ struct Planner {
     /// What one plan learns once and uses for every item.
     private struct Context {
         /// For each item (by index) whose target place (service, access group, key) other migratable items
-        /// map to as well: the origins of all of them.
+        /// map to as well, with another value or protection: the origins of all of them.
         var duplicates: [Int: [SourceOrigin]]
+        /// The items that are an earlier item of another dump over again (``sharedTargets(_:)``), with its origin.
+        var copies: [Int: SourceOrigin]
         /// The places (service and access group) that hold any item; nil when unknown.
         var occupied: Set<ExactName>?
         /// Who holds the keys of each target keychain, read once per keychain with one query, not one per item.
@@ -34,7 +36,8 @@ struct Planner {
     func plan(_ items: [SourceItem]) async -> [PlannedAction] {
         var actions: [PlannedAction] = []
         actions.reserveCapacity(items.count)
-        var context = Context(duplicates: Self.sharedTargets(items))
+        let shared = Self.sharedTargets(items)
+        var context = Context(duplicates: shared.duplicates, copies: shared.copies.mapValues { items[$0].origin })
         // One query tells which services hold any item at all: the others need no look-up of their own (a first
         // migration of react-native-keychain has one service per item, all of them empty).
         if let held = try? target.database.attributes(matching: ItemQuery(itemClass: .genericPassword)) {
@@ -55,29 +58,82 @@ struct Planner {
     }
 
     /// The items (by index) whose target place (service, access group, key) more than one migratable item maps
-    /// to, each with the origins of its whole group (one array per group, shared by its members). A `blocked`
-    /// item keeps its intended target but is never written, so it shares a key with no one: two blocked items,
-    /// or a blocked item and one to create, under one key are no conflict.
-    static func sharedTargets(_ items: [SourceItem]) -> [Int: [SourceOrigin]] {
+    /// to. A `blocked` item keeps its intended target but is never written, so it shares a key with no one: two
+    /// blocked items, or a blocked item and one to create, under one key are no conflict.
+    /// - Returns: `copies`: each item that is an earlier item of another dump over again, with that item's
+    ///   index: the same target (protection included) and the same value, so writing either leaves the same
+    ///   item (one keychain read twice: a folder holding its XML plist and its binary or SQLite export, or two
+    ///   copies of a file); `duplicates`: the items that still differ from each other, each with the origins of
+    ///   its whole group (one array per group, shared by its members).
+    static func sharedTargets(_ items: [SourceItem]) -> (duplicates: [Int: [SourceOrigin]], copies: [Int: Int]) {
+        /// The items of one place that differ from each other, and the same by the hash of their value (a copy is
+        /// looked for among those with its value's hash only: a place that thousands of items map to stays one
+        /// pass).
+        struct Group {
+            var members: [Int]
+            var byValue: [Int: [Int]]
+        }
         var first: [ExactName: Int] = [:]
         first.reserveCapacity(items.count)
-        var shared: [Int: [Int]] = [:]
+        var groups: [Int: Group] = [:]
+        var copies: [Int: Int] = [:]
         for index in items.indices where items[index].verdict == .migrate {
             if case .sealed = items[index].value { continue }
             guard let target = items[index].target, target.protectionKnown else { continue }
             let place = place(target)
-            if let head = first[place] {
-                shared[head, default: [head]].append(index)
-            } else {
+            guard let head = first[place] else {
                 first[place] = index
+                continue
             }
+            let hash = valueHash(items[index].value)
+            var group =
+                groups.removeValue(forKey: head)
+                ?? Group(members: [head], byValue: [valueHash(items[head].value): [head]])
+            if let same = group.byValue[hash]?.first(where: { isCopy(items[index], of: items[$0]) }) {
+                copies[index] = same
+            } else {
+                group.members.append(index)
+                group.byValue[hash, default: []].append(index)
+            }
+            groups[head] = group
         }
         var origins: [Int: [SourceOrigin]] = [:]
-        for members in shared.values {
-            let found = members.map { items[$0].origin }
-            for index in members { origins[index] = found }
+        for group in groups.values where group.members.count > 1 {
+            let found = group.members.map { items[$0].origin }
+            for index in group.members { origins[index] = found }
         }
-        return origins
+        return (origins, copies)
+    }
+
+    /// Whether `item` is `earlier` read from another dump: what would be written (target, protection and value)
+    /// is the same, byte for byte.
+    static func isCopy(_ item: SourceItem, of earlier: SourceItem) -> Bool {
+        guard item.origin.path != earlier.origin.path, item.target == earlier.target,
+            ExactText.equal(item.target?.options.label, earlier.target?.options.label)
+        else { return false }
+        switch (item.value, earlier.value) {
+        case (.value(let a), .value(let b)):
+            return a == b
+        case (.credentials(let username, let password), .credentials(let otherUsername, let otherPassword)):
+            return ExactText.equal(username, otherUsername) && ExactText.equal(password, otherPassword)
+        default:
+            return false
+        }
+    }
+
+    /// A hash of a value's bytes, to find the items a copy may be of.
+    private static func valueHash(_ value: SourceValue) -> Int {
+        var hasher = Hasher()
+        switch value {
+        case .value(let data):
+            hasher.combine(data)
+        case .credentials(let username, let password):
+            ExactText.hash(username, into: &hasher)
+            ExactText.hash(password, into: &hasher)
+        case .sealed:
+            break
+        }
+        return hasher.finalize()
     }
 
     /// The most other items of a group a conflict's reason names; a larger group is counted instead, so a
@@ -130,6 +186,12 @@ struct Planner {
             return PlannedAction(
                 item: item, action: .shadowed, cause: .shadowed,
                 reason: "an older copy of an item this migration moved and whose newer copy's source it removed")
+        }
+        if let origin = context.copies[index] {
+            return PlannedAction(
+                item: item, action: .shadowed, cause: .shadowed,
+                reason: "the same item as \(origin.path) \(origin.location), read from another dump (the same target, "
+                    + "protection and value): that one stands for both")
         }
         if let group = context.duplicates[index] {
             return PlannedAction(

@@ -381,4 +381,46 @@ extension DumpSourcesTests {
         #expect(result.status == 64)
         #expect(result.err.hasPrefix("apex-keychain: '-' reads a dump from stdin, which is a terminal: pipe a dump in"))
     }
+
+    // MARK: One keychain read twice
+
+    @Test(
+        "a folder of one keychain's plist, binary plist and SQLite export: each item is migrated once, its copies shadowed"
+    )
+    func oneKeychainInThreeForms() async throws {
+        for name in ["keychain.plist", "keychain-binary.plist", "keychain-export.sqlite"] {
+            try copySample("react-native-keychain/ios/\(name)", as: "export/\(name)")
+        }
+        let store = try await sandbox.initStore(device: "ios")
+        let result = try await sandbox.run(["migrate", "export", "--store", store, "--format", "json"] + Self.bundleID)
+        #expect(result.status == 0, "\(result.err)")
+        let summary = try #require(try jsonObject(result)["summary"] as? [String: Int])
+        #expect(summary["conflict"] == 0)
+        #expect(summary["create"] == 10 && summary["verified"] == 10 && summary["shadowed"] == 20)
+        let shadowed = try items(result).filter { $0["action"] as? String == "shadowed" }
+        #expect(
+            shadowed.allSatisfy {
+                ($0["reason"] as? String)?.hasPrefix("the same item as export/keychain-binary.plist item ") == true
+            })
+        let listed = try await sandbox.run(["store", "list", "--store", store, "--all-services"])
+        #expect(listed.status == 0)
+        #expect(listed.out.split(separator: "\n").count == 10)
+    }
+
+    @Test("two copies of an Android app folder: the FacebookConceal items are migrated once, not conflicts")
+    func androidFolderTwice() async throws {
+        for copy in ["a", "b"] {
+            for file in ["shared_prefs/RN_KEYCHAIN.xml", "shared_prefs/crypto.KEY_256.xml"] {
+                try copySample("react-native-keychain/android/\(file)", as: "\(copy)/\(file)")
+            }
+        }
+        let result = try await sandbox.run(["migrate", "a", "b", "--dry-run", "--format", "json"] + Self.bundleID)
+        #expect(result.status == 0, "\(result.err)")
+        let summary = try #require(try jsonObject(result)["summary"] as? [String: Int])
+        #expect(summary["conflict"] == 0)
+        let legacy = try items(result).filter {
+            (($0["target"] as? [String: Any])?["service"] as? String) == "legacy"
+        }
+        #expect(legacy.map { $0["action"] as? String } == ["create", "shadowed"])
+    }
 }
