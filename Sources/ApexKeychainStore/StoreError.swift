@@ -18,7 +18,9 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         /// The store could not be created (it exists, a key file that may belong to another store is in the way,
         /// the folder is not writable, the passphrase is empty or too long).
         case cannotCreate
-        /// The key file is missing, malformed or readable by others.
+        /// The key file does not exist, or is not a file (a folder).
+        case keyFileMissing
+        /// The key file can't be read, is malformed, or is accessible by others.
         case keyFile
         /// The key file or passphrase does not open this store.
         case wrongKey

@@ -40,17 +40,25 @@ extension SQLiteKeychainDatabase {
     }
 
     /// The key in the key file at `path`.
-    /// - Throws: `keyFile` when it can't be read, is accessible by others, or is not a key file.
+    /// - Throws: `keyFileMissing` when there is no such file or it is a folder; `keyFile` when it can't be read,
+    ///   is accessible by others, or is not a key file.
     static func readKeyFile(_ path: String) throws(StoreError) -> SecretKey {
         // One open: the mode checked is that of the very file whose bytes are read (no swap in between).
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
-            throw StoreError(.keyFile, path: path, "the key file can't be read: \(String(cString: strerror(errno)))")
+            let missing = errno == ENOENT || errno == ENOTDIR
+            throw StoreError(
+                missing ? .keyFileMissing : .keyFile, path: path,
+                "the key file can't be read: \(String(cString: strerror(errno)))")
         }
         let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
         var info = stat()
         guard fstat(fd, &info) == 0 else {
             throw StoreError(.keyFile, path: path, "the key file can't be read: \(String(cString: strerror(errno)))")
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            let what = info.st_mode & S_IFMT == S_IFDIR ? "a folder" : "not a regular file"
+            throw StoreError(.keyFileMissing, path: path, "\(what), not a key file")
         }
         if info.st_mode & 0o077 != 0 {
             let mode = String(info.st_mode & 0o777, radix: 8)

@@ -12,7 +12,7 @@ enum ErrorMapping {
     static func store(_ error: StoreError, store: String) -> CLIError {
         let exitCode: ExitCode =
             switch error.kind {
-            case .notFound, .unreadable: .noInput
+            case .notFound, .unreadable, .keyFileMissing: .noInput
             case .notAStore, .damaged, .newerVersion: .dataError
             case .cannotCreate: .cannotCreate
             case .keyFile, .wrongKey: .permissionDenied

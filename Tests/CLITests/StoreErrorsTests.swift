@@ -151,7 +151,7 @@ struct StoreErrorsTests {
         #expect(result.err.hasPrefix("apex-keychain: \(store): the store has schema version 99"))
     }
 
-    // MARK: Key files (77)
+    // MARK: Key files (77; 66 when there is none)
 
     @Test("a key file readable by others is refused (77) with a message saying to chmod 600")
     func keyFileReadableByOthers() async throws {
@@ -185,14 +185,26 @@ struct StoreErrorsTests {
         #expect(moved.out == "v")
     }
 
-    @Test("a missing key file is refused (77) naming it")
+    @Test("a missing key file is an input that does not exist (66, as a passphrase file's), named")
     func missingKeyFile() async throws {
         let store = try await sandbox.initStore()
         try FileManager.default.removeItem(atPath: store + ".key")
         let result = try await sandbox.run(["store", "list", "--store", store])
-        #expect(result.status == 77)
+        #expect(result.status == 66)
         #expect(
             result.err
                 == "apex-keychain: \(store): \(store).key: the key file can't be read: No such file or directory\n")
+        let named = try await sandbox.run(["store", "list", "--store", store, "--key-file", sandbox.path("none.key")])
+        #expect(named.status == 66)
+    }
+
+    @Test("--key-file naming a folder is no key file (66), not a key file 'accessible by others'")
+    func keyFileIsAFolder() async throws {
+        let store = try await sandbox.initStore()
+        let folder = sandbox.path("keys")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        let result = try await sandbox.run(["store", "list", "--store", store, "--key-file", folder])
+        #expect(result.status == 66)
+        #expect(result.err == "apex-keychain: \(store): \(folder): a folder, not a key file\n")
     }
 }
