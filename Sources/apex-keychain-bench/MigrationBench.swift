@@ -121,7 +121,10 @@ enum MigrationBench {
             "dry run = read + plan against the empty store + its report (as `migrate --dry-run` builds it), in the same"
         )
         print("  process just before the run.")
-        print("CLI = the built apex-keychain, `migrate --store` into a new store, after its `--dry-run` there.")
+        print("CLI = the built apex-keychain, `migrate --store` into a new store, after its `--dry-run` there; its CPU")
+        print("  time (user and system), and the steal: time the hypervisor ran other guests while this machine's")
+        print("  cores wanted to run (/proc/stat). On a shared virtual machine steal is why one binary's wall-clock")
+        print("  time moves from run to run; the wall-clock figures include it.")
         print("bulk floor = the rows the run wrote, sealed under the store's associated data and inserted through raw")
         print(
             "  sqlite3 in transactions of the run's batch size (\(MigrationPolicy.Batching.standard.items) items), read back and opened;"
@@ -298,10 +301,18 @@ enum MigrationBench {
                 "\(pad("", 22)) CLI (median of \($0.rounds)): migrate \(format($0.run * 1000, decimals: 0)) ms = "
                     + "\(format($0.run / $0.dryRun, decimals: 2)) × migrate --dry-run "
                     + "(\(format($0.dryRun * 1000, decimals: 0)) ms; ≤ 3)\(verdict($0.run <= 3 * $0.dryRun, when: size >= 20_000))"
+                    + "\n\(pad("", 22)) the real run's CPU time \(format($0.cpu * 1000, decimals: 0)) ms"
+                    + stolenNote($0.stolen)
             } ?? "\(pad("", 22)) CLI: not measured (no apex-keychain beside this binary)",
             "\(pad("", 22)) start-up check \(format(median(warm) * 1e6, decimals: 1)) µs warm, "
                 + "\(format(median(cold) * 1e6, decimals: 0)) µs opening the store\(verdict(median(cold) < 0.001))",
         ]
+    }
+
+    /// `; taken by the host: N ms` when the host's steal during a run is known.
+    private static func stolenNote(_ stolen: Double?) -> String {
+        guard let stolen else { return "" }
+        return "; the host took \(format(stolen * 1000, decimals: 0)) ms from this machine's cores meanwhile (steal)"
     }
 
     /// One round of the real run and its bulk floor.
@@ -425,22 +436,26 @@ enum MigrationBench {
 
     /// The user's view of the target: `migrate PATH --store S --dry-run --format json` and then the real
     /// `migrate PATH --store S --format json`, each into a store just made with `store init`, three rounds;
-    /// the medians. Nil without the binary.
+    /// the medians; with the real run's CPU time (user and system) and the time the host took from the machine's
+    /// cores during it (nil where unknown). Nil without the binary.
     private static func cliPair(
         path: String, profile: DeviceProfile, folder: URL
-    ) throws -> (run: Double, dryRun: Double, rounds: Int)? {
+    ) throws -> (run: Double, dryRun: Double, cpu: Double, stolen: Double?, rounds: Int)? {
         guard let binary = cliBinary else { return nil }
-        var (runs, dryRuns): ([Double], [Double]) = ([], [])
+        var (runs, dryRuns, cpu, stolen): ([Double], [Double], [Double], [Double]) = ([], [], [], [])
         let rounds = 3
         for round in 0..<rounds {
             let store = folder.appendingPathComponent("cli-\(round).store").path
             _ = try runCLI(binary, ["store", "init", "--store", store, "--device", profile.rawValue])
             let migrate = ["migrate", path, "--store", store, "--format", "json", "--quiet"]
             dryRuns.append(try runCLI(binary, migrate + ["--dry-run"]))
+            let (cpuBefore, stolenBefore) = (Clock.childrenCPUSeconds(), Clock.stolenSeconds())
             runs.append(try runCLI(binary, migrate))
+            cpu.append(Clock.childrenCPUSeconds() - cpuBefore)
+            if let stolenBefore, let stolenAfter = Clock.stolenSeconds() { stolen.append(stolenAfter - stolenBefore) }
             for suffix in ["", "-wal", "-shm", ".key"] { try? FileManager.default.removeItem(atPath: store + suffix) }
         }
-        return (median(runs), median(dryRuns), rounds)
+        return (median(runs), median(dryRuns), median(cpu), stolen.count == rounds ? median(stolen) : nil, rounds)
     }
 
     // MARK: Read floors

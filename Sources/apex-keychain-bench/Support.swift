@@ -33,6 +33,27 @@ enum Clock {
         return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 
+    /// The CPU time (user and system) of the child processes waited for so far, in seconds.
+    static func childrenCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+
+    /// The time the machine's cores wanted to run and the hypervisor ran another guest instead ("steal" in
+    /// `/proc/stat`, summed over the cores), in seconds; nil where it can't be read. On a shared virtual machine
+    /// it is why one binary's wall-clock time moves from run to run.
+    static func stolenSeconds() -> Double? {
+        guard let stat = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+            let line = stat.split(separator: "\n").first, line.hasPrefix("cpu ")
+        else { return nil }
+        // cpu  user nice system idle iowait irq softirq steal ...
+        let fields = line.split(separator: " ")
+        guard fields.count > 8, let steal = Double(fields[8]) else { return nil }
+        return steal / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
     /// Seconds elapsed since `start` (a value of ``nanoseconds()``).
     static func seconds(since start: UInt64) -> Double {
         Double(nanoseconds() - start) / 1e9
