@@ -57,8 +57,9 @@ public struct Migration: Sendable {
 
     /// Whether an earlier run completed (one marker lookup).
     public func isComplete() async throws(MigrationError) -> Bool {
+        let ledger = try openLedger()
         do {
-            return try await Ledger(target: target, id: policy.migrationID).isDone()
+            return try await ledger.isDone()
         } catch {
             throw Self.targetError(error)
         }
@@ -158,7 +159,10 @@ public struct Migration: Sendable {
         return (report, timings)
     }
 
+    /// The ledger of ``MigrationPolicy/migrationID``.
+    /// - Throws: `source` when the id can't name a migration (``MigrationPolicy/problem(ofMigrationID:)``).
     private func openLedger() throws(MigrationError) -> Ledger {
+        if let problem = MigrationPolicy.problem(ofMigrationID: policy.migrationID) { throw .source(problem) }
         do {
             return try Ledger(target: target, id: policy.migrationID)
         } catch {

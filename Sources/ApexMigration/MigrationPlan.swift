@@ -110,7 +110,8 @@ public struct MigrationPolicy: Sendable, Equatable {
     /// sources only; a dump file is never modified). Off by default.
     public var removeSource: Bool
     /// Names this migration's records in the target (its ledger and its completion marker), so that
-    /// independent migrations don't share them.
+    /// independent migrations don't share them: 1 to ``maxMigrationIDLength`` UTF-16 code units, without U+0000
+    /// (a run refuses another with `MigrationError.source`, before it reads or writes anything).
     public var migrationID: String
     /// What the importers are told.
     public var importOptions: ImportOptions
@@ -167,6 +168,17 @@ public struct MigrationPolicy: Sendable, Equatable {
             if let afterRuns, runs >= afterRuns { return true }
             return cause.map(reasons.contains) ?? false
         }
+    }
+
+    /// The longest ``migrationID``, in UTF-16 code units: the ledger's longest record key,
+    /// `journal:<id>:<32 hex digits>`, must be a key the package can hold (``NameProblem/maxLength``).
+    public static let maxMigrationIDLength = NameProblem.maxLength - "journal::".utf16.count - 32
+
+    /// Why `id` can't name a migration (empty, longer than ``maxMigrationIDLength``, or holding U+0000), or nil
+    /// when it can.
+    public static func problem(ofMigrationID id: String) -> String? {
+        guard id.isEmpty || id.utf16.count > maxMigrationIDLength || id.utf8.contains(0) else { return nil }
+        return "a migration id must be 1 to \(maxMigrationIDLength) characters (UTF-16 code units) without U+0000"
     }
 
     /// Creates a policy.

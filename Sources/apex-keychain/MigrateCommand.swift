@@ -217,10 +217,9 @@ struct MigrateCommand: RunnableCommand {
             libraries: library.map { [$0] })
         onConflict = try values.enumeration(Self.onConflict, MigrationPolicy.OnConflict.self) ?? .skip
         migrationID = values.value(Self.migrationID) ?? MigrationPolicy().migrationID
-        // The ledger's longest key holds the id (its records are `entries:ID:` and a ten-digit number).
-        if NameProblem(of: "entries:\(migrationID):0000000000") != nil || migrationID.isEmpty {
+        if MigrationPolicy.problem(ofMigrationID: migrationID) != nil {
             throw .usage(
-                "'--migration-id' must be 1 to \(NameProblem.maxLength - 19) characters (UTF-16 code units) "
+                "'--migration-id' must be 1 to \(MigrationPolicy.maxMigrationIDLength) characters (UTF-16 code units) "
                     + "without U+0000")
         }
         format = try values.enumeration(Self.format, Format.self) ?? .text

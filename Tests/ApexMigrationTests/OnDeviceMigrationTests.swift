@@ -68,6 +68,34 @@ struct OnDeviceMigrationTests {
         #expect(!ledgerKeys.contains { $0.hasPrefix("journal:") }, "the journal is dropped once the target is verified")
     }
 
+    @Test(
+        "a migration id as long as the journal's key allows runs with removeSource; one longer is refused before anything is read or written"
+    )
+    func migrationIDLength() async throws {
+        let longest = String(repeating: "x", count: MigrationPolicy.maxMigrationIDLength)
+        #expect(MigrationPolicy.maxMigrationIDLength == 215)
+        let (database, device) = try Self.store([("app", "token", "sample-token-0001")])
+        let migration = Migration(
+            importers: [PlainImporter()], source: .database(database, device: device),
+            target: MigrationTarget(database: database, device: device),
+            policy: MigrationPolicy(removeSource: true, migrationID: longest))
+        let report = try await migration.run()
+        #expect(report.summary.verified == 1 && report.isComplete)
+        #expect(try await migration.isComplete())
+
+        let (other, otherDevice) = try Self.store([("app", "token", "sample-token-0001")])
+        for id in ["", longest + "x", "a\u{0}b"] {
+            let refused = Migration(
+                importers: [PlainImporter()], source: .database(other, device: otherDevice),
+                target: MigrationTarget(database: other, device: otherDevice),
+                policy: MigrationPolicy(removeSource: true, migrationID: id))
+            let problem = try #require(MigrationPolicy.problem(ofMigrationID: id))
+            await #expect(throws: MigrationError.source(problem)) { try await refused.run() }
+            await #expect(throws: MigrationError.source(problem)) { try await refused.isComplete() }
+            #expect(try other.attributes(matching: ItemQuery()).map(\.isApexItem) == [false], "nothing written")
+        }
+    }
+
     /// The expo sample dump's records, written into `database` as expo-secure-store's own items; returns a device
     /// whose default access group is theirs.
     static func loadExpoSample(into database: any KeychainDatabase) throws -> SimulatedDevice {

@@ -72,13 +72,13 @@ struct MigrateMigrationIDTests {
     @Test("an empty id, or one too long for the ledger's keys, is a usage error")
     func badIDs() async throws {
         // (An argument can't hold U+0000: the command line ends it there.)
-        for id in ["", String(repeating: "x", count: 238)] {
+        for id in ["", String(repeating: "x", count: 216)] {
             let result = try await sandbox.run(["migrate", Self.plist, "--migration-id", id])
             #expect(result.status == 64)
-            #expect(result.err.contains("'--migration-id' must be 1 to 237 characters"), "\(result.err)")
+            #expect(result.err.contains("'--migration-id' must be 1 to 215 characters"), "\(result.err)")
         }
         let longest = try await sandbox.run(
-            ["migrate", Self.plist, "--migration-id", String(repeating: "x", count: 237), "--quiet"])
+            ["migrate", Self.plist, "--migration-id", String(repeating: "x", count: 215), "--quiet"])
         #expect(longest.status == 0, "\(longest.err)")
     }
 }
