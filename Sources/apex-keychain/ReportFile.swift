@@ -16,12 +16,11 @@ struct ReportFile {
     let path: String
 
     /// Refuses, before anything is read or written, a report file that can't be created: its folder is
-    /// missing or not writable, or the path is a folder.
+    /// missing or not writable, or the path is a folder, a device, a pipe, a socket or a link (the report
+    /// replaces its file whole: it would replace `/dev/null` or `/dev/stdout` with a regular file).
     func checkFolder() throws(CLIError) {
+        try checkNotSpecial(.cannotCreate)
         var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
-            throw CLIError(.cannotCreate, "can't write the report \(path): it is a folder")
-        }
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw CLIError(.cannotCreate, "can't write the report \(path): the folder \(folder) does not exist")
         }
@@ -69,9 +68,31 @@ struct ReportFile {
         }
         if code == 0, fsync(fd) != 0 { code = errno }
         if close(fd) != 0, code == 0 { code = errno }
+        // Again just before the rename: something else may have been put there during the run.
+        if code == 0 { try checkNotSpecial(.ioError) }
         if code == 0, rename(temporary, path) != 0 { code = errno }
         guard code == 0 else { throw failure(code) }
         renamed = true
+    }
+
+    /// Refuses, with `exitCode`, a path that names something other than a regular file (the path itself, not a
+    /// link's target).
+    private func checkNotSpecial(_ exitCode: ExitCode) throws(CLIError) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }
+        let what: String
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return
+        case S_IFDIR: what = "a folder"
+        case S_IFLNK: what = "a link"
+        case S_IFIFO: what = "a pipe"
+        case S_IFSOCK: what = "a socket"
+        default: what = "a device"
+        }
+        throw CLIError(
+            exitCode,
+            "can't write the report \(path): it is \(what), not a regular file (the report file is replaced whole; "
+                + "the report is on stdout too)")
     }
 
     private func failure(_ code: Int32) -> CLIError {

@@ -107,7 +107,7 @@ struct MigrateExitCodeTests {
         #expect(try await list() == "", "nothing was migrated")
         let folder = try await sandbox.run(Self.migrate + ["--report", "."])
         #expect(folder.status == 73)
-        #expect(folder.err == "apex-keychain: can't write the report .: it is a folder\n")
+        #expect(folder.err.hasPrefix("apex-keychain: can't write the report .: it is a folder, not a regular file"))
     }
 
     @Test(
