@@ -264,7 +264,7 @@ public struct Migration: Sendable {
             for list in found.indices {
                 for index in found[list].indices where !wanted.contains(found[list][index].library) {
                     found[list][index].verdict = .skipped(
-                        "a \(found[list][index].library.rawValue) item: only \(names) was asked for")
+                        "an item of \(found[list][index].library.rawValue): only \(names) was asked for")
                 }
             }
         }

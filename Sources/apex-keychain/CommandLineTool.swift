@@ -56,8 +56,12 @@ enum CommandLineTool {
                 throw .usage("unknown option '\(word.prefix { $0 != "=" })'")
             }
             let known = configuration.subcommands.map { $0.configuration.name }
-            let hint = Suggestion.closest(to: word, among: known).map { "; did you mean '\($0)'?" } ?? ""
-            throw .usage("unknown command '\(word)'\(hint); expected one of: \(names)")
+            // The word is repeated only when it is a near miss of a command: any other word may be a secret typed
+            // in the wrong place, and a usage error never repeats one.
+            guard let near = Suggestion.closest(to: word, among: known) else {
+                throw .usage("unknown command; expected one of: \(names)")
+            }
+            throw .usage("unknown command '\(word)'; did you mean '\(near)'? (commands: \(names))")
         }
         let values = try CommandLineParser.parse(arguments, for: configuration)
         try await runnable.init(values).run()

@@ -35,7 +35,14 @@ struct ConventionTests {
     func didYouMean() async throws {
         let command = try await sandbox.run(["migrat", "x"])
         #expect(command.status == 64)
-        #expect(command.err.hasPrefix("apex-keychain: unknown command 'migrat'; did you mean 'migrate'?"))
+        #expect(
+            command.err.hasPrefix(
+                "apex-keychain: unknown command 'migrat'; did you mean 'migrate'? (commands: inspect, migrate, store)\n"
+            ))
+        // A word far from every command may be a secret typed in the wrong place: it is not repeated.
+        let secret = try await sandbox.run(["hunter2-sample-secret"])
+        #expect(secret.status == 64)
+        #expect(!secret.err.contains("hunter2"))
         let sub = try await sandbox.run(["store", "lst"])
         #expect(sub.err.hasPrefix("apex-keychain: unknown command 'lst'; did you mean 'list'?"))
         let option = try await sandbox.run(["migrate", "x", "--bundle-di", "a"])

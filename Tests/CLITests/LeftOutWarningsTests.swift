@@ -26,6 +26,7 @@ struct LeftOutWarningsTests {
         #expect(others.count == 10)
         for item in others {
             #expect(item["action"] as? String == "skipped")
+            #expect((item["reason"] as? String)?.hasPrefix("an item of ") == true)
             #expect((item["reason"] as? String)?.contains("only expo-secure-store was asked for") == true)
         }
         #expect(items.contains { $0["action"] as? String == "sealed" })

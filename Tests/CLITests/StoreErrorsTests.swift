@@ -77,13 +77,15 @@ struct StoreErrorsTests {
         #expect(list.out == "")
     }
 
-    @Test("unknown commands are usage errors pointing to the right help; no subcommand prints the help")
+    @Test(
+        "unknown commands are usage errors pointing to the right help, without repeating the word; no subcommand prints the help"
+    )
     func unknownCommand() async throws {
         let store = try await sandbox.run(["store", "frob"])
         #expect(store.status == 64)
         #expect(
             store.err == """
-                apex-keychain: unknown command 'frob'; expected one of: init, list, get, set, info, remove, clear
+                apex-keychain: unknown command; expected one of: init, list, get, set, info, remove, clear
                 Run 'apex-keychain store --help' for usage.
 
                 """)
@@ -91,7 +93,7 @@ struct StoreErrorsTests {
         #expect(root.status == 64)
         #expect(
             root.err == """
-                apex-keychain: unknown command 'migrate-everything'; expected one of: inspect, migrate, store
+                apex-keychain: unknown command; expected one of: inspect, migrate, store
                 Run 'apex-keychain --help' for usage.
 
                 """)
