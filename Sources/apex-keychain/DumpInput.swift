@@ -35,11 +35,15 @@ struct DumpInput {
     /// dump` on stderr (unless `quiet`): files no reader knows or that hold no keychain data, and Android
     /// preferences files that no importer recognises (``recognises(_:library:)``; `library` is `--from`, which lets
     /// react-native-sensitive-info's importer take files whose name and content carry no mark of it). With
-    /// `strict` the first such file is an error instead.
+    /// `strict` the first such file is an error instead. A file of a folder that is one of `ownFiles` (the store,
+    /// its key file, the report: by device and inode) and is not a dump is left out without a word: the run's own
+    /// files are no input.
     /// - Throws: 64 for `-` given twice, or with stdin a terminal; 66 for a path that does not exist or can't be
     ///   read, or paths that hold no dump; 65 for a malformed dump, a named file that is not a keychain dump, or
     ///   with `strict` a skipped one. The message names the file.
-    init(paths: [String], strict: Bool, quiet: Bool, library: SourceLibrary? = nil) throws(CLIError) {
+    init(
+        paths: [String], strict: Bool, quiet: Bool, library: SourceLibrary? = nil, ownFiles: [String] = []
+    ) throws(CLIError) {
         let fromStandardInput = paths.filter { $0 == "-" }.count
         if fromStandardInput > 1 { throw .usage("'-' (a dump on stdin) can be given once") }
         if fromStandardInput == 1, isatty(STDIN_FILENO) == 1 {
@@ -55,9 +59,11 @@ struct DumpInput {
         }
         var dumps: [Dump] = []
         var skipped: [DumpError] = []
+        let own = Set(ownFiles.compactMap(FileIdentity.init(path:)))
         for entry in scan.entries {
             switch entry {
             case .skipped(let error):
+                if !own.isEmpty, let file = FileIdentity(path: error.path), own.contains(file) { continue }
                 skipped.append(error)
             case .dump(let dump, let inFolder):
                 if case .preferences(let entries) = dump.content, !Self.recognises(dump, library: library) {

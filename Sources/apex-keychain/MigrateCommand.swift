@@ -278,7 +278,9 @@ struct MigrateCommand: RunnableCommand {
     private func migrate() async throws(CLIError)
         -> (MigrationReport, subject: String, store: String?, marks: DumpMarks)
     {
-        let input = try DumpInput(paths: paths, strict: strict, quiet: quiet, library: library)
+        let input = try DumpInput(
+            paths: paths, strict: strict, quiet: quiet, library: library,
+            ownFiles: (store?.files ?? []) + (reportFile.map { [$0.path] } ?? []))
         let marks = input.marks(library: library)
         try reportFile?.checkNotAnInput(paths + input.dumps.map(\.path) + (store?.files ?? []))
         var policy = MigrationPolicy(onConflict: onConflict, migrationID: migrationID, importOptions: importOptions)

@@ -32,8 +32,8 @@ struct ReportFile {
     /// Refuses a report file that is one of `inputs` (the same file, by device and inode, whatever the path or
     /// link that names it).
     func checkNotAnInput(_ inputs: [String]) throws(CLIError) {
-        guard let report = Self.identity(path) else { return }
-        for input in inputs where Self.identity(input) == report {
+        guard let report = FileIdentity(path: path) else { return }
+        for input in inputs where FileIdentity(path: input) == report {
             throw .usage("'--report \(path)' names an input (\(input)): writing the report would replace it")
         }
     }
@@ -105,17 +105,5 @@ struct ReportFile {
         while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
         guard let slash = trimmed.lastIndex(of: "/") else { return "." }
         return slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
-    }
-
-    private struct Identity: Equatable {
-        var device: UInt
-        var inode: UInt
-    }
-
-    /// The file a path names (links followed), or nil when there is none.
-    private static func identity(_ path: String) -> Identity? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return Identity(device: UInt(info.st_dev), inode: UInt(info.st_ino))
     }
 }

@@ -423,4 +423,24 @@ extension DumpSourcesTests {
         }
         #expect(legacy.map { $0["action"] as? String } == ["create", "shadowed"])
     }
+
+    @Test(
+        "the store, its key file and the report inside the folder read are the run's own files: left out, --strict passes"
+    )
+    func ownFilesInTheFolder() async throws {
+        try copySample("react-native-keychain/ios/keychain.plist", as: "app/keychain.plist")
+        _ = try await sandbox.initStore("app/app.db", device: "ios")
+        let command = ["migrate", "app", "--store", "app/app.db", "--report", "app/report.json", "--strict"]
+        for run in 1...2 {
+            // The second run finds the store's -wal and -shm files and the first run's report there too.
+            let result = try await sandbox.run(command + Self.bundleID)
+            #expect(result.status == 0, "run \(run): \(result.err)")
+            #expect(result.err == "", "run \(run)")
+        }
+        // A file of the folder that is not the run's own is still skipped with a word, and --strict refuses it.
+        try sandbox.write("app/notes.txt", "not a dump")
+        let strict = try await sandbox.run(command + Self.bundleID)
+        #expect(strict.status == 65)
+        #expect(strict.err.contains("app/notes.txt"))
+    }
 }
