@@ -362,12 +362,12 @@ struct StoreFileTests {
         #expect(error?.path == store.keyFile.path)
     }
 
-    @Test("a missing key file is refused with keyFile, naming the key file")
+    @Test("a missing key file is refused with keyFileMissing, naming the key file")
     func missingKeyFile() throws {
         do { _ = try store.create() }
         try FileManager.default.removeItem(at: store.keyFile)
         let error = storeError { () throws(StoreError) in try store.open() }
-        #expect(error?.kind == .keyFile)
+        #expect(error?.kind == .keyFileMissing)
         #expect(error?.path == store.keyFile.path)
     }
 
