@@ -57,6 +57,7 @@ struct AndroidImport {
             )
         }
         var valueProblem: String?
+        var missing: String?
         if cipher == Self.conceal {
             let opened = ConcealEntry.open(
                 username: username, password: password, service: entry.service, keyring: keyring)
@@ -64,6 +65,7 @@ struct AndroidImport {
             item.source.account = opened.account
             item.notes += opened.notes
             valueProblem = opened.problem
+            if opened.needsInput, case .sealed(let why) = opened.value { missing = why }
         }
         let filter = rules.filterReason(entry.service)
         // A cipher with no known protection still leaves a target (service and key) with no protection; a service
@@ -100,6 +102,9 @@ struct AndroidImport {
             item.target = valueProblem == nil ? target : nil
         } else if let reason = blocked ?? valueProblem {
             item.verdict = .blocked(reason)
+            item.target = target
+        } else if let missing {
+            item.verdict = .needsInput(missing)
             item.target = target
         } else {
             item.target = target

@@ -11,6 +11,9 @@ struct ConcealEntry {
     var notes: [String] = []
     /// Why the decrypted value can't be credentials, or nil.
     var problem: String?
+    /// Whether the value could be decrypted with what the run was not given (a key file, the right one, or a
+    /// machine with AES-256-GCM): the item waits for it, where a damaged entry is sealed for good.
+    var needsInput = false
 
     /// Decrypts the `:u` and `:p` entries (Base64, whitespace ignored) of `service` with the keyring's keys,
     /// trying both entity spellings.
@@ -26,12 +29,12 @@ struct ConcealEntry {
             }
             blobs.append(blob)
         }
-        if keyring.keys.isEmpty { return ConcealEntry(value: .sealed(keyring.missingReason)) }
+        if keyring.keys.isEmpty { return ConcealEntry(value: .sealed(keyring.missingReason), needsInput: true) }
         guard Conceal.isAvailable else {
             return ConcealEntry(
                 value: .sealed(
                     "this machine's libsodium has no AES-256-GCM (it needs AES-NI or ARMv8 crypto instructions), so FacebookConceal values can't be decrypted here"
-                ))
+                ), needsInput: true)
         }
         guard let (user, userSpelling) = Conceal.open(blobs[0], keys: keyring.keys, service: service, field: .user),
             let (pass, passSpelling) = Conceal.open(blobs[1], keys: keyring.keys, service: service, field: .pass)
@@ -39,7 +42,7 @@ struct ConcealEntry {
             return ConcealEntry(
                 value: .sealed(
                     "FacebookConceal: the GCM tag does not verify with the key of crypto.KEY_256.xml under either entity spelling (another app's key file, or damaged data)"
-                ))
+                ), needsInput: true)
         }
         var entry = ConcealEntry(value: .sealed(""))
         entry.notes.append(

@@ -31,6 +31,9 @@ public enum MigrationReason: Sendable, Hashable, Codable {
     case changedAfterPlan
     /// The item was written, but read back different.
     case readBackDiffers
+    /// The value can be read only with what the run was not given (FacebookConceal's key file): pending until a
+    /// run is given it.
+    case needsInput
 
     /// The keychain refusals that can go away on their own or by the user's hand: a passcode set later,
     /// biometrics enrolled, the device unlocked, a prompt answered, biometrics no longer locked out.
@@ -54,6 +57,7 @@ public enum MigrationReason: Sendable, Hashable, Codable {
         case .heldByUnverifiedItem: "heldByUnverifiedItem"
         case .changedAfterPlan: "changedAfterPlan"
         case .readBackDiffers: "readBackDiffers"
+        case .needsInput: "needsInput"
         }
     }
 
@@ -81,7 +85,7 @@ public enum MigrationReason: Sendable, Hashable, Codable {
         }
         let all: [MigrationReason] = [
             .noEquivalent, .skipped, .shadowed, .sealed, .noTarget, .sharedTargetKey, .heldByAnotherLibrary,
-            .heldByDifferentItem, .heldByUnverifiedItem, .changedAfterPlan, .readBackDiffers,
+            .heldByDifferentItem, .heldByUnverifiedItem, .changedAfterPlan, .readBackDiffers, .needsInput,
         ]
         guard let found = all.first(where: { $0.code == code }) else { return nil }
         self = found
@@ -111,6 +115,7 @@ public enum ItemState: String, Sendable, Codable, CaseIterable {
             return .pending
         case .blocked:
             if case .keychain(let code) = cause, MigrationReason.transientCodes.contains(code) { return .pending }
+            if cause == .needsInput { return .pending }
             return .final
         }
     }

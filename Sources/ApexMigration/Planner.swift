@@ -165,6 +165,7 @@ struct Planner {
         case .blocked(let why): return PlannedAction(item: item, action: .blocked, cause: .noEquivalent, reason: why)
         case .shadowed(let why): return PlannedAction(item: item, action: .shadowed, cause: .shadowed, reason: why)
         case .skipped(let why): return PlannedAction(item: item, action: .skipped, cause: .skipped, reason: why)
+        case .needsInput(let why): return PlannedAction(item: item, action: .blocked, cause: .needsInput, reason: why)
         case .migrate: break
         }
         if case .sealed(let why) = item.value {

@@ -187,6 +187,18 @@ public enum SourceVerdict: Sendable, Equatable {
     case shadowed(String)
     /// Left out on purpose: another SDK's item, or filtered by the user.
     case skipped(String)
+    /// The value can be read only with what this run was not given (FacebookConceal's key file, a machine
+    /// with AES-256-GCM): the item is `blocked` and stays pending, and a run given it migrates the item. The
+    /// reason says what is missing.
+    case needsInput(String)
+
+    /// Why the item is not migrated as it is, or nil for ``migrate``.
+    public var reason: String? {
+        switch self {
+        case .migrate: nil
+        case .blocked(let why), .shadowed(let why), .skipped(let why), .needsInput(let why): why
+        }
+    }
 }
 
 /// One item an importer found: where, what it looked like, its value (or why it is sealed), the mapped target,

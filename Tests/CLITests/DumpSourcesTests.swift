@@ -123,9 +123,9 @@ extension DumpSourcesTests {
             }.compactMap { $0["action"] as? String }
         }
         #expect(try conceal(result) == ["create", "create"])
-        // Without the key file, the same entries can't be read.
+        // Without the key file, the same entries can't be read: they wait for it.
         let without = try await sandbox.run(["migrate", "backup/device1.xml", "--format", "json"] + Self.bundleID)
-        #expect(try conceal(without) == ["sealed", "sealed"])
+        #expect(try conceal(without) == ["blocked", "blocked"])
     }
 
     @Test("an expo-secure-store SecureStore.xml saved under another name is recognised by its JSON entries")
@@ -442,5 +442,29 @@ extension DumpSourcesTests {
         let strict = try await sandbox.run(command + Self.bundleID)
         #expect(strict.status == 65)
         #expect(strict.err.contains("app/notes.txt"))
+    }
+
+    @Test(
+        "FacebookConceal entries without their key file are blocked and pending (exit 1), and the migration is not complete; with the key file the next run migrates them"
+    )
+    func concealWithoutKeyFile() async throws {
+        let prefs = "react-native-keychain/android/shared_prefs/"
+        try copySample(prefs + "RN_KEYCHAIN.xml", as: "app/shared_prefs/RN_KEYCHAIN.xml")
+        let store = try await sandbox.initStore(device: "android")
+        let first = try await sandbox.run(["migrate", "app", "--store", store, "--format", "json"] + Self.bundleID)
+        #expect(first.status == 1, "the user must give the key file: \(first.err)")
+        let waiting = try items(first).filter { ($0["reasonCode"] as? String) == "needsInput" }
+        #expect(waiting.count == 3, "legacy, staging and old")
+        #expect(waiting.allSatisfy { $0["action"] as? String == "blocked" && $0["state"] as? String == "pending" })
+        let marker = try await sandbox.run(
+            ["store", "get", "--store", store, "--service", "apex-keychain.migration", "done:default"])
+        #expect(marker.status == 1, "no completion marker while items wait")
+
+        try copySample(prefs + "crypto.KEY_256.xml", as: "app/shared_prefs/crypto.KEY_256.xml")
+        let second = try await sandbox.run(["migrate", "app", "--store", store, "--format", "json"] + Self.bundleID)
+        #expect(second.status == 0, "\(second.err)")
+        #expect(try items(second).filter { ($0["reasonCode"] as? String) == "needsInput" }.isEmpty)
+        let summary = try #require(try jsonObject(second)["summary"] as? [String: Int])
+        #expect(summary["verified"] == 3)
     }
 }

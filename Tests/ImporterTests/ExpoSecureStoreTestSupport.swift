@@ -102,10 +102,7 @@ enum Expo {
 
     /// The verdict's reason, or nil for `migrate`.
     static func reason(_ verdict: SourceVerdict) -> String? {
-        switch verdict {
-        case .migrate: nil
-        case .blocked(let why), .shadowed(let why), .skipped(let why): why
-        }
+        verdict.reason
     }
 
     /// Every text a report may show of an item: its description, its value's, its verdict's reason, its notes.

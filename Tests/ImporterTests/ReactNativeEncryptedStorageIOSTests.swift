@@ -28,10 +28,7 @@ enum RNES {
     }
 
     static func reason(_ verdict: SourceVerdict) -> String? {
-        switch verdict {
-        case .migrate: nil
-        case .blocked(let why), .shadowed(let why), .skipped(let why): why
-        }
+        verdict.reason
     }
 
     /// The samples folder of the repository.

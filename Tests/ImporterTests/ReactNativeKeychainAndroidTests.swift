@@ -103,7 +103,9 @@ import Testing
         #expect(try Self.item(mapped, "").target?.service == "main")
     }
 
-    @Test func concealWithoutTheKeyFileIsSealed() throws {
+    /// Without the key file the value can't be read, but a run given it can: the items wait (`needsInput`,
+    /// pending), where before they were sealed for good and the run marked itself complete.
+    @Test func concealWithoutTheKeyFileNeedsIt() throws {
         let dumps = [
             try ImporterFixtures.sharedPreferences(
                 "rnkeychain-conceal-eclipse7-RN_KEYCHAIN.xml", as: Self.prefs + "RN_KEYCHAIN.xml")
@@ -115,6 +117,10 @@ import Testing
                     == .sealed("decrypting FacebookConceal needs shared_prefs/crypto.KEY_256.xml, which was not given"))
             #expect(item.source.account == nil)
             #expect(item.target?.key == "credentials")
+            #expect(
+                item.verdict
+                    == .needsInput(
+                        "decrypting FacebookConceal needs shared_prefs/crypto.KEY_256.xml, which was not given"))
         }
     }
 
@@ -132,6 +138,7 @@ import Testing
                 continue
             }
             #expect(reason.contains("GCM tag does not verify"))
+            #expect(item.verdict == .needsInput(reason), "the right key file would open it")
         }
     }
 
