@@ -307,6 +307,14 @@ struct MigrateCommand: RunnableCommand {
                     + "a store's device is set when it is created")
         }
         // The app's bundle id, unless given: the store's (`store init --bundle-id`), as its default service is.
+        // A --bundle-id other than the one the store was made with (`store init --bundle-id`) is used, with a word.
+        if let given = policy.importOptions.bundleID, let own = opened.database.bundleIdentifier, given != own, !quiet {
+            Console.writeError(
+                "warning: --bundle-id '\(DisplayText.escaped(given))' is not the bundle id of "
+                    + "\(DisplayText.escaped(opened.path)) ('\(DisplayText.escaped(own))'): the app's default-service "
+                    + "items go to service '\(DisplayText.escaped(given))', where 'store list' looks only with --service\n"
+            )
+        }
         if policy.importOptions.bundleID == nil { policy.importOptions.bundleID = opened.database.bundleIdentifier }
         let target = MigrationTarget(database: opened.database, device: opened.device)
         let migration = Migration(importers: importers, source: .dumps(input.dumps), target: target, policy: policy)

@@ -43,4 +43,33 @@ struct StoreBundleIDTests {
         let inferred = try await notes(storeBundleID: nil)
         #expect(inferred.contains { $0.contains("inferred from access group") }, "\(inferred)")
     }
+
+    @Test(
+        "a --bundle-id other than the one the store was made with is used, with a warning naming both and where its items go"
+    )
+    func mismatchWarns() async throws {
+        let sandbox = try Sandbox()
+        let store = sandbox.path("store.db")
+        let initialised = try await sandbox.run(
+            ["store", "init", "--store", store, "--device", "ios", "--bundle-id", "com.example.app"])
+        try #require(initialised.status == 0)
+        let migrate = ["migrate", sample("react-native-keychain/ios/keychain.plist"), "--store", store, "--dry-run"]
+        let other = try await sandbox.run(migrate + ["--bundle-id", "com.example.sampleapp"])
+        #expect(other.status == 0)
+        #expect(
+            other.err
+                == "warning: --bundle-id 'com.example.sampleapp' is not the bundle id of \(store) ('com.example.app'): "
+                + "the app's default-service items go to service 'com.example.sampleapp', where 'store list' looks only "
+                + "with --service\n")
+        let same = try await sandbox.run(migrate + ["--bundle-id", "com.example.app"])
+        #expect(same.err == "", "the store's own bundle id: no warning")
+        let quiet = try await sandbox.run(migrate + ["--bundle-id", "com.example.sampleapp", "--quiet"])
+        #expect(quiet.err == "")
+        // A store made without --bundle-id has no bundle id of its own to differ from.
+        let plain = try await sandbox.initStore("plain.db", device: "ios")
+        let unset = try await sandbox.run(
+            ["migrate", sample("react-native-keychain/ios/keychain.plist"), "--store", plain, "--dry-run"]
+                + ["--bundle-id", "com.example.sampleapp"])
+        #expect(unset.err == "")
+    }
 }
