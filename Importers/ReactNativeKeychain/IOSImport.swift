@@ -190,6 +190,7 @@ struct IOSImport {
             return Mapped(target: target, blocked: error.reason)
         }
         notes += mapped.notes
+        if let note = RecordClaims.unknownSyncNote(record) { notes.append(note) }
         let target = TargetItem(
             service: service, key: key, kind: .credentials, options: mapped.options,
             accessGroup: accessGroup(record, notes: &notes))
@@ -244,7 +245,9 @@ struct IOSImport {
 
     /// The protection attributes as found.
     private func protectionAsFound(_ record: KeychainRecord) -> [String: String] {
-        var found: [String: String] = ["synchronizable": record.synchronizable ? "true" : "false"]
+        var found: [String: String] = [
+            "synchronizable": record.synchronizableUnknown ? "unknown" : record.synchronizable ? "true" : "false"
+        ]
         found["pdmn"] = record.protection
         if let control = record.accessControl {
             found["accessControl"] = control.raw

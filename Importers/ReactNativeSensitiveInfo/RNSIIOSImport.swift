@@ -83,7 +83,9 @@ struct RNSIIOSImport {
     private func item(_ dump: Dump, _ record: KeychainRecord, _ family: RNSIIOSFamily) -> SourceItem {
         let service = record.service?.text ?? ""
         let key = record.account?.text ?? ""
-        var protection: [String: String] = ["sync": record.synchronizable ? "1" : "0"]
+        var protection: [String: String] = [
+            "sync": record.synchronizableUnknown ? "unknown" : record.synchronizable ? "1" : "0"
+        ]
         if let pdmn = record.protection { protection["pdmn"] = pdmn }
         if let control = record.accessControl { protection["accessControl"] = control.raw }
         var item = SourceItem(
@@ -161,6 +163,7 @@ struct RNSIIOSImport {
             if verdict == .migrate { verdict = .blocked(blocked.reason) }
         }
         var synchronizable = false
+        if mapped != nil, let note = RecordClaims.unknownSyncNote(record) { notes.append(note) }
         if record.synchronizable, let (accessible, control) = mapped {
             if let reason = ExpoProtectionMapping.synchronizationBlocked(accessible, control) {
                 if verdict == .migrate { verdict = .blocked(reason) }

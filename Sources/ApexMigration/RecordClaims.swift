@@ -4,6 +4,15 @@ import Foundation
 /// Which importer takes a keychain record that several libraries' layouts could fit: each importer asks here, so
 /// that two importers never claim one record.
 public enum RecordClaims {
+    /// The note of an item whose dump does not say whether it synchronizes through iCloud Keychain
+    /// (``KeychainRecord/synchronizableUnknown``), for the importers of libraries that can write synchronizable
+    /// items; nil when the dump says.
+    public static func unknownSyncNote(_ record: KeychainRecord) -> String? {
+        guard record.synchronizableUnknown else { return nil }
+        return "the dump does not say whether the item synchronizes through iCloud Keychain: migrated as not "
+            + "synchronizable (a plist or SQLite export of the keychain says)"
+    }
+
     /// Whether `record` is expo-secure-store's: a generic password with a service whose account and generic
     /// attribute hold the same non-empty bytes (expo writes the key into both).
     public static func isExpoSecureStore(_ record: KeychainRecord) -> Bool {

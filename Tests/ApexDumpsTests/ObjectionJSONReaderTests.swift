@@ -129,16 +129,18 @@ struct ObjectionJSONReaderTests {
         ])
         // objection's own output: no such fields, so the server is unknown, not empty; no svce either.
         #expect(records[0].server == nil && records[0].service == nil)
-        #expect(records[0].unrecorded == ["srvr", "ptcl", "port", "path"])
+        #expect(records[0].unrecorded == ["srvr", "ptcl", "port", "path", "sync"])
         #expect(records[0].extra.isEmpty)
         #expect(records[1].server == "https://api.example.com:8443" && records[1].port == 8443)
-        #expect(records[1].protocolCode == "htps" && records[1].path == "/v1" && records[1].unrecorded.isEmpty)
+        #expect(records[1].protocolCode == "htps" && records[1].path == "/v1" && records[1].unrecorded == ["sync"])
         #expect(records[1].extra.isEmpty)
         // An empty server is a server, as for service and account.
-        #expect(records[2].server == "" && records[2].port == nil && records[2].unrecorded == ["ptcl", "path"])
-        // A generic password has no server: the field stays an extra one, and nothing is unrecorded.
+        #expect(records[2].server == "" && records[2].port == nil && records[2].unrecorded == ["ptcl", "path", "sync"])
+        // A generic password has no server: the field stays an extra one. objection prints no `sync` for any item:
+        // whether it synchronizes is unknown.
+        #expect(records.allSatisfy { $0.synchronizableUnknown && !$0.synchronizable })
         #expect(
-            records[3].server == nil && records[3].unrecorded.isEmpty
+            records[3].server == nil && records[3].unrecorded == ["sync"]
                 && records[3].extra == ["server": "https://example.com"])
         let error = try #require(throws: DumpError.self) {
             try Self.read([Self.item(["item_class": inet, "port": "s3cr3t"])])

@@ -171,6 +171,19 @@ func rnkRecord(
         #expect(items[0].notes.contains { $0.contains("cloudSync: false (issue #800)") })
     }
 
+    /// objection's JSON does not say whether an item synchronizes: the protection shows "unknown", where it said
+    /// "false", and a note says the item is migrated as not synchronizable and what to read instead.
+    @Test func unknownSyncIsShownAndNoted() throws {
+        var record = rnkRecord()
+        record.unrecorded.insert("sync")
+        let items = try run([record, rnkRecord(service: "plain")], ImportOptions(bundleID: "com.example.app"))
+        #expect(items[0].source.protection["synchronizable"] == "unknown")
+        #expect(items[0].target?.options.synchronizable != true)
+        #expect(items[0].notes.contains { $0.hasPrefix("the dump does not say whether the item synchronizes") })
+        #expect(items[1].source.protection["synchronizable"] == "false")
+        #expect(!items[1].notes.contains { $0.contains("synchronizes") })
+    }
+
     @Test func servicesWithColonsAndAccessGroups() throws {
         let records = [
             rnkRecord(service: "session:v2"),

@@ -275,6 +275,10 @@ public struct KeychainRecord: Sendable, Equatable {
         _modify { yield &unique.fields.unrecorded }
     }
 
+    /// Whether the dump's format does not say if the item synchronizes through iCloud Keychain (`sync` is
+    /// ``unrecorded``: objection's JSON); ``synchronizable`` is then false.
+    public var synchronizableUnknown: Bool { unrecorded.contains("sync") }
+
     /// Creates a record; everything but the location and class defaults to absent.
     public init(
         location: String, itemClass: String, service: DumpBytes? = nil, account: DumpBytes? = nil,

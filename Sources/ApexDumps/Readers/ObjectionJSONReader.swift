@@ -16,7 +16,8 @@ import Foundation
 /// - Every other field (`alias`, `comment`, `custom_icon`, `description`, `invisible`, `negative`,
 ///   `protected`, `script_code`, `type`, and fields objection may add) → ``KeychainRecord/extra`` under its
 ///   JSON name, when not empty.
-/// - objection does not print `sync`, so ``KeychainRecord/synchronizable`` is false.
+/// - objection does not print `sync`: ``KeychainRecord/synchronizable`` is false and `sync` is in
+///   ``KeychainRecord/unrecorded`` (``KeychainRecord/synchronizableUnknown``).
 /// - objection prints no field for an internet password's server, protocol, port or path (its agent,
 ///   `agent/src/ios/keychain.ts`, has never read `kSecAttrServer`), so an `inet` item lists `srvr`, `ptcl`, `port`
 ///   and `path` in ``KeychainRecord/unrecorded``: the server of such an item is unknown, not empty. A JSON that
@@ -139,6 +140,8 @@ private struct ObjectionItem {
     func record(zerosDropped: Bool) throws(DumpError) -> KeychainRecord {
         guard let itemClass = try string("item_class"), !itemClass.isEmpty else { throw error("has no item_class") }
         var record = KeychainRecord(location: location, itemClass: IOSAttributes.itemClass(itemClass))
+        // objection prints no field for it: whether the item synchronizes is unknown, not "no".
+        record.unrecorded.insert("sync")
         record.service = try string("service").map(DumpBytes.string)
         record.account = try string("account").map(DumpBytes.string)
         record.generic = try nonEmpty("generic").map(DumpBytes.string)
