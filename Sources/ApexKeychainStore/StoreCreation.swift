@@ -28,6 +28,11 @@ extension SQLiteKeychainDatabase {
         if FileManager.default.fileExists(atPath: path) {
             throw StoreError(.cannotCreate, path: path, "a file already exists there")
         }
+        let folder = url.deletingLastPathComponent().path
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+            throw StoreError(.cannotCreate, path: path, "the folder \(folder) does not exist")
+        }
         var keyURL: URL?
         switch source {
         case .keyFile(let url): keyURL = url

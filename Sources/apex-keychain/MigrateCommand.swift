@@ -264,7 +264,9 @@ struct MigrateCommand: RunnableCommand {
         if !report.dryRun, report.hasProblems {
             let s = report.summary
             // Migrated: written and read back equal (a write that was not verified counts as failed).
-            let migrated = Console.counted(s.verified, "item") + (s.verified == 1 ? " was" : " were") + " migrated"
+            var migrated = Console.counted(s.verified, "item") + (s.verified == 1 ? " was" : " were") + " migrated"
+            // Items an earlier run migrated are in place too: a second run would otherwise read as a loss.
+            if s.exists > 0 { migrated += " (\(s.exists) already there)" }
             throw CLIError(
                 .failure,
                 "\(subject): \(Console.counted(s.conflict, "conflict")), \(s.blocked) blocked, \(s.failed) failed: not migrated; "

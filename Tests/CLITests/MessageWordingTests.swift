@@ -99,6 +99,13 @@ struct MessageWordingTests {
         #expect(
             run.err
                 == "apex-keychain: \(store): 2 conflicts, 0 blocked, 0 failed: not migrated; 8 items were migrated\n")
+        // A second run finds the 8 in place: the summary says so, not only that nothing was migrated.
+        let again = try await sandbox.run(migrate)
+        #expect(again.status == 1)
+        #expect(
+            again.err
+                == "apex-keychain: \(store): 2 conflicts, 0 blocked, 0 failed: not migrated; 0 items were migrated "
+                + "(8 already there)\n")
         let sealed = try await sandbox.run(["migrate", sample("react-native-keychain/android"), "--fail-on", "sealed"])
         #expect(sealed.status == 1)
         #expect(sealed.err.hasSuffix("apex-keychain: the plan: 4 items end as sealed (--fail-on)\n"), "\(sealed.err)")
