@@ -135,11 +135,14 @@ public enum DumpReader {
     /// How many leading bytes the prefix tests look at (an XML prolog with comments can be long).
     private static let prefixLength = 64 << 10
 
-    private static func unknownFormat(_ path: String) -> DumpError {
+    private static func unknownFormat(_ path: String, start: Data = Data()) -> DumpError {
         DumpError(
             .notADump, path: path,
             "unknown format: not an iOS keychain plist, a keychain SQLite export, objection JSON, an Android "
-                + "SharedPreferences XML file or a DataStore preferences_pb file")
+                + "SharedPreferences XML file or a DataStore preferences_pb file"
+                + (KnownTextOutput(start).map {
+                    "; it looks like \($0.name), which is not read: \($0.instead)"
+                } ?? ""))
     }
 
     private static func tooLarge(_ path: String) -> DumpError {
@@ -159,7 +162,7 @@ public enum DumpReader {
         }
         // A file that can't be any format (a photo, a video) is not read past its first bytes, however large.
         guard detectByPrefix(prefix) != nil || DataStoreReader.mayBePreferenceMap(prefix: prefix, size: file.size)
-        else { return .notADump(unknownFormat(path)) }
+        else { return .notADump(unknownFormat(path, start: prefix)) }
         guard file.size <= DumpLimits.maxFileBytes else { throw tooLarge(path) }
         var data = prefix
         if prefix.count == prefixLength {
