@@ -40,5 +40,10 @@ struct KnownTextOutputTests {
         let error = try #require(throws: DumpError.self) { try DumpReader.read(path: path) }
         #expect(error.kind == .notADump)
         #expect(!error.message.contains("looks like"))
+        // A text that speaks of these tools, quoting their words (the fixtures' SOURCES.md), is not their output.
+        let sources = Self.folder.appendingPathComponent("SOURCES.md").path
+        let prose = try #require(throws: DumpError.self) { try DumpReader.read(path: sources) }
+        #expect(prose.kind == .notADump)
+        #expect(!prose.message.contains("looks like"), "\(prose.message)")
     }
 }

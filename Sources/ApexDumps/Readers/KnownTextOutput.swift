@@ -10,23 +10,34 @@ enum KnownTextOutput {
     /// objection's `ios keychain dump_raw`: the keychain's NSDictionary descriptions (`svce = …;`).
     case objectionRaw
 
-    /// What the start of a file shows it to be, or nil.
+    /// What the start of a file shows it to be, or nil. Whole lines are matched, as the tools print them, so that
+    /// a text that only speaks of these tools (a README) is not taken for their output.
     init?(_ start: Data) {
-        let text = String(decoding: start.prefix(16 << 10), as: UTF8.self)
-        if text.contains("Generic Password\n----------------") || text.contains("Internet Password\n-----------------")
-            || (text.contains("Entitlement Group: ") && text.contains("Keychain Data"))
-        {
-            self = .keychainDumper
-        } else if text.contains("Dumping the iOS keychain") || text.contains("ios keychain dump")
-            || (text.contains("Created") && text.contains("Accessible") && text.contains("Service")
-                && text.contains("-------------------------  "))
-        {
-            self = .objectionTable
-        } else if text.contains("SecAccessControlRef") || (text.contains("pdmn = ") && text.contains("agrp = ")) {
-            self = .objectionRaw
-        } else {
-            return nil
+        let lines = String(decoding: start.prefix(16 << 10), as: UTF8.self).split(
+            omittingEmptySubsequences: true, whereSeparator: \.isNewline)
+        func isRule(_ line: Substring) -> Bool { line.count >= 8 && line.allSatisfy { $0 == "-" || $0 == " " } }
+        for (index, line) in lines.enumerated() {
+            let next = index + 1 < lines.count ? lines[index + 1] : ""
+            // Keychain-Dumper: a class title underlined with dashes.
+            if line == "Generic Password" || line == "Internet Password", next.allSatisfy({ $0 == "-" }), !next.isEmpty
+            {
+                self = .keychainDumper
+                return
+            }
+            // objection's table: its header row, then a row of dashes between the columns.
+            if line.hasPrefix("Created"), line.contains(" Accessible "), line.contains(" Service "), isRule(next) {
+                self = .objectionTable
+                return
+            }
         }
+        // dump_raw: NSDictionary descriptions, `    pdmn = ak;` lines among `    agrp = …;` ones.
+        let attributes = lines.filter { line in
+            let trimmed = line.drop { $0 == " " || $0 == "\t" }
+            return trimmed.count < line.count && line.hasSuffix(";")
+                && ["pdmn = ", "agrp = ", "svce = ", "acct = ", "accc = "].contains { trimmed.hasPrefix($0) }
+        }
+        guard attributes.count >= 2 else { return nil }
+        self = .objectionRaw
     }
 
     /// The tool's output, as people call it.
