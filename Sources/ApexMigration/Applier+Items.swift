@@ -31,8 +31,8 @@ extension Applier {
     static let differs = ItemOutcome(
         .unverified, cause: .readBackDiffers, reason: "the item read back differs from what was written")
 
-    /// Reads a written item without access control back, inside the transaction after its own: verified,
-    /// unverified, or failed when the read failed.
+    /// Reads a written item without access control back, inside the transaction after its own: verified, or
+    /// unverified when it differs or can't be read.
     func verifyWithoutPrompt(_ ready: Ready) -> ItemOutcome {
         let differs = Self.differs
         do throws(KeychainError) {
@@ -50,17 +50,17 @@ extension Applier {
                 return differs
             }
         } catch {
-            return ItemOutcome(refusal: error)
+            return ItemOutcome(unreadable: error)
         }
     }
 
-    /// Reads a written item back: verified, unverified, or failed when the read failed.
+    /// Reads a written item back: verified, or unverified when it differs or can't be read.
     func verify(_ ready: Ready) async -> ItemOutcome {
         do throws(KeychainError) {
             if try await verify(ready.item.value, ready.target, ready.keychain) { return ItemOutcome(.verified) }
             return Self.differs
         } catch {
-            return ItemOutcome(refusal: error)
+            return ItemOutcome(unreadable: error)
         }
     }
 

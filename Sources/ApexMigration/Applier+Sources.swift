@@ -13,7 +13,12 @@ extension Applier {
         -> ItemOutcome
     {
         guard outcome.result == .verified else {
-            return parked.isEmpty ? outcome : putBack(parked, for: ready.target, noting: outcome)
+            guard !parked.isEmpty else { return outcome }
+            // The item written is removed and the sources put back: the target is as it was, as after a failed
+            // write.
+            var undone = outcome
+            undone.result = .failed
+            return putBack(parked, for: ready.target, noting: undone)
         }
         return removeSources(of: ready.item, parked: parked, replacing: replacing, for: ready.target)
     }

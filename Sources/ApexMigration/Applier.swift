@@ -33,6 +33,12 @@ public struct ItemOutcome: Sendable, Equatable {
     init(refusal error: KeychainError) {
         self.init(.failed, cause: .keychain(error.code), reason: "\(error.code.rawValue): \(error.message)")
     }
+
+    /// A written item whose read-back the keychain refused (a prompt that can't be shown or was cancelled): it
+    /// is in the target, not verified.
+    init(unreadable error: KeychainError) {
+        self.init(.unverified, cause: .keychain(error.code), reason: "\(error.code.rawValue): \(error.message)")
+    }
 }
 
 /// Where a run spent its time, by stage: what an app measuring its start-up, or the benchmark, wants to know.

@@ -177,8 +177,13 @@ public struct MigrationPolicy: Sendable, Equatable {
     /// Why `id` can't name a migration (empty, longer than ``maxMigrationIDLength``, or holding U+0000), or nil
     /// when it can.
     public static func problem(ofMigrationID id: String) -> String? {
-        guard id.isEmpty || id.utf16.count > maxMigrationIDLength || id.utf8.contains(0) else { return nil }
-        return "a migration id must be 1 to \(maxMigrationIDLength) characters (UTF-16 code units) without U+0000"
+        let rule = "a migration id must be 1 to \(maxMigrationIDLength) characters (UTF-16 code units) without U+0000"
+        if id.isEmpty { return "the migration id is empty: \(rule)" }
+        if id.utf16.count > maxMigrationIDLength {
+            return "the migration id is \(id.utf16.count) UTF-16 code units long: \(rule)"
+        }
+        if id.utf8.contains(0) { return "the migration id holds U+0000: \(rule)" }
+        return nil
     }
 
     /// Creates a policy.

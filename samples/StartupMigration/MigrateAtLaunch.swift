@@ -41,8 +41,9 @@ func migrateAtLaunch(database: any KeychainDatabase, device: any Device) async -
             // written.
             return "not migrated: \(count) conflicting items"
         case .source(let why):
-            // The keychain failed for another reason (a database fault). An old item is removed only once its
-            // copy has been read back, so nothing is lost.
+            // The keychain failed for another reason (a database fault), or the policy's migrationID is one the
+            // ledger can't hold (the message says why: fix the app). An old item is removed only once its copy
+            // has been read back, so nothing is lost.
             return "migration stopped: \(why)"
         case .importer(let problem):
             // An importer can't use what it found: nothing was migrated or removed. Each launch stops the same
