@@ -19,7 +19,21 @@ struct AndroidImport {
     }
 
     /// One item per service, in file and entry order.
-    func items() -> [SourceItem] { services.concurrentMap { item($0) } }
+    func items() -> [SourceItem] {
+        var items = services.concurrentMap { item($0) }
+        // A tag that fails where the same key opens other entries of the file is damage, not a missing or wrong key
+        // file: sealed for good, so that it does not keep the migration open.
+        let opened = Set(items.lazy.filter { if case .sealed = $0.value { false } else { true } }.map(\.origin.path))
+        for index in items.indices
+        where items[index].verdict == .needsInput(ConcealEntry.tagMismatch) && opened.contains(items[index].origin.path)
+        {
+            items[index].verdict = .migrate
+            items[index].value = .sealed(
+                ConcealEntry.tagMismatch
+                    + "; the same key opens this file's other FacebookConceal entries, so this one is damaged")
+        }
+        return items
+    }
 
     static let conceal = "FacebookConceal"
     static let keystoreSealed = "Android Keystore key: the value can only be read on the device"

@@ -12,8 +12,13 @@ struct ConcealEntry {
     /// Why the decrypted value can't be credentials, or nil.
     var problem: String?
     /// Whether the value could be decrypted with what the run was not given (a key file, the right one, or a
-    /// machine with AES-256-GCM): the item waits for it, where a damaged entry is sealed for good.
+    /// machine with AES-256-GCM): the item waits for it. A tag that fails where the key opens the file's other
+    /// entries is damage, sealed for good (``AndroidImport``).
     var needsInput = false
+
+    /// Why a value whose GCM tag does not verify is sealed.
+    static let tagMismatch =
+        "FacebookConceal: the GCM tag does not verify with the key of crypto.KEY_256.xml under either entity spelling (another app's key file, or damaged data)"
 
     /// Decrypts the `:u` and `:p` entries (Base64, whitespace ignored) of `service` with the keyring's keys,
     /// trying both entity spellings.
@@ -39,10 +44,7 @@ struct ConcealEntry {
         guard let (user, userSpelling) = Conceal.open(blobs[0], keys: keyring.keys, service: service, field: .user),
             let (pass, passSpelling) = Conceal.open(blobs[1], keys: keyring.keys, service: service, field: .pass)
         else {
-            return ConcealEntry(
-                value: .sealed(
-                    "FacebookConceal: the GCM tag does not verify with the key of crypto.KEY_256.xml under either entity spelling (another app's key file, or damaged data)"
-                ), needsInput: true)
+            return ConcealEntry(value: .sealed(Self.tagMismatch), needsInput: true)
         }
         var entry = ConcealEntry(value: .sealed(""))
         entry.notes.append(

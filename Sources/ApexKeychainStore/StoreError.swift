@@ -18,7 +18,7 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         /// The store could not be created (it exists, a key file that may belong to another store is in the way,
         /// the folder is not writable, the passphrase is empty or too long).
         case cannotCreate
-        /// The key file does not exist, or is not a file (a folder).
+        /// The key file does not exist, or is not a regular file (a folder, a pipe, a device).
         case keyFileMissing
         /// The key file can't be read, is malformed, or is accessible by others.
         case keyFile

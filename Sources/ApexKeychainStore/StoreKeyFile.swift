@@ -43,8 +43,9 @@ extension SQLiteKeychainDatabase {
     /// - Throws: `keyFileMissing` when there is no such file or it is a folder; `keyFile` when it can't be read,
     ///   is accessible by others, or is not a key file.
     static func readKeyFile(_ path: String) throws(StoreError) -> SecretKey {
-        // One open: the mode checked is that of the very file whose bytes are read (no swap in between).
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        // One open: the mode checked is that of the very file whose bytes are read (no swap in between). Without
+        // blocking: a pipe at the path is refused below, not waited on.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
             let missing = errno == ENOENT || errno == ENOTDIR
             throw StoreError(
@@ -57,7 +58,7 @@ extension SQLiteKeychainDatabase {
             throw StoreError(.keyFile, path: path, "the key file can't be read: \(String(cString: strerror(errno)))")
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
-            let what = info.st_mode & S_IFMT == S_IFDIR ? "a folder" : "not a regular file"
+            let what = info.st_mode & S_IFMT == S_IFDIR ? "a folder" : "a pipe, socket or device"
             throw StoreError(.keyFileMissing, path: path, "\(what), not a key file")
         }
         if info.st_mode & 0o077 != 0 {

@@ -34,10 +34,14 @@ public struct ItemOutcome: Sendable, Equatable {
         self.init(.failed, cause: .keychain(error.code), reason: "\(error.code.rawValue): \(error.message)")
     }
 
-    /// A written item whose read-back the keychain refused (a prompt that can't be shown or was cancelled): it
-    /// is in the target, not verified.
+    /// A written item whose read-back the keychain refused. For a refusal that leaves the item where it is (a
+    /// prompt that can't be shown or was cancelled: ``MigrationReason/transientCodes``) it is in the target,
+    /// not verified; any other (`KEY_INVALIDATED` removes the item) counts as a failed write.
     init(unreadable error: KeychainError) {
-        self.init(.unverified, cause: .keychain(error.code), reason: "\(error.code.rawValue): \(error.message)")
+        let kept = MigrationReason.transientCodes.contains(error.code)
+        self.init(
+            kept ? .unverified : .failed, cause: .keychain(error.code),
+            reason: "\(error.code.rawValue): \(error.message)")
     }
 }
 

@@ -327,7 +327,10 @@ final class Ledger {
     // MARK: Keys
 
     /// `journal:<migration id>:<target digest>`.
-    private func journalKey(_ target: TargetItem) -> String { "journal:\(id):\(Self.digest(target))" }
+    private func journalKey(_ target: TargetItem) -> String { Self.journalKey(id: id, digest: Self.digest(target)) }
+
+    /// The key of a journal record: the ledger's longest key, which bounds ``MigrationPolicy/maxMigrationIDLength``.
+    static func journalKey(id: String, digest: String) -> String { "journal:\(id):\(digest)" }
 
     /// Whether `text` is what ``digest(_:)`` makes: 32 lowercase hex digits.
     static func isDigest(_ text: Substring) -> Bool {
@@ -335,12 +338,15 @@ final class Ledger {
     }
 
     /// A short digest of where a target item lives (service, access group, key), as a record name.
+    /// The bytes of a ``digest(_:)`` (written as twice as many hex digits).
+    static let digestBytes = 16
+
     static func digest(_ target: TargetItem) -> String {
         var text = Data(target.service.utf8)
         text.append(0)
         text.append(contentsOf: (target.accessGroup ?? "").utf8)
         text.append(0)
         text.append(contentsOf: target.key.utf8)
-        return Hex.lowercase(Sodium.genericHash(text, length: 16))
+        return Hex.lowercase(Sodium.genericHash(text, length: digestBytes))
     }
 }

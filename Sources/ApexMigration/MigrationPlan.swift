@@ -172,18 +172,22 @@ public struct MigrationPolicy: Sendable, Equatable {
 
     /// The longest ``migrationID``, in UTF-16 code units: the ledger's longest record key,
     /// `journal:<id>:<32 hex digits>`, must be a key the package can hold (``NameProblem/maxLength``).
-    public static let maxMigrationIDLength = NameProblem.maxLength - "journal::".utf16.count - 32
+    public static let maxMigrationIDLength = NameProblem.maxLength - longestLedgerKey(id: "").utf16.count
 
     /// Why `id` can't name a migration (empty, longer than ``maxMigrationIDLength``, or holding U+0000), or nil
-    /// when it can.
+    /// when it can: the rule of the keys it goes into (``NameProblem``), for the longest of them.
     public static func problem(ofMigrationID id: String) -> String? {
         let rule = "a migration id must be 1 to \(maxMigrationIDLength) characters (UTF-16 code units) without U+0000"
         if id.isEmpty { return "the migration id is empty: \(rule)" }
-        if id.utf16.count > maxMigrationIDLength {
-            return "the migration id is \(id.utf16.count) UTF-16 code units long: \(rule)"
+        switch NameProblem(of: longestLedgerKey(id: id)) {
+        case nil, .empty?: return nil
+        case .tooLong?: return "the migration id is \(id.utf16.count) UTF-16 code units long: \(rule)"
+        case .containsNUL?: return "the migration id holds U+0000: \(rule)"
         }
-        if id.utf8.contains(0) { return "the migration id holds U+0000: \(rule)" }
-        return nil
+    }
+
+    private static func longestLedgerKey(id: String) -> String {
+        Ledger.journalKey(id: id, digest: String(repeating: "0", count: 2 * Ledger.digestBytes))
     }
 
     /// Creates a policy.

@@ -108,7 +108,7 @@ struct Planner {
     /// Whether `item` is `earlier` read from another dump: what would be written (target, protection and value)
     /// is the same, byte for byte.
     static func isCopy(_ item: SourceItem, of earlier: SourceItem) -> Bool {
-        guard item.origin.path != earlier.origin.path, item.target == earlier.target,
+        guard !ExactText.equal(item.origin.path, earlier.origin.path), item.target == earlier.target,
             ExactText.equal(item.target?.options.label, earlier.target?.options.label)
         else { return false }
         switch (item.value, earlier.value) {

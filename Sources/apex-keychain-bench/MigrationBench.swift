@@ -309,7 +309,7 @@ enum MigrationBench {
         ]
     }
 
-    /// `; taken by the host: N ms` when the host's steal during a run is known.
+    /// `; the host took N ms from this machine's cores meanwhile (steal)`, when the steal during a run is known.
     private static func stolenNote(_ stolen: Double?) -> String {
         guard let stolen else { return "" }
         return "; the host took \(format(stolen * 1000, decimals: 0)) ms from this machine's cores meanwhile (steal)"

@@ -36,7 +36,7 @@ struct DumpInput {
     /// preferences files that no importer recognises (``recognises(_:library:)``; `library` is `--from`, which lets
     /// react-native-sensitive-info's importer take files whose name and content carry no mark of it). With
     /// `strict` the first such file is an error instead. A file of a folder that is one of `ownFiles` (the store,
-    /// its key file, the report: by device and inode) and is not a dump is left out without a word: the run's own
+    /// its key file, an earlier report: by device and inode) and is not a dump is left out without a word: the run's own
     /// files are no input.
     /// - Throws: 64 for `-` given twice, or with stdin a terminal; 66 for a path that does not exist or can't be
     ///   read, or paths that hold no dump; 65 for a malformed dump, a named file that is not a keychain dump, or

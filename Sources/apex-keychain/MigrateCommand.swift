@@ -217,10 +217,8 @@ struct MigrateCommand: RunnableCommand {
             libraries: library.map { [$0] })
         onConflict = try values.enumeration(Self.onConflict, MigrationPolicy.OnConflict.self) ?? .skip
         migrationID = values.value(Self.migrationID) ?? MigrationPolicy().migrationID
-        if MigrationPolicy.problem(ofMigrationID: migrationID) != nil {
-            throw .usage(
-                "'--migration-id' must be 1 to \(MigrationPolicy.maxMigrationIDLength) characters (UTF-16 code units) "
-                    + "without U+0000")
+        if let problem = MigrationPolicy.problem(ofMigrationID: migrationID) {
+            throw .usage("'--migration-id': \(problem)")
         }
         format = try values.enumeration(Self.format, Format.self) ?? .text
         let report = values.value(Self.report)
@@ -282,7 +280,7 @@ struct MigrateCommand: RunnableCommand {
     {
         let input = try DumpInput(
             paths: paths, strict: strict, quiet: quiet, library: library,
-            ownFiles: (store?.files ?? []) + (reportFile.map { [$0.path] } ?? []))
+            ownFiles: (store?.files ?? []) + (reportFile.flatMap { $0.holdsAnEarlierReport ? [$0.path] : nil } ?? []))
         let marks = input.marks(library: library)
         try reportFile?.checkNotAnInput(paths + input.dumps.map(\.path) + (store?.files ?? []))
         var policy = MigrationPolicy(onConflict: onConflict, migrationID: migrationID, importOptions: importOptions)

@@ -19,13 +19,25 @@ struct ReportFile {
     /// missing or not writable, or the path is a folder, a device, a pipe, a socket or a link (the report
     /// replaces its file whole: it would replace `/dev/null` or `/dev/stdout` with a regular file).
     func checkFolder() throws(CLIError) {
-        try checkNotSpecial(.cannotCreate)
+        try checkNotSpecial(.cannotCreate, beforeRun: true)
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw CLIError(.cannotCreate, "can't write the report \(path): the folder \(folder) does not exist")
         }
         guard access(folder, W_OK) == 0 else {
             throw CLIError(.cannotCreate, "can't write the report \(path): the folder \(folder) is not writable")
+        }
+    }
+
+    /// Whether the file holds a report this tool wrote (an earlier run's, by its first bytes: the text, Markdown
+    /// or JSON report's opening): a folder that holds it is read without it. Any other file at the path is an
+    /// input like the rest, skipped with a word or refused with `--strict`.
+    var holdsAnEarlierReport: Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        let start = String(decoding: (try? handle.read(upToCount: 64)) ?? Data(), as: UTF8.self)
+        return ["Dry run for device ", "Migration on device ", "## Keychain migration", "{\n  \"device\" : "].contains {
+            start.hasPrefix($0)
         }
     }
 
@@ -77,7 +89,7 @@ struct ReportFile {
 
     /// Refuses, with `exitCode`, a path that names something other than a regular file (the path itself, not a
     /// link's target).
-    private func checkNotSpecial(_ exitCode: ExitCode) throws(CLIError) {
+    private func checkNotSpecial(_ exitCode: ExitCode, beforeRun: Bool = false) throws(CLIError) {
         var info = stat()
         guard lstat(path, &info) == 0 else { return }
         let what: String
@@ -91,8 +103,9 @@ struct ReportFile {
         }
         throw CLIError(
             exitCode,
-            "can't write the report \(path): it is \(what), not a regular file (the report file is replaced whole; "
-                + "the report is on stdout too)")
+            "can't write the report \(path): it is \(what), not a regular file"
+                + (beforeRun
+                    ? " (the report file is replaced whole; to send the report elsewhere, redirect stdout)" : ""))
     }
 
     private func failure(_ code: Int32) -> CLIError {

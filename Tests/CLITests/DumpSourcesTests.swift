@@ -432,7 +432,7 @@ extension DumpSourcesTests {
         _ = try await sandbox.initStore("app/app.db", device: "ios")
         let command = ["migrate", "app", "--store", "app/app.db", "--report", "app/report.json", "--strict"]
         for run in 1...2 {
-            // The second run finds the store's -wal and -shm files and the first run's report there too.
+            // The second run finds the first run's report there too.
             let result = try await sandbox.run(command + Self.bundleID)
             #expect(result.status == 0, "run \(run): \(result.err)")
             #expect(result.err == "", "run \(run)")
@@ -442,6 +442,12 @@ extension DumpSourcesTests {
         let strict = try await sandbox.run(command + Self.bundleID)
         #expect(strict.status == 65)
         #expect(strict.err.contains("app/notes.txt"))
+        // Named as the report, a file that holds no earlier report is an input like the others: --strict refuses
+        // the run before the file is replaced.
+        let overNotes = try await sandbox.run(
+            ["migrate", "app", "--store", "app/app.db", "--report", "app/notes.txt", "--strict"] + Self.bundleID)
+        #expect(overNotes.status == 65)
+        #expect(try String(contentsOfFile: sandbox.path("app/notes.txt"), encoding: .utf8) == "not a dump")
     }
 
     @Test(

@@ -75,7 +75,8 @@ struct MigrateMigrationIDTests {
         for id in ["", String(repeating: "x", count: 216)] {
             let result = try await sandbox.run(["migrate", Self.plist, "--migration-id", id])
             #expect(result.status == 64)
-            #expect(result.err.contains("'--migration-id' must be 1 to 215 characters"), "\(result.err)")
+            #expect(result.err.contains("'--migration-id': the migration id "), "\(result.err)")
+            #expect(result.err.contains("a migration id must be 1 to 215 characters"), "\(result.err)")
         }
         let longest = try await sandbox.run(
             ["migrate", Self.plist, "--migration-id", String(repeating: "x", count: 215), "--quiet"])

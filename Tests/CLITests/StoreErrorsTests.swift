@@ -200,6 +200,16 @@ struct StoreErrorsTests {
         #expect(named.status == 66)
     }
 
+    @Test("--key-file naming a pipe is no key file (66), refused at once where reading it waited for a writer")
+    func keyFileIsAPipe() async throws {
+        let store = try await sandbox.initStore()
+        let pipe = sandbox.path("key.pipe")
+        #expect(mkfifo(pipe, 0o600) == 0)
+        let result = try await sandbox.run(["store", "list", "--store", store, "--key-file", pipe])
+        #expect(result.status == 66)
+        #expect(result.err == "apex-keychain: \(store): \(pipe): a pipe, socket or device, not a key file\n")
+    }
+
     @Test("--key-file naming a folder is no key file (66), not a key file 'accessible by others'")
     func keyFileIsAFolder() async throws {
         let store = try await sandbox.initStore()

@@ -142,6 +142,38 @@ import Testing
         }
     }
 
+    /// With the right key file, an entry whose tag fails is damaged: sealed for good, not waiting for a key file
+    /// that would never open it (it kept the migration pending on every run).
+    @Test func damagedConcealEntryBesideGoodOnesIsSealed() throws {
+        let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("samples/react-native-keychain/android/shared_prefs")
+        let file = try DumpReader.read(path: samples.appendingPathComponent("RN_KEYCHAIN.xml").path)
+        let key = try DumpReader.read(path: samples.appendingPathComponent("crypto.KEY_256.xml").path)
+        guard case .preferences(let entries) = file.content else {
+            Issue.record("not a preferences file")
+            return
+        }
+        // One character of legacy's password changed: its ciphertext no longer matches its tag.
+        let damaged: [(String, String)] = entries.compactMap { entry in
+            guard case .string(let text) = entry.value else { return nil }
+            guard entry.name == "legacy:p" else { return (entry.name, text) }
+            var bytes = Array(text.utf8)
+            bytes[20] = bytes[20] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+            return (entry.name, String(decoding: bytes, as: UTF8.self))
+        }
+        let items = try importer.importItems(
+            from: [preferencesDump(Self.prefs + "RN_KEYCHAIN.xml", damaged), key],
+            options: ImportOptions(bundleID: "com.example.app"))
+        let legacy = try Self.item(items, "legacy")
+        #expect(legacy.verdict == .migrate)
+        guard case .sealed(let reason) = legacy.value else {
+            Issue.record("expected sealed, found \(legacy.value)")
+            return
+        }
+        #expect(reason.hasSuffix("so this one is damaged"))
+        if case .credentials = try Self.item(items, "staging").value {} else { Issue.record("staging still opens") }
+    }
+
     @Test func malformedKeyFileThrows() throws {
         let key = preferencesDump(Self.prefs + "crypto.KEY_256.xml", [("cipher_key", "c2hvcnQ=\n")])
         #expect(throws: ImportError.self) { try importer.importItems(from: [key], options: ImportOptions()) }

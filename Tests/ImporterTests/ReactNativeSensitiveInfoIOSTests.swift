@@ -61,6 +61,19 @@ enum RNSI {
         try importer.importItems(from: [keychainDump(records)], options: options)
     }
 
+    /// objection's JSON does not say whether an item synchronizes: `sync` shows "unknown", and the item gets the
+    /// note that it is migrated as not synchronizable (react-native-sensitive-info can write synchronizable items).
+    @Test func unknownSyncIsShownAndNoted() throws {
+        var record = RNSI.record()
+        record.unrecorded.insert("sync")
+        let items = try run([record, RNSI.record("item 2", key: "other")])
+        #expect(items[0].source.protection["sync"] == "unknown")
+        #expect(items[0].target?.options.synchronizable != true)
+        #expect(items[0].notes.contains { $0.hasPrefix("the dump does not say whether the item synchronizes") })
+        #expect(items[1].source.protection["sync"] == "0")
+        #expect(!items[1].notes.contains { $0.contains("synchronizes") })
+    }
+
     @Test("the generated plist: classic, 5.6.x and 6.x items mapped from the item as found")
     func samplePlist() throws {
         let dump = try RNSI.sample("react-native-sensitive-info/ios/keychain.plist")

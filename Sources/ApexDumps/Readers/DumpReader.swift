@@ -175,7 +175,7 @@ public enum DumpReader {
 
     /// The dump in `data` (not SQLite), or why it is none.
     private static func parse(_ data: consuming Data, path: String) throws(DumpError) -> Loaded {
-        guard let format = detect(data) else { return .notADump(unknownFormat(path)) }
+        guard let format = detect(data) else { return .notADump(unknownFormat(path, start: data)) }
         if format == .iosPlist {
             // Passed on, not kept: the reader drops the file's bytes once parsed, before it makes the items.
             do {
