@@ -41,13 +41,61 @@ struct IOSImport {
         counts.reserveCapacity(scopes.count)
         for case let scope? in scopes { counts[scope, default: 0] += 1 }
         let perScope = counts
-        return concurrentMap(count: candidates.count) { index in
+        var items = concurrentMap(count: candidates.count) { index in
             let (dump, record) = candidates[index]
             var item = item(dump, record)
             if let scope = scopes[index], let count = perScope[scope], count > 1 {
                 item.notes.append(duplicateNote(record, count: count))
             }
             return item
+        }
+        shadowPartialCopies(&items)
+        return items
+    }
+
+    /// What every dump format records of an item, by its bytes: class, service (a generic password's),
+    /// account, access group, protection class, access-control flags and value.
+    private struct Recorded: Hashable {
+        var itemClass: String
+        var service: Data?
+        var account: Data?
+        var accessGroup: String?
+        var protection: String?
+        /// No access control and objection's `None` (no flags) alike are 0.
+        var flags: UInt32
+        var value: Data
+    }
+
+    private static func recorded(_ record: KeychainRecord) -> Recorded? {
+        guard case .data(let value) = record.value else { return nil }
+        return Recorded(
+            itemClass: record.itemClass, service: record.itemClass == "inet" ? nil : record.service?.bytes,
+            account: record.account?.bytes, accessGroup: record.accessGroup, protection: record.protection,
+            flags: record.accessControl?.flags.rawValue ?? 0, value: value)
+    }
+
+    /// A record of a dump that leaves attributes unrecorded (objection's JSON: whether an item synchronizes, an
+    /// internet password's server) that is, in everything it records, a record of another dump that leaves
+    /// nothing out: the same keychain item, read twice. The fuller copy stands for it, and it is `shadowed`
+    /// (it would otherwise conflict with that copy, or be blocked for its unknown server).
+    private func shadowPartialCopies(_ items: inout [SourceItem]) {
+        guard candidates.contains(where: { !$0.record.unrecorded.isEmpty }) else { return }
+        var full: [Recorded: Int] = [:]
+        for (index, candidate) in candidates.enumerated() where candidate.record.unrecorded.isEmpty {
+            if let key = Self.recorded(candidate.record), full[key] == nil { full[key] = index }
+        }
+        for (index, candidate) in candidates.enumerated() where !candidate.record.unrecorded.isEmpty {
+            switch items[index].verdict {
+            case .migrate, .blocked: break
+            case .shadowed, .skipped, .needsInput: continue
+            }
+            guard let key = Self.recorded(candidate.record), let other = full[key],
+                !ExactText.equal(candidates[other].dump.path, candidate.dump.path)
+            else { continue }
+            items[index].verdict = .shadowed(
+                "the same item is in \(candidates[other].dump.path) \(candidates[other].record.location), which also records "
+                    + "what this dump leaves out (whether it synchronizes, an internet password's server): that copy stands for it"
+            )
         }
     }
 

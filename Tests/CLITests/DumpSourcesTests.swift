@@ -407,6 +407,31 @@ extension DumpSourcesTests {
         #expect(listed.out.split(separator: "\n").count == 10)
     }
 
+    @Test(
+        "objection's JSON beside a fuller export of the same keychain: its items are shadowed by the fuller copies, none blocked or conflicting"
+    )
+    func objectionBesideAFullerExport() async throws {
+        for name in ["keychain.plist", "keychain-binary.plist", "keychain-export.sqlite", "objection-dump.json"] {
+            try copySample("react-native-keychain/ios/\(name)", as: "export/\(name)")
+        }
+        let store = try await sandbox.initStore(device: "ios")
+        let result = try await sandbox.run(["migrate", "export", "--store", store, "--format", "json"] + Self.bundleID)
+        #expect(result.status == 0, "\(result.err)")
+        let summary = try #require(try jsonObject(result)["summary"] as? [String: Int])
+        #expect(summary["conflict"] == 0 && summary["blocked"] == 0)
+        #expect(summary["create"] == 10 && summary["verified"] == 10)
+        let objection = try items(result).filter {
+            (($0["source"] as? [String: Any])?["path"] as? String) == "export/objection-dump.json"
+                && $0["action"] as? String != "skipped"
+        }
+        #expect(objection.count == 10)
+        #expect(objection.allSatisfy { $0["action"] as? String == "shadowed" })
+        // The synchronizable item is written as the fuller copy says: synchronizable.
+        let listed = try await sandbox.run(["store", "info", "--store", store, "--service", "cloud", "credentials"])
+        #expect(
+            listed.out.contains("synchronizable\ttrue") || listed.out.contains("synchronizable: true"), "\(listed.out)")
+    }
+
     @Test("two copies of an Android app folder: the FacebookConceal items are migrated once, not conflicts")
     func androidFolderTwice() async throws {
         for copy in ["a", "b"] {

@@ -184,6 +184,36 @@ func rnkRecord(
         #expect(!items[1].notes.contains { $0.contains("synchronizes") })
     }
 
+    /// objection's JSON leaves out whether an item synchronizes and an internet password's server. Beside a
+    /// dump that records them, its copy of an item (same class, service, account, group, protection and value) is
+    /// shadowed by the fuller one, instead of conflicting with it or being blocked for its server.
+    @Test func partialCopiesAreShadowedByTheFullerDump() throws {
+        var synced = rnkRecord(service: "cloud")
+        synced.unrecorded.insert("sync")
+        var internet = rnkRecord("inet", service: nil, server: nil)
+        internet.unrecorded.formUnion(["sync", "srvr", "ptcl", "port", "path"])
+        var other = rnkRecord(service: "other", password: "another-value")
+        other.unrecorded.insert("sync")
+        let partial = keychainDump([synced, internet, other], path: "keychain.json", format: .objectionJSON)
+        let full = keychainDump(
+            [rnkRecord(service: "cloud", sync: true), rnkRecord("inet", service: nil, server: "https://example.com")],
+            path: "keychain.plist")
+        let items = try importer.importItems(
+            from: [partial, full], options: ImportOptions(bundleID: "com.example.app"))
+        #expect(
+            items.map { $0.verdict.reason == nil ? "migrate" : String(describing: $0.verdict).prefix(8) } == [
+                "shadowed", "shadowed", "migrate", "migrate", "migrate",
+            ])
+        #expect(
+            items[0].verdict.reason?.hasPrefix("the same item is in keychain.plist item 1, which also records") == true)
+        // Alone, the partial dump's items are what they were: the server unknown is blocked.
+        let alone = try importer.importItems(from: [partial], options: ImportOptions(bundleID: "com.example.app"))
+        #expect(
+            alone.map { if case .blocked = $0.verdict { "blocked" } else { "\($0.verdict)" } } == [
+                "migrate", "blocked", "migrate",
+            ])
+    }
+
     @Test func servicesWithColonsAndAccessGroups() throws {
         let records = [
             rnkRecord(service: "session:v2"),
