@@ -152,7 +152,7 @@ package struct ExpoIOSImport {
         let names = variant == .bare ? [claim.service] : [claim.service, base]
         var notes: [String] = []
         var protection = [String: String](minimumCapacity: 3)
-        protection["sync"] = record.synchronizableUnknown ? "unknown" : record.synchronizable ? "1" : "0"
+        protection["sync"] = RecordClaims.syncAsFound(record)
         if let pdmn = record.protection { protection["pdmn"] = pdmn }
         if let control = record.accessControl { protection["accessControl"] = control.raw }
 

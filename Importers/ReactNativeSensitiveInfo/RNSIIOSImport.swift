@@ -83,9 +83,7 @@ struct RNSIIOSImport {
     private func item(_ dump: Dump, _ record: KeychainRecord, _ family: RNSIIOSFamily) -> SourceItem {
         let service = record.service?.text ?? ""
         let key = record.account?.text ?? ""
-        var protection: [String: String] = [
-            "sync": record.synchronizableUnknown ? "unknown" : record.synchronizable ? "1" : "0"
-        ]
+        var protection: [String: String] = ["sync": RecordClaims.syncAsFound(record)]
         if let pdmn = record.protection { protection["pdmn"] = pdmn }
         if let control = record.accessControl { protection["accessControl"] = control.raw }
         var item = SourceItem(

@@ -40,8 +40,8 @@ extension SQLiteKeychainDatabase {
     }
 
     /// The key in the key file at `path`.
-    /// - Throws: `keyFileMissing` when there is no such file or it is a folder; `keyFile` when it can't be read,
-    ///   is accessible by others, or is not a key file.
+    /// - Throws: `keyFileMissing` when there is no such file or it is not a regular file (a folder, a pipe);
+    ///   `keyFile` when it can't be read, is accessible by others, or is not a key file.
     static func readKeyFile(_ path: String) throws(StoreError) -> SecretKey {
         // One open: the mode checked is that of the very file whose bytes are read (no swap in between). Without
         // blocking: a pipe at the path is refused below, not waited on.

@@ -13,6 +13,12 @@ public enum RecordClaims {
             + "synchronizable (a plist or SQLite export of the keychain says)"
     }
 
+    /// The record's `sync` as found, for a report's protection: `1`, `0`, or `unknown` where the dump does not say
+    /// (``KeychainRecord/synchronizableUnknown``).
+    public static func syncAsFound(_ record: KeychainRecord) -> String {
+        record.synchronizableUnknown ? "unknown" : record.synchronizable ? "1" : "0"
+    }
+
     /// Whether `record` is expo-secure-store's: a generic password with a service whose account and generic
     /// attribute hold the same non-empty bytes (expo writes the key into both).
     public static func isExpoSecureStore(_ record: KeychainRecord) -> Bool {

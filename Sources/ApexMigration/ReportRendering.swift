@@ -45,12 +45,27 @@ extension MigrationReport {
     /// `\u{…}`, so each item stays one table row and shows what the dump holds.
     public func markdown() -> String { renderedMarkdown().string }
 
+    /// How each format of a migration's report begins (an inventory's text has no heading): what the renderers
+    /// write first, and how a file is known to hold an earlier report (``startsLikeAReport(_:)``).
+    package enum Opening {
+        static let textDryRun = "Dry run for device "
+        static let textRun = "Migration on device "
+        static let markdown = "## Keychain migration"
+        /// The JSON writer's first member, `device`, two spaces in (``jsonWriter(sink:batch:)``).
+        static let json = "{\n  \"device\" : "
+    }
+
+    /// Whether `start` (a file's first bytes) is how a migration's report in some format begins.
+    package static func startsLikeAReport(_ start: String) -> Bool {
+        [Opening.textDryRun, Opening.textRun, Opening.markdown, Opening.json].contains { start.hasPrefix($0) }
+    }
+
     /// ``markdown()`` as UTF-8 bytes, for writing out without a `String` in between.
     public func markdownData() -> Data { Data(renderedMarkdown().bytes) }
 
     private func renderedMarkdown() -> RenderedText {
         var out = RenderedText(capacity: 256 + items.count * 240)
-        out.append("## Keychain migration\(dryRun ? " (dry run)" : "")\n\nDevice: `\(device)`\n\n")
+        out.append("\(Self.Opening.markdown)\(dryRun ? " (dry run)" : "")\n\nDevice: `\(device)`\n\n")
         for source in sources {
             out.append("- ")
             out.appendCodeSpan(DisplayText.escaped(source.path))

@@ -101,7 +101,8 @@ extension MigrationReport {
         // An inventory (`inspect`) has no device and no heading.
         if !device.isEmpty {
             let heading =
-                dryRun ? "Dry run for device \(device): nothing was written." : "Migration on device \(device)."
+                dryRun
+                ? "\(Self.Opening.textDryRun)\(device): nothing was written." : "\(Self.Opening.textRun)\(device)."
             out.appendWrapped(heading, width: width, indent: 0)
         }
         for source in sources {

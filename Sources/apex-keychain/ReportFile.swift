@@ -1,3 +1,4 @@
+import ApexMigration
 import Foundation
 
 #if canImport(Glibc)
@@ -36,9 +37,7 @@ struct ReportFile {
         guard let handle = FileHandle(forReadingAtPath: path) else { return false }
         defer { try? handle.close() }
         let start = String(decoding: (try? handle.read(upToCount: 64)) ?? Data(), as: UTF8.self)
-        return ["Dry run for device ", "Migration on device ", "## Keychain migration", "{\n  \"device\" : "].contains {
-            start.hasPrefix($0)
-        }
+        return MigrationReport.startsLikeAReport(start)
     }
 
     /// Refuses a report file that is one of `inputs` (the same file, by device and inode, whatever the path or

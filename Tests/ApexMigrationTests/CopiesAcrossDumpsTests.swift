@@ -30,45 +30,35 @@ struct CopiesAcrossDumpsTests {
         #expect(report.isComplete)
     }
 
+    /// The plan of a migration of `dumps` into an empty target.
+    func plan(_ dumps: [Dump]) async throws -> MigrationPlan {
+        try await Migration(importers: [PlainImporter()], source: .dumps(dumps), target: memoryTarget()).plan()
+    }
+
+    /// A dump at `path` of one item, `app`/`token`, with `value` and protection class `pdmn`.
+    func token(_ value: String, _ pdmn: String = "ck", path: String) -> Dump {
+        dump([("app", "token", value, pdmn, [])], path: path)
+    }
+
     @Test("a different value, or a different protection, under one key is still a conflict")
     func differentItemsStillConflict() async throws {
-        let value = Migration(
-            importers: [PlainImporter()],
-            source: .dumps([
-                dump([("app", "token", "sample-a", "ck", [])], path: "a.plist"),
-                dump([("app", "token", "sample-b", "ck", [])], path: "b.plist"),
-            ]), target: memoryTarget())
-        #expect(try await value.plan().actions.map(\.action) == [.conflict, .conflict])
-        let protection = Migration(
-            importers: [PlainImporter()],
-            source: .dumps([
-                dump([("app", "token", "sample-a", "ck", [])], path: "a.plist"),
-                dump([("app", "token", "sample-a", "aku", [])], path: "b.plist"),
-            ]), target: memoryTarget())
-        #expect(try await protection.plan().actions.map(\.action) == [.conflict, .conflict])
+        let value = try await plan([token("sample-a", path: "a.plist"), token("sample-b", path: "b.plist")])
+        #expect(value.actions.map(\.action) == [.conflict, .conflict])
+        let protection = try await plan([token("sample-a", path: "a.plist"), token("sample-a", "aku", path: "b.plist")])
+        #expect(protection.actions.map(\.action) == [.conflict, .conflict])
     }
 
     @Test("values equal as text but not byte for byte (NFC and NFD) are no copies: a conflict")
     func canonicalEquivalentIsNoCopy() async throws {
-        let migration = Migration(
-            importers: [PlainImporter()],
-            source: .dumps([
-                dump([("app", "token", "caf\u{E9}", "ck", [])], path: "a.plist"),
-                dump([("app", "token", "cafe\u{301}", "ck", [])], path: "b.plist"),
-            ]), target: memoryTarget())
-        #expect(try await migration.plan().actions.map(\.action) == [.conflict, .conflict])
+        let plan = try await plan([token("caf\u{E9}", path: "a.plist"), token("cafe\u{301}", path: "b.plist")])
+        #expect(plan.actions.map(\.action) == [.conflict, .conflict])
     }
 
     @Test("three dumps, two alike: the copy is shadowed, the two that differ conflict")
     func copyBesideAConflict() async throws {
-        let migration = Migration(
-            importers: [PlainImporter()],
-            source: .dumps([
-                dump([("app", "token", "sample-a", "ck", [])], path: "a.plist"),
-                dump([("app", "token", "sample-b", "ck", [])], path: "b.plist"),
-                dump([("app", "token", "sample-a", "ck", [])], path: "c.plist"),
-            ]), target: memoryTarget())
-        let plan = try await migration.plan()
+        let plan = try await plan([
+            token("sample-a", path: "a.plist"), token("sample-b", path: "b.plist"), token("sample-a", path: "c.plist"),
+        ])
         #expect(plan.actions.map(\.action) == [.conflict, .conflict, .shadowed])
         // The conflict names only the item that differs, not the copy.
         let reason = try #require(plan.actions[0].reason)
@@ -77,11 +67,9 @@ struct CopiesAcrossDumpsTests {
 
     @Test("two alike items of one dump are not taken for copies: the importer's business, a conflict")
     func sameDumpIsNoCopy() async throws {
-        let migration = Migration(
-            importers: [PlainImporter()],
-            source: .dumps([
-                dump([("app", "token", "sample-a", "ck", []), ("app", "token", "sample-a", "ck", [])], path: "a.plist")
-            ]), target: memoryTarget())
-        #expect(try await migration.plan().actions.map(\.action) == [.conflict, .conflict])
+        let plan = try await plan([
+            dump([("app", "token", "sample-a", "ck", []), ("app", "token", "sample-a", "ck", [])], path: "a.plist")
+        ])
+        #expect(plan.actions.map(\.action) == [.conflict, .conflict])
     }
 }
