@@ -63,25 +63,31 @@ struct SeedRuleTests {
         #expect(try await f.keychain().getItem("token") == "v")
     }
 
-    /// As above, for a marker that can be read (there is none: a new install) but not written: the clear would
-    /// run again on every launch, so it doesn't run at all.
+    /// As above, for a marker that can be read (there is none: a new install) but not written: the removal runs
+    /// (the items are the previous install's), but the call fails, and so does every call until the marker is
+    /// recorded, so none reaches an item, or writes one that the next removal would take.
     @Test(
-        "000 clearOnReinstall: a marker that can't be written fails the call and deletes nothing",
+        "000 clearOnReinstall: a marker that can't be written fails every call, and no call reaches an item",
         arguments: DatabaseKind.allCases)
-    func unwritableMarkerDeletesNothing(kind: DatabaseKind) async throws {
+    func unwritableMarkerFailsEveryCall(kind: DatabaseKind) async throws {
         let f = try Fixture(kind, device: SimulatedDevice(clearOnReinstall: true))
         try await f.keychain().setItem("token", "v")
         f.device.reinstallApp()
         f.device.failInstallMarker(.writing)
         let keychain = try f.keychain()
-        #expect(await errorCode { _ = try await keychain.getAllKeys() } == .INTERNAL)
+        #expect(await errorCode { _ = try await keychain.getItem("token") } == .INTERNAL)
         #expect(await errorCode { try await keychain.setItem("other", "v") } == .INTERNAL)
-        #expect(try f.allItems().count == 1)
+        #expect(try f.allItems().isEmpty)
         #expect(!f.device.installMarkerExists)
 
-        // Without the setting a failing marker store fails nothing, and nothing is ever deleted.
+        // Without the setting nothing is removed and reads go on; a write still fails while the marker can't be
+        // recorded (issue 28).
         f.device.setClearOnReinstall(false)
-        #expect(try await keychain.getItem("token") == "v")
+        #expect(try await keychain.getAllKeys() == [])
+        #expect(await errorCode { try await keychain.setItem("other", "v") } == .INTERNAL)
+        f.device.failInstallMarker(nil)
+        try await keychain.setItem("other", "v")
+        #expect(f.device.installMarkerExists)
     }
 
     /// 000: "the package removes the items it wrote, in every service of the app's default access group, before

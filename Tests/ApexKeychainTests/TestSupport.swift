@@ -46,6 +46,12 @@ struct Fixture {
         self.device = device
     }
 
+    /// A fixture on a database made by the test (an in-memory one that fails a planted write, for example).
+    init(database: any KeychainDatabase, device: SimulatedDevice = SimulatedDevice()) {
+        self.database = database
+        self.device = device
+    }
+
     /// A keychain on this fixture's database and device.
     func keychain(_ options: KeychainOptions = KeychainOptions()) throws -> Keychain {
         try Keychain(options, database: database, device: device)
@@ -77,6 +83,19 @@ func errorCode(_ body: () async throws -> Void) async -> KeychainErrorCode? {
         return nil
     } catch let error as KeychainError {
         return error.code
+    } catch {
+        Issue.record("expected a KeychainError, got \(error)")
+        return nil
+    }
+}
+
+/// Runs `body` and returns the ``KeychainError`` it threw, or nil when it did not throw.
+func thrown(_ body: () async throws -> Void) async -> KeychainError? {
+    do {
+        try await body()
+        return nil
+    } catch let error as KeychainError {
+        return error
     } catch {
         Issue.record("expected a KeychainError, got \(error)")
         return nil

@@ -87,7 +87,7 @@ extension Keychain {
         try Validation.name(key, "key")
         if let label { try Validation.storedString(label, "label") }
         let protection = try protection(for: set)
-        let state = try prepare()
+        let state = try prepare(writing: true)
         let outcome = ProtectionPolicy.check(
             accessible: protection.accessible, accessControl: protection.accessControl,
             authValidity: protection.authValidity, keyStorage: protection.keyStorage, state: state)
