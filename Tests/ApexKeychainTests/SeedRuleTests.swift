@@ -281,6 +281,46 @@ struct SeedRuleTests {
         #expect(f.device.promptCount == 3)
     }
 
+    /// Issue 28, from 003's "It closes after authValidity seconds, and at once when the app goes to the
+    /// background": a prompt for a short-lived item of the same service and access control never shortens the
+    /// window a long-lived item's prompt opened. Each read still uses a context that passed no longer ago than
+    /// its own authValidity.
+    @Test(
+        "003 a prompt for a short-lived item never shortens the window a long-lived item opened",
+        arguments: DatabaseKind.allCases)
+    func shortPromptKeepsTheLongWindow(kind: DatabaseKind) async throws {
+        let f = try Fixture(kind)
+        let keychain = try f.keychain(KeychainOptions(accessControl: .biometryAny))
+        try await keychain.setItem("long", "v", SetOptions(authValidity: 60))
+        try await keychain.setItem("short", "v", SetOptions(authValidity: 5))
+        _ = try await keychain.getItem("long")
+        f.device.advanceClock(by: 10)
+        // The context passed 10 s ago: too long ago for "short"'s 5 s.
+        _ = try await keychain.getItem("short")
+        #expect(f.device.promptCount == 2)
+        f.device.advanceClock(by: 10)
+        // 20 s after the first prompt: its 60 s window is still open.
+        _ = try await keychain.getItem("long")
+        #expect(f.device.promptCount == 2)
+        _ = try await keychain.getItem("short")
+        #expect(f.device.promptCount == 3)
+        f.device.advanceClock(by: 3)
+        _ = try await keychain.getItem("short")
+        _ = try await keychain.getItem("long")
+        #expect(f.device.promptCount == 3)
+        // The window closes 60 s after the prompt that opened it, whatever prompted since.
+        f.device.advanceClock(by: 38)
+        _ = try await keychain.getItem("long")
+        #expect(f.device.promptCount == 4)
+        f.device.advanceClock(by: 1)
+        _ = try await keychain.getItem("short")
+        #expect(f.device.promptCount == 4)
+        // And at once when the app goes to the background.
+        f.device.goToBackground()
+        _ = try await keychain.getItem("long")
+        #expect(f.device.promptCount == 5)
+    }
+
     /// 003: "By default (authValidity: 0) every read of a protected item shows the prompt" — so its prompt keeps
     /// no context for the reads after it.
     @Test("003 a prompt for an authValidity-0 read keeps no context", arguments: DatabaseKind.allCases)

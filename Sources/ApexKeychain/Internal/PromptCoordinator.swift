@@ -6,7 +6,10 @@ import Synchronization
 /// session (a launch, until the app goes to the background), one service and one access control; it lives in
 /// memory only, so the first read after start always prompts. It is opened by a prompt of a read whose
 /// authValidity is above 0, and lasts that read's authValidity; a read uses it only if its own authValidity is
-/// above 0, and for no longer than its own (on Android each key's Keystore validity is an outer limit).
+/// above 0, and only while the last prompt that passed is no older than its own authValidity (on Android each
+/// key's Keystore validity is an outer limit). A later prompt of the same service and access control never
+/// shortens it: the window stays open until the latest end any of its prompts gave it, and closes only then or
+/// when the session ends.
 actor PromptCoordinator {
     private struct WindowKey: Hashable {
         var session: String
@@ -31,8 +34,10 @@ actor PromptCoordinator {
     private var busy = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
     private struct Window {
-        var openedAt: Double
-        var validity: Int
+        /// When the last prompt that kept its context passed.
+        var passedAt: Double
+        /// When the window closes: the latest end its prompts gave it.
+        var closesAt: Double
     }
 
     private var windows: [WindowKey: Window] = [:]
@@ -46,8 +51,8 @@ actor PromptCoordinator {
         defer { release() }
         let before = device.state()
         let key = WindowKey(session: before.session, service: request.service, accessControl: accessControl)
-        if authValidity > 0, let window = windows[key],
-            before.uptime - window.openedAt < Double(min(window.validity, authValidity))
+        if authValidity > 0, let window = windows[key], before.uptime < window.closesAt,
+            before.uptime - window.passedAt < Double(authValidity)
         {
             return .success
         }
@@ -56,7 +61,9 @@ actor PromptCoordinator {
             if windows.count >= Self.maxWindows {
                 windows = windows.filter { ExactText.equal($0.key.session, before.session) }
             }
-            windows[key] = Window(openedAt: device.state().uptime, validity: authValidity)
+            let now = device.state().uptime
+            let closesAt = now + Double(authValidity)
+            windows[key] = Window(passedAt: now, closesAt: max(closesAt, windows[key]?.closesAt ?? closesAt))
         }
         return result
     }
