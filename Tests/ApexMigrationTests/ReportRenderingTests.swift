@@ -121,12 +121,15 @@ struct ReportRenderingTests {
         #expect(try JSONDecoder().decode(MigrationReport.self, from: written) == report)
     }
 
-    /// Whether a scalar must never reach a terminal or a Markdown reader raw: a control character (C0, DEL, C1)
-    /// or a bidi control.
+    /// Whether a scalar must never reach a terminal or a Markdown reader raw: one that shows nothing or breaks the
+    /// line (a control, a format character such as a bidi control or a zero-width one, a line or paragraph
+    /// separator, a space other than U+0020, an unassigned code point or noncharacter, a default-ignorable one).
     static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.properties.generalCategory == .control
-            || [0x061C, 0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069]
-                .contains(scalar.value)
+        switch scalar.properties.generalCategory {
+        case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .unassigned: true
+        case .spaceSeparator: scalar != " "
+        default: scalar.properties.isDefaultIgnorableCodePoint
+        }
     }
 
     /// A target as the text and Markdown tables show it, before names are made safe.
@@ -138,10 +141,13 @@ struct ReportRenderingTests {
         return "\(target.service)/\(target.key) [\(target.kind), \(accessible), \(control)]"
     }
 
-    /// A name as the reports show it: unsafe scalars written as `\u{HEX}`.
+    /// A name as the reports show it: unsafe scalars written as `\u{HEX}`, the backslash as `\\`.
     static func shown(_ text: String) -> String {
-        text.unicodeScalars.map { isUnsafe($0) ? "\\u{\(String($0.value, radix: 16, uppercase: true))}" : String($0) }
-            .joined()
+        text.unicodeScalars.map {
+            $0 == "\\"
+                ? "\\\\" : isUnsafe($0) ? "\\u{\(String($0.value, radix: 16, uppercase: true))}" : String($0)
+        }
+        .joined()
     }
 
     /// An item's service, server and account as the text and Markdown reports name them: an empty service is
