@@ -41,20 +41,35 @@ struct EncryptedStorageAndroid {
         return keyset
     }
 
-    /// Whether an entry is one of EncryptedSharedPreferences': a Base64 name and value that start with Tink's
-    /// prefix (`0x01`, then a key id of the file's keysets when they are there) and are long enough to hold an
-    /// AES-SIV name and an AES-GCM value.
-    func isEncrypted(_ entry: PreferenceEntry) -> Bool {
-        guard case .string(let value) = entry.value else { return false }
-        // SIV: 16-byte tag. GCM: 12-byte IV, a string's 8-byte type and length, 16-byte tag.
-        return Self.hasTinkPrefix(entry.name, minimum: 5 + 16, keyset: nameKeyset)
-            && Self.hasTinkPrefix(value, minimum: 5 + 12 + 8 + 16, keyset: valueKeyset)
+    /// How an entry is stored: in plain text, or by EncryptedSharedPreferences.
+    enum Form: Equatable {
+        case plain
+        /// Encrypted under the key ids of the file's keysets (or the file has none to compare with).
+        case encrypted
+        /// Encrypted, but under a key id that the file's keysets don't hold (keysets made anew since, or an entry
+        /// of another file): no keyset of this file opens it.
+        case encryptedUnderOtherKeys
     }
 
-    private static func hasTinkPrefix(_ text: String, minimum: Int, keyset: TinkKeyset?) -> Bool {
-        guard let bytes = base64(text), bytes.count >= minimum, bytes[0] == 1 else { return false }
-        let id = bytes[1..<5].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-        return keyset.map { $0.keyIDs.contains(id) } ?? true
+    /// How an entry is stored. It is EncryptedSharedPreferences' when its name and value are both Base64 that
+    /// starts with Tink's prefix (`0x01`, then a 4-byte key id) and is long enough to hold an AES-SIV name and an
+    /// AES-GCM value: such an entry is ciphertext whatever its key ids, never a string to migrate. The key ids
+    /// only tell whether the file's keysets are the ones it was encrypted with.
+    func form(_ entry: PreferenceEntry) -> Form {
+        // SIV: 16-byte tag. GCM: 12-byte IV, a string's 8-byte type and length, 16-byte tag.
+        guard case .string(let value) = entry.value, let nameID = Self.tinkKeyID(entry.name, minimum: 5 + 16),
+            let valueID = Self.tinkKeyID(value, minimum: 5 + 12 + 8 + 16)
+        else { return .plain }
+        let matches =
+            (nameKeyset.map { $0.keyIDs.contains(nameID) } ?? true)
+            && (valueKeyset.map { $0.keyIDs.contains(valueID) } ?? true)
+        return matches ? .encrypted : .encryptedUnderOtherKeys
+    }
+
+    /// The key id of Base64 text in Tink's form of at least `minimum` bytes; nil for anything else.
+    private static func tinkKeyID(_ text: String, minimum: Int) -> UInt32? {
+        guard let bytes = base64(text), bytes.count >= minimum, bytes[0] == 1 else { return nil }
+        return bytes[1..<5].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
     }
 
     /// Standard Base64, padded or not; nil for anything else.
@@ -66,29 +81,34 @@ struct EncryptedStorageAndroid {
 
     func items() -> [SourceItem] {
         let reserved: Set<String> = [Self.keyKeysetName, Self.valueKeysetName]
-        let encrypted = entries.map { !reserved.contains($0.name) && isEncrypted($0) }
-        let sealedCount = encrypted.filter { $0 }.count
-        let plainCount = entries.indices.filter { !encrypted[$0] && !reserved.contains(entries[$0].name) }.count
+        let forms = entries.map { reserved.contains($0.name) ? nil : form($0) }
+        let sealedCount = forms.filter { $0 != nil && $0 != .plain }.count
+        let plainCount = forms.filter { $0 == .plain }.count
         var items: [SourceItem] = []
-        for (index, entry) in entries.enumerated() where !reserved.contains(entry.name) {
+        for (index, entry) in entries.enumerated() {
+            guard let form = forms[index] else { continue }
             let origin = SourceOrigin(path: dump.path, format: dump.format, location: "entry \(index + 1)")
-            if encrypted[index] {
-                items.append(sealed(origin, count: sealedCount, plain: plainCount))
-            } else {
+            if form == .plain {
                 items.append(plain(entry, origin, mixed: sealedCount))
+            } else {
+                items.append(sealed(origin, count: sealedCount, plain: plainCount, otherKeys: form != .encrypted))
             }
         }
         return items
     }
 
-    private func sealed(_ origin: SourceOrigin, count: Int, plain: Int) -> SourceItem {
+    private func sealed(_ origin: SourceOrigin, count: Int, plain: Int, otherKeys: Bool) -> SourceItem {
         let cleartext = nameKeyset?.isCleartext == true && valueKeyset?.isCleartext == true
         let keysets =
-            nameKeyset == nil || valueKeyset == nil
-            ? "missing" : (cleartext ? "cleartext" : "keystore-wrapped")
+            otherKeys
+            ? "unmatched"
+            : nameKeyset == nil || valueKeyset == nil ? "missing" : (cleartext ? "cleartext" : "keystore-wrapped")
         let reason: String
         var notes: [String] = []
         switch keysets {
+        case "unmatched":
+            reason =
+                "EncryptedSharedPreferences entry (one of \(count) in the file): name and value have Tink's form, but the file's keysets don't hold the key id it was encrypted under (keysets made anew since it was written, or an entry copied from another file): no key this file holds opens it, so the key and value stay sealed"
         case "cleartext":
             reason =
                 "EncryptedSharedPreferences entry (one of \(count) in the file): name and value are encrypted with Tink keysets this file stores in cleartext; this tool has no AES-SIV, so the key and value stay sealed"

@@ -64,14 +64,45 @@ struct ReactNativeEncryptedStorageAndroidTests {
         #expect(wrapped.allSatisfy { !$0.notes.contains { $0.contains("decryptable") } })
     }
 
-    @Test("a name that looks like Tink's but matches no key id of the file's keysets is a plain-text entry")
+    /// Issue 28: an entry whose name and value both have Tink's form is ciphertext, whatever its key id: one
+    /// whose key id the file's keysets don't hold (written under keysets since made anew, or copied from another
+    /// file) is sealed with that reason, never migrated as a string.
+    @Test(
+        "an entry whose name and value have Tink's form under a key id the file's keysets don't hold is sealed, not a string",
+        arguments: ["android", "android-4.0-api21"])
+    func unmatchedKeyID(_ folder: String) throws {
+        guard case .preferences(var entries) = try sample(folder).content else {
+            Issue.record("not preferences")
+            return
+        }
+        let name = "AQAAAAE" + String(repeating: "A", count: 40)
+        let value = "AQAAAAI" + String(repeating: "B", count: 60)
+        entries.append(PreferenceEntry(name: name, value: .string(value)))
+        let items = try RNES.run(
+            [Dump(path: Self.file, format: .sharedPreferences, content: .preferences(entries))], RNES.app)
+        let item = try #require(items.last)
+        guard case .sealed(let why) = item.value else {
+            Issue.record("not sealed: \(item)")
+            return
+        }
+        #expect(why.contains("the file's keysets don't hold the key id"))
+        #expect(item.target == nil && item.source.account == nil)
+        #expect(item.source.protection["keysets"] == "unmatched")
+        #expect(!item.notes.contains { $0.contains("decryptable off the device") })
+        #expect(!items.contains { $0.value == .value(Data(value.utf8)) })
+        // The file's own entries are counted with it.
+        #expect(why.contains("one of \(items.count)"))
+    }
+
+    @Test("a name that looks like Tink's beside a value that doesn't is a plain-text entry")
     func lookalikeName() throws {
         guard case .preferences(var entries) = try sample("android").content else { return }
         let lookalike = "AQAAAAE" + String(repeating: "A", count: 40)
-        entries.append(PreferenceEntry(name: lookalike, value: .string(lookalike)))
+        entries.append(PreferenceEntry(name: lookalike, value: .string("plain value")))
         let items = try RNES.run(
             [Dump(path: Self.file, format: .sharedPreferences, content: .preferences(entries))], RNES.app)
         #expect(items.last?.target?.key == lookalike)
+        #expect(items.last?.value == .value(Data("plain value".utf8)))
     }
 
     @Test("a value that is no string is skipped: the library writes strings only")
