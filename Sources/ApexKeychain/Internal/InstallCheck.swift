@@ -11,8 +11,8 @@
 ///   repeated after a crash or an unrecordable marker is harmless: no call went on in between, so it removes only
 ///   what the first would have removed. The marker is read and the items removed with no other writer of the
 ///   database in between, so a call of another keychain that passed its check never loses what it wrote.
-/// - A marker that can't be read or written never passes for "no marker", nor for a recorded one. With the
-///   setting it fails every call (`INTERACTION_NOT_ALLOWED` before the first unlock, as the platform's
+/// - A marker that can't be read never passes for "no marker", and one that can't be written never for a
+///   recorded one. With the setting it fails every call (`INTERACTION_NOT_ALLOWED` before the first unlock, as the platform's
 ///   preferences read empty then; `INTERNAL` otherwise). Without it, it fails every write with the same error
 ///   (`setItem`, `setBytes`, `setCredentials`, and `checkWrite`, which answers for one): an item written while
 ///   the marker is missing would be taken for a new install's by an update that turns the setting on. Calls that
