@@ -11,13 +11,12 @@ extension SQLiteKeychainDatabase {
     /// A store this process can't write (a read-only file or folder) is opened read-only (``isReadOnly``): it is
     /// not migrated to the current schema version, and writes fail. See ``StoreConnection`` for how.
     /// - Throws: ``StoreError``: `notFound`, `notAStore` (not SQLite, or not a store), `damaged` (damaged or
-    ///   truncated), `unreadable` (no permission, or a read-only folder with changes in the `-wal` file),
-    ///   `newerVersion`, `keyFile` (missing, malformed, or readable by others), `wrongKey`, `io`.
+    ///   truncated), `unreadable` (no permission, a read-only folder with changes in the `-wal` file, or not a
+    ///   regular file: a folder, a pipe, a socket or a device), `newerVersion`, `keyFile` (missing, malformed, or
+    ///   readable by others), `wrongKey`, `io`.
     public convenience init(opening url: URL, key source: StoreKeySource) throws(StoreError) {
         let path = url.path
-        guard FileManager.default.fileExists(atPath: path) else {
-            throw StoreError(.notFound, path: path, "no store here (create one with 'store init')")
-        }
+        try Self.checkIsAFile(path)
         let (connection, version, readOnly) = try StoreConnection.open(path)
         // Every schema version keeps `meta(name, value)` with its `format` row, so that a store is recognised
         // as one before its version is judged.
@@ -95,6 +94,24 @@ extension SQLiteKeychainDatabase {
             isReadOnly: readOnly, deviceProfile: profile,
             bundleIdentifier: meta["bundle_id"].flatMap { String(data: $0, encoding: .utf8) },
             usesPassphrase: keywrap == "passphrase", master: master)
+    }
+
+    /// Refuses, before SQLite opens it, a path with nothing there (`notFound`) or that names something other
+    /// than a regular file, links followed (`unreadable`): a folder, or a pipe, which a read would wait on.
+    static func checkIsAFile(_ path: String) throws(StoreError) {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw StoreError(.notFound, path: path, "no store here (create one with 'store init')")
+        }
+        let what: String
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return
+        case S_IFDIR: what = "a folder"
+        case S_IFIFO: what = "a pipe"
+        case S_IFSOCK: what = "a socket"
+        default: what = "a device"
+        }
+        throw StoreError(.unreadable, path: path, "it is \(what), not a store file")
     }
 
     /// The connection's settings: a busy timeout, foreign keys, statement journals in memory (a write inside a

@@ -220,3 +220,43 @@ struct StoreErrorsTests {
         #expect(result.err == "apex-keychain: \(store): \(folder): a folder, not a key file\n")
     }
 }
+
+/// Issue 28: a folder or a FIFO given as `--store` exited 74 (an I/O error), where docs/CLI.md says 66: it is no
+/// store file. The store is looked at before SQLite opens it, so a pipe is refused at once, never read.
+@Suite("a --store that is not a regular file")
+struct StoreNotARegularFileTests {
+    let sandbox: Sandbox
+
+    init() throws { sandbox = try Sandbox() }
+
+    /// The commands that open a store, with `--store` appended.
+    static let commands: [[String]] = [
+        ["store", "list"], ["store", "info", "k"], ["store", "get", "k"],
+        ["migrate", sample("react-native-keychain/ios/keychain.plist"), "--bundle-id", "com.example.sampleapp"],
+    ]
+
+    @Test("a folder, a pipe or a device as --store is no store (66), named with what it is, for every command")
+    func notARegularFile() async throws {
+        let folder = sandbox.path("store.db")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        let pipe = sandbox.path("store.pipe")
+        #expect(mkfifo(pipe, 0o600) == 0)
+        try FileManager.default.createSymbolicLink(atPath: sandbox.path("link.db"), withDestinationPath: folder)
+        let cases = [
+            (folder, "a folder"), (sandbox.path("link.db"), "a folder"), (pipe, "a pipe"), ("/dev/null", "a device"),
+        ]
+        for (store, what) in cases {
+            for command in Self.commands {
+                let result = try await sandbox.run(command + ["--store", store])
+                #expect(result.status == 66, "\(command) \(store): \(result.err)")
+                #expect(result.out == "")
+                #expect(
+                    result.err == "apex-keychain: \(store): it is \(what), not a store file\n",
+                    "\(command) \(store)")
+            }
+        }
+        // Nothing was made beside them.
+        #expect(!FileManager.default.fileExists(atPath: pipe + "-wal"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty)
+    }
+}
