@@ -280,9 +280,12 @@ struct MigrateCommand: RunnableCommand {
     {
         let input = try DumpInput(
             paths: paths, strict: strict, quiet: quiet, library: library,
-            ownFiles: (store?.files ?? []) + (reportFile.flatMap { $0.holdsAnEarlierReport ? [$0.path] : nil } ?? []))
+            ownFiles: (store?.files.map(\.path) ?? [])
+                + (reportFile.flatMap { $0.holdsAnEarlierReport ? [$0.path] : nil } ?? []))
         let marks = input.marks(library: library)
-        try reportFile?.checkNotAnInput(paths + input.dumps.map(\.path) + (store?.files ?? []))
+        try reportFile?.checkNotAnInput(
+            ReportFile.inputs(paths: paths, dumps: input.dumps.map(\.path), store: store),
+            standardInput: paths.contains("-"))
         var policy = MigrationPolicy(onConflict: onConflict, migrationID: migrationID, importOptions: importOptions)
         // Every importer runs: items of a library --from leaves out are listed as skipped, not lost from view.
         let importers = DumpInput.importers(from: nil)

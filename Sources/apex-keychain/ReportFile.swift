@@ -1,3 +1,4 @@
+import ApexDumps
 import ApexMigration
 import Foundation
 
@@ -7,8 +8,10 @@ import Foundation
 
 /// The file `--report` names: checked before anything runs, written whole or not at all.
 ///
-/// - It may not be one of the command's inputs (a dump, the store, its key file): the report would replace the
-///   only copy of a decrypted keychain. That is a usage error (64).
+/// - It may not be one of the command's inputs (a dump, the file stdin reads one from, the store, its key file),
+///   nor a file SQLite keeps beside the store or a dump (`-wal`, `-shm`, `-journal`), whether or not it exists
+///   yet: the report would replace the only copy of a decrypted keychain, or the store's latest writes. That is a
+///   usage error (64).
 /// - It is written to a new file in the same folder (created exclusively, so a planted symlink is never
 ///   followed), made 0600 whatever the umask (it names services and accounts, and usernames with
 ///   `--include-labels`), synced, then renamed into place. A reader sees the old report or the new one.
@@ -40,12 +43,31 @@ struct ReportFile {
         return MigrationReport.startsLikeAReport(start)
     }
 
-    /// Refuses a report file that is one of `inputs` (the same file, by device and inode, whatever the path or
-    /// link that names it).
-    func checkNotAnInput(_ inputs: [String]) throws(CLIError) {
-        guard let report = FileIdentity(path: path) else { return }
-        for input in inputs where FileIdentity(path: input) == report {
-            throw .usage("'--report \(path)' names an input (\(input)): writing the report would replace it")
+    /// The files of a run that the report may not replace: the paths given (but `-`) and the dumps read, with the
+    /// files SQLite keeps beside each dump, and the store's (``StoreOptions/files``).
+    static func inputs(paths: [String], dumps: [String], store: StoreOptions?) -> [InputFile] {
+        paths.filter { $0 != "-" }.map { InputFile(path: $0, role: "an input") }
+            + dumps.filter { $0 != DumpReader.standardInputName }.flatMap {
+                [InputFile(path: $0, role: "an input")] + InputFile.sqliteCompanions(of: $0, "a dump")
+            }
+            + (store?.files ?? [])
+    }
+
+    /// Refuses a report file that is one of `inputs`: the same file, by device and inode, whatever the path or
+    /// link that names it, or the same name in the same folder, whether or not a file is there (a store's `-wal`
+    /// file comes and goes). With `standardInput` (a dump is read from `-`), the file stdin is is an input too.
+    func checkNotAnInput(_ inputs: [InputFile], standardInput: Bool) throws(CLIError) {
+        let report = FileIdentity(path: path)
+        if standardInput, let report, FileIdentity(descriptor: STDIN_FILENO) == report {
+            throw .usage(
+                "'--report \(path)' is the file the dump on stdin ('-') is read from: writing the report would "
+                    + "replace it")
+        }
+        let name = FileName(path: path)
+        for input in inputs {
+            let sameFile = report != nil && FileIdentity(path: input.path) == report
+            guard sameFile || (name != nil && FileName(path: input.path) == name) else { continue }
+            throw .usage("'--report \(path)' names \(input.role) (\(input.path)): writing the report would replace it")
         }
     }
 
@@ -111,11 +133,28 @@ struct ReportFile {
         CLIError(.ioError, "can't write the report \(path): \(String(cString: strerror(code)))")
     }
 
-    /// The folder the file is in. By hand: Foundation's `deletingLastPathComponent` traps on "." on Linux.
-    private var folder: String {
-        var trimmed = Substring(path)
-        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
-        guard let slash = trimmed.lastIndex(of: "/") else { return "." }
-        return slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
+    /// The folder the file is in.
+    private var folder: String { FileName.split(path).folder }
+}
+
+/// A file the report may not replace, and what it is, as the refusal names it.
+struct InputFile: Sendable {
+    /// The path, as given or as made from one given.
+    let path: String
+    /// What the file is: "an input", "the store's key file", "the store's -wal file".
+    let role: String
+
+    /// The files SQLite keeps beside a database it reads (`-wal`, `-shm`, `-journal`), beside `path` and beside
+    /// the file a link there leads to (where SQLite puts them); `owner` is what the database is ("the store").
+    static func sqliteCompanions(of path: String, _ owner: String) -> [InputFile] {
+        var bases = [path]
+        if let resolved = realpath(path, nil) {
+            let target = String(cString: resolved)
+            free(resolved)
+            if target != path { bases.append(target) }
+        }
+        return bases.flatMap { base in
+            ["-wal", "-shm", "-journal"].map { InputFile(path: base + $0, role: "\(owner)'s \($0) file") }
+        }
     }
 }

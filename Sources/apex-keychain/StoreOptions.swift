@@ -76,11 +76,17 @@ struct StoreOptions: Sendable {
     /// The store's path as messages show it (absolute).
     var storePath: String { storeURL.path }
 
-    /// Every file the store's options name: the store with its WAL and shared memory, its key file (named or
-    /// beside it) and a passphrase file.
-    var files: [String] {
-        let key = keyFile ?? SQLiteKeychainDatabase.defaultKeyFile(for: storeURL).path
-        return [storePath, storePath + "-wal", storePath + "-shm", key] + (passphraseFile.map { [$0] } ?? [])
+    /// Every file the store's options name, and what it is: the store with the files SQLite keeps beside it
+    /// (`-wal`, `-shm`, `-journal`), its key file (the one beside it, which a run without `--key-file` opens, and
+    /// the one named) and a passphrase file; whether or not they exist.
+    var files: [InputFile] {
+        var files = [InputFile(path: storePath, role: "the store")]
+        files += InputFile.sqliteCompanions(of: storePath, "the store")
+        let defaultKeyFile = SQLiteKeychainDatabase.defaultKeyFile(for: storeURL).path
+        files.append(InputFile(path: defaultKeyFile, role: "the store's key file"))
+        if let keyFile { files.append(InputFile(path: keyFile, role: "the store's key file")) }
+        if let passphraseFile { files.append(InputFile(path: passphraseFile, role: "the passphrase file")) }
+        return files
     }
 
     /// Opens the store and the keychain of the service.
