@@ -207,10 +207,19 @@ struct MigrateCommand: RunnableCommand {
             }
             let source = String(mapping[..<equals])
             if serviceMap[source] != nil { throw .usage("'--service-map' names the service '\(source)' twice") }
-            serviceMap[source] = String(mapping[mapping.index(after: equals)...])
+            let target = String(mapping[mapping.index(after: equals)...])
+            if ExactText.equal(target, Migration.ledgerService) {
+                throw .usage(
+                    "'--service-map \(mapping)': the service '\(target)' holds the migration's records; map to another "
+                        + "service")
+            }
+            serviceMap[source] = target
         }
         let bundleID = values.value(Self.bundleID)
         if bundleID == "" { throw .usage("'--bundle-id' must not be empty") }
+        if let bundleID, ExactText.equal(bundleID, Migration.ledgerService) {
+            throw .usage("'--bundle-id' can't be '\(bundleID)': that service holds the migration's records")
+        }
         importOptions = ImportOptions(
             bundleID: bundleID, serviceMap: serviceMap,
             androidBiometryAcceptsPasscode: values.flag(Self.androidBiometryAcceptsPasscode),

@@ -13,16 +13,17 @@ struct StoreListCommand: RunnableCommand {
                 Prints the keys of the service, one per line, sorted. With --all-services, prints the keys of \
                 every service as 'SERVICE<TAB>KEY' lines, sorted by service, then key, and the items of an \
                 access group other than the store's default (a migration keeps each item's group) as \
-                'SERVICE<TAB>KEY<TAB>ACCESS-GROUP' lines after them; the migration's own records (service \
-                'apex-keychain.migration') are left out. When the service has no item, stderr says so, and how \
-                many items the other services and access groups hold. Never prompts.
+                'SERVICE<TAB>KEY<TAB>ACCESS-GROUP' lines after them. The migration's own records (service \
+                'apex-keychain.migration') are listed too, and a note on stderr says what they are: an item there \
+                that the migration did not write is in sight. When the service has no item, stderr says so, and \
+                how many items the other services and access groups hold. Never prompts.
                 """,
             options: StoreOptions.definitions + [Self.allServices])
     }
 
     /// `--all-services`.
     static let allServices = OptionDefinition.flag(
-        "all-services", help: "List the keys of every service in the store (but the migration's records).")
+        "all-services", help: "List the keys of every service in the store, the migration's records too.")
 
     /// Which store, how to unlock it, which service.
     let store: StoreOptions
@@ -48,7 +49,7 @@ struct StoreListCommand: RunnableCommand {
             if keys.isEmpty { try await sayWhereItemsAre(opened) }
             return
         }
-        let places = try await opened.keysByPlace()
+        let places = try await opened.keysByPlace(includingLedger: true)
         var lines = ""
         // The default group's services first, then the other groups' (a third column names the group).
         for place in places where place.isDefaultGroup {
@@ -62,6 +63,15 @@ struct StoreListCommand: RunnableCommand {
         }
         try Console.write(lines)
         if places.isEmpty { Console.writeError("no items in \(DisplayText.escaped(opened.path))\n") }
+        let ledger = places.filter { ExactText.equal($0.service, Migration.ledgerService) }.reduce(0) {
+            $0 + $1.keys.count
+        }
+        if ledger > 0 {
+            Console.writeError(
+                "note: service '\(Migration.ledgerService)' holds the migration's records "
+                    + "(\(Console.counted(ledger, "item")); only 'migrate' and an app's start-up migration write there)\n"
+            )
+        }
     }
 
     /// On stderr: that the service has no item, and how many the other services and access groups hold.
@@ -95,10 +105,11 @@ struct KeysOfPlace {
 }
 
 extension OpenedStore {
-    /// The keys of every service and access group that hold the package's items, but the migration's records,
-    /// sorted by service, then group. The places come from the store's own items; each place's keys come from its
-    /// keychain, which leaves other libraries' items out and settles a write left staged by a crash.
-    func keysByPlace() async throws(CLIError) -> [KeysOfPlace] {
+    /// The keys of every service and access group that hold the package's items, sorted by service, then group;
+    /// the migration's records only when `includingLedger`. The places come from the store's own items; each
+    /// place's keys come from its keychain, which leaves other libraries' items out and settles a write left
+    /// staged by a crash.
+    func keysByPlace(includingLedger: Bool = false) async throws(CLIError) -> [KeysOfPlace] {
         let items: [ItemAttributes]
         do throws(DatabaseError) {
             items = try database.attributes(matching: ItemQuery(itemClass: .genericPassword, creator: apexCreator))
@@ -108,7 +119,7 @@ extension OpenedStore {
         // Byte for byte, as the store compares names (Strings compare by canonical equivalence).
         var seen = Set<ExactName>()
         var places: [(service: String, group: String)] = []
-        for item in items where !ExactText.equal(item.service, Migration.ledgerService) {
+        for item in items where includingLedger || !ExactText.equal(item.service, Migration.ledgerService) {
             if seen.insert(ExactName(item.service, item.accessGroup)).inserted {
                 places.append((item.service, item.accessGroup))
             }

@@ -22,13 +22,14 @@ struct StoreSetCommand: RunnableCommand {
                 'credentials:<server>', stdin is the password and the username is the label.
 
                 The item replaces any item under the key, with all its attributes. A protection the store's \
-                device can't give is refused (exit 1), never weakened.
+                device can't give is refused (exit 1), never weakened. The migration's own service \
+                ('apex-keychain.migration') is written only with --force.
                 """,
             arguments: [keyArgument],
             extraArgumentsHint: "the value is read from stdin, never from the command line",
             options: StoreOptions.definitions + [
                 Self.accessible, Self.accessControl, Self.authValidity, Self.synchronizable, Self.label, Self.username,
-                Self.keyStorage, Self.bytes, Self.allowEmpty,
+                Self.keyStorage, Self.bytes, Self.allowEmpty, Self.force,
             ])
     }
 
@@ -63,6 +64,9 @@ struct StoreSetCommand: RunnableCommand {
     /// `--allow-empty`.
     static let allowEmpty = OptionDefinition.flag(
         "allow-empty", help: "Store an empty value (an empty stdin is refused without it).")
+    /// `--force`.
+    static let force = OptionDefinition.flag(
+        "force", help: "Write into the migration's records (service 'apex-keychain.migration') anyway.")
 
     /// Which store, how to unlock it, which service.
     let store: StoreOptions
@@ -82,6 +86,8 @@ struct StoreSetCommand: RunnableCommand {
     let forceBytes: Bool
     /// Whether an empty value may be stored.
     let allowEmpty: Bool
+    /// Whether the migration's records may be written.
+    let force: Bool
 
     init(_ values: ParsedValues) throws(CLIError) {
         store = try StoreOptions(values)
@@ -95,6 +101,8 @@ struct StoreSetCommand: RunnableCommand {
         keyStorage = try values.enumeration(Self.keyStorage, KeyStorage.self)
         forceBytes = values.flag(Self.bytes)
         allowEmpty = values.flag(Self.allowEmpty)
+        force = values.flag(Self.force)
+        try ReservedService.check(store.service, force: force, .write)
         if username != nil {
             if CredentialsKey(key) == nil {
                 throw .usage("'--username' stores credentials: the key must be 'credentials' or 'credentials:<server>'")
@@ -106,6 +114,7 @@ struct StoreSetCommand: RunnableCommand {
 
     func run() async throws(CLIError) {
         let opened = try store.open()
+        try ReservedService.check(opened.keychain.service, force: force, .write)
         let profile = opened.database.deviceProfile
         if keyStorage != nil, profile != .android, profile != .android10 {
             throw .usage(
@@ -181,24 +190,37 @@ struct StoreRemoveCommand: RunnableCommand {
         CommandConfiguration(
             name: "remove",
             abstract: "Remove an item.",
-            discussion: "Removes the item under the key; a missing item is not an error. Prints nothing.",
+            discussion: """
+                Removes the item under the key; a missing item is not an error. Prints nothing. The migration's \
+                own records (service 'apex-keychain.migration') are removed only with --force.
+                """,
             arguments: [keyArgument],
-            options: StoreOptions.definitions)
+            options: StoreOptions.definitions + [Self.force])
     }
+
+    /// `--force`.
+    static let force = OptionDefinition.flag(
+        "force", help: "Remove one of the migration's records (service 'apex-keychain.migration') anyway.")
 
     /// Which store, how to unlock it, which service.
     let store: StoreOptions
     /// The item's key.
     let key: String
+    /// Whether the migration's records may be removed.
+    let force: Bool
 
     init(_ values: ParsedValues) throws(CLIError) {
         store = try StoreOptions(values)
         key = values.argument(keyArgument) ?? ""
+        force = values.flag(Self.force)
+        try ReservedService.check(store.service, force: force, .remove)
     }
 
     func run() async throws(CLIError) {
         let key = key
-        try await store.open().perform { keychain throws(KeychainError) in try await keychain.removeItem(key) }
+        let opened = try store.open()
+        try ReservedService.check(opened.keychain.service, force: force, .remove)
+        try await opened.perform { keychain throws(KeychainError) in try await keychain.removeItem(key) }
     }
 }
 
@@ -236,19 +258,15 @@ struct StoreClearCommand: RunnableCommand {
         store = try StoreOptions(values)
         yes = values.flag(Self.yes)
         force = values.flag(Self.force)
+        try ReservedService.check(store.service, force: force, .clear)
     }
 
     func run() async throws(CLIError) {
         let opened = try store.open()
         let service = opened.keychain.service
-        let shown = DisplayText.escaped(service)
         // The service, and the access group when it is not the default: what the question and the result name.
         let place = DisplayText.escaped(opened.place(service, opened.keychain.accessGroup))
-        if ExactText.equal(service, Migration.ledgerService), !force {
-            throw .usage(
-                "the service '\(shown)' holds the migration's records: without them a later migration can't tell "
-                    + "the items it wrote from other items; pass --force to clear it anyway")
-        }
+        try ReservedService.check(service, force: force, .clear)
         let count = try await opened.perform { keychain throws(KeychainError) in try await keychain.getAllKeys() }.count
         let items = Console.counted(count, "item")
         // A read-only store can't be cleared: the write below says so at once, without a question first.
@@ -267,6 +285,29 @@ struct StoreClearCommand: RunnableCommand {
         }
         try await opened.perform { keychain throws(KeychainError) in try await keychain.clear() }
         try Console.write("removed \(items) from \(place)\n")
+    }
+}
+
+/// The migration's own service (``Migration/ledgerService``, its records): the store commands that write or remove
+/// items refuse it without `--force`. An item written there from outside can stop every later migration of the
+/// store, or mark an app's start-up migration complete before it ran; without its records, a later migration can't
+/// tell the items it wrote from other items.
+enum ReservedService {
+    /// What a command does to the service's items.
+    enum Change {
+        case write, remove, clear
+    }
+
+    /// Refuses `service` (a usage error, 64) when it is the migration's, byte for byte, unless `force`.
+    static func check(_ service: String?, force: Bool, _ change: Change) throws(CLIError) {
+        guard let service, !force, ExactText.equal(service, Migration.ledgerService) else { return }
+        let why =
+            change == .write
+            ? "an item written there can stop later migrations of the store or mark one complete that never ran; "
+                + "pass --force to write it anyway"
+            : "without them a later migration can't tell the items it wrote from other items; pass --force to "
+                + (change == .remove ? "remove it anyway" : "clear it anyway")
+        throw .usage("the service '\(DisplayText.escaped(service))' holds the migration's records: \(why)")
     }
 }
 
