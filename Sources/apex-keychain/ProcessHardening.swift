@@ -9,11 +9,24 @@ import Foundation
 /// they are written, so a crash must not copy them into a core file, and memory the tool frees must not keep
 /// them.
 enum ProcessHardening {
-    /// Turns core dumps off (and ptrace by other processes of the user), unless `APEX_KEYCHAIN_CORE_DUMPS=1`
-    /// asks for them to debug the tool itself.
+    /// Whether `APEX_KEYCHAIN_CORE_DUMPS=1` asks to debug the tool itself: then it keeps core dumps and the
+    /// Swift runtime's backtracer.
+    static var debugging: Bool { ProcessInfo.processInfo.environment["APEX_KEYCHAIN_CORE_DUMPS"] == "1" }
+
+    /// Turns core dumps off (and ptrace by other processes of the user), unless ``debugging``.
     static func disableCoreDumps() {
-        guard ProcessInfo.processInfo.environment["APEX_KEYCHAIN_CORE_DUMPS"] != "1" else { return }
+        guard !debugging else { return }
         _ = apex_disable_core_dumps()
+    }
+
+    /// Turns the Swift runtime's backtracer off, unless ``debugging``: the crash signals it catches (SIGQUIT,
+    /// SIGSEGV, ...) get their default action back, and end the tool at once. The backtracer would read the memory
+    /// of a process that holds decrypted values, offer on the terminal to attach a debugger to it, and keep the
+    /// terminal's echo off while it waits (30 s). The runtime installs its handlers before `main` (unless
+    /// `SWIFT_BACKTRACE` says not to); they are replaced first thing, in each start of the tool.
+    static func disableBacktracer() {
+        guard !debugging else { return }
+        _ = apex_default_crash_signals()
     }
 
     /// glibc's allocator settings under which freed memory keeps no secret: every freed block is overwritten

@@ -1,8 +1,10 @@
 import CGlibc
 import Foundation
 
-// Secrets of the dumps are in this process's memory until they are written: no core file may copy them, and
-// memory freed after they are written is wiped. Both before anything is read.
+// Secrets of the dumps are in this process's memory until they are written: no core file or backtracer may copy
+// them, and memory freed after they are written is wiped. All before anything is read; the backtracer first, in
+// each start (the restart that wipes freed memory runs this again).
+ProcessHardening.disableBacktracer()
 ProcessHardening.wipeFreedMemory()
 ProcessHardening.disableCoreDumps()
 

@@ -45,12 +45,15 @@ final class PseudoTerminal {
     private static let spawnSetSID: Int16 = 0x80
 
     /// Starts `program` with `arguments` in a new session, with this terminal as its stdin, stdout, stderr and
-    /// controlling terminal.
+    /// controlling terminal, and without the Swift runtime's backtracer unless `environment` sets
+    /// `SWIFT_BACKTRACE`.
     /// - Parameters:
     ///   - stdout: a file to send stdout to instead of the terminal.
+    ///   - stdin: a file to open (read-write: a FIFO then never ends) as stdin instead of the terminal.
     ///   - environment: variables to set (or replace).
     func spawn(
-        _ program: String, _ arguments: [String], stdout: String? = nil, environment extra: [String: String] = [:]
+        _ program: String, _ arguments: [String], stdout: String? = nil, stdin: String? = nil,
+        environment extra: [String: String] = [:]
     ) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         var attributes = posix_spawnattr_t()
@@ -62,13 +65,17 @@ final class PseudoTerminal {
         }
         // A session leader that opens a terminal without O_NOCTTY makes it its controlling terminal.
         posix_spawnattr_setflags(&attributes, Self.spawnSetSID)
-        posix_spawn_file_actions_addopen(&actions, 0, terminalPath, O_RDWR, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, terminalPath, O_RDWR, 0)
+        if let stdin {
+            posix_spawn_file_actions_addopen(&actions, 0, stdin, O_RDWR, 0)
+        } else {
+            posix_spawn_file_actions_adddup2(&actions, 2, 0)
+        }
         if let stdout {
             posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         } else {
-            posix_spawn_file_actions_adddup2(&actions, 0, 1)
+            posix_spawn_file_actions_adddup2(&actions, 2, 1)
         }
-        posix_spawn_file_actions_adddup2(&actions, 0, 2)
         let argv = ([program] + arguments).map { strdup($0) } + [nil]
         // Without the Swift runtime's backtracer, which handles SIGQUIT (and asks on the terminal for 30 s).
         var environment = ProcessInfo.processInfo.environment
