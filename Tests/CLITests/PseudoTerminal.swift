@@ -65,6 +65,12 @@ final class PseudoTerminal {
         }
         // A session leader that opens a terminal without O_NOCTTY makes it its controlling terminal.
         posix_spawnattr_setflags(&attributes, Self.spawnSetSID)
+        // Nothing else of the test process leaks into the tool: a write end of another test's pipe, held by a tool
+        // that waits, would keep that test's child from ever seeing the end of its input.
+        let closeFrom = try Self.libc(
+            "posix_spawn_file_actions_addclosefrom_np",
+            as: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+        try #require(closeFrom(&actions, 3) == 0)
         posix_spawn_file_actions_addopen(&actions, 2, terminalPath, O_RDWR, 0)
         if let stdin {
             posix_spawn_file_actions_addopen(&actions, 0, stdin, O_RDWR, 0)
