@@ -55,7 +55,7 @@ struct ReportFile {
 
     /// Refuses a report file that is one of `inputs`: the same file, by device and inode, whatever the path or
     /// link that names it, or the same name in the same folder, whether or not a file is there (a store's `-wal`
-    /// file comes and goes). With `standardInput` (a dump is read from `-`), the file stdin is is an input too.
+    /// file comes and goes). With `standardInput` (a dump is read from `-`), the file stdin reads is an input too.
     func checkNotAnInput(_ inputs: [InputFile], standardInput: Bool) throws(CLIError) {
         let report = FileIdentity(path: path)
         if standardInput, let report, FileIdentity(descriptor: STDIN_FILENO) == report {
