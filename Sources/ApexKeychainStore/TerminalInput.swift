@@ -8,8 +8,9 @@ import Synchronization
 /// Reading a secret from the controlling terminal (`/dev/tty`) with echo off. The terminal rather than stdin,
 /// so that stdin stays free for values.
 ///
-/// While echo is off, a signal that ends the process (SIGINT from Ctrl-C, SIGQUIT, SIGTERM, SIGHUP) first
-/// restores the terminal as it was, then takes its course: a shell is never left without echo. Signals the
+/// While echo is off, a signal that ends the process (SIGINT from Ctrl-C, SIGQUIT, SIGTERM, SIGHUP, and a crash:
+/// SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP) first restores the terminal as it was, then takes its
+/// course: a shell is never left without echo. Signals the
 /// process ignores stay ignored; a handler installed before is put back and runs.
 public enum TerminalInput {
     /// One read at a time: the terminal's saved state has one slot.
@@ -91,15 +92,17 @@ public enum TerminalInput {
 /// the saved terminal state and the previous actions, in memory allocated once), and calls only `tcsetattr`,
 /// `sigaction` and `raise`.
 private enum EchoRestorer {
-    static let signals: [Int32] = [SIGINT, SIGQUIT, SIGTERM, SIGHUP]
+    /// The signals that end a process: asked for (SIGINT from Ctrl-C, SIGQUIT, SIGTERM, SIGHUP), and the crash
+    /// signals (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP), which the tool leaves at their default action.
+    static let signals: [Int32] = [SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP]
     /// The terminal's descriptor while a read is under way, else -1.
     static let terminal = Atomic<Int32>(-1)
     /// The terminal state to restore.
     nonisolated(unsafe) static let saved = UnsafeMutablePointer<termios>.allocate(capacity: 1)
     /// The action each of ``signals`` had before, in the same order.
-    nonisolated(unsafe) static let previous = UnsafeMutablePointer<sigaction>.allocate(capacity: 4)
+    nonisolated(unsafe) static let previous = UnsafeMutablePointer<sigaction>.allocate(capacity: signals.count)
     /// Whether ``signals``' handler was installed (a signal that was ignored is left ignored).
-    nonisolated(unsafe) static let installed = UnsafeMutablePointer<Bool>.allocate(capacity: 4)
+    nonisolated(unsafe) static let installed = UnsafeMutablePointer<Bool>.allocate(capacity: signals.count)
 
     /// The index of `number` in ``signals``.
     static func index(_ number: Int32) -> Int {
@@ -107,7 +110,13 @@ private enum EchoRestorer {
         case SIGINT: 0
         case SIGQUIT: 1
         case SIGTERM: 2
-        default: 3
+        case SIGHUP: 3
+        case SIGSEGV: 4
+        case SIGBUS: 5
+        case SIGILL: 6
+        case SIGFPE: 7
+        case SIGABRT: 8
+        default: 9
         }
     }
 

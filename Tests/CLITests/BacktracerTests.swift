@@ -40,8 +40,10 @@ struct BacktracerTests {
         }
     }
 
-    @Test("SIGQUIT at a secret prompt ends the tool at once, by SIGQUIT: no backtracer, and echo is back on")
-    func quitAtPrompt() async throws {
+    @Test(
+        "SIGQUIT or a crash signal at a secret prompt ends the tool at once, by that signal: no backtracer, and echo is back on",
+        arguments: [SIGQUIT, SIGSEGV, SIGBUS, SIGABRT])
+    func signalAtPrompt(_ signal: Int32) async throws {
         let store = try await sandbox.initStore()
         let binary = try #require(CLIBinary.url)
         let terminal = try PseudoTerminal()
@@ -56,9 +58,9 @@ struct BacktracerTests {
         }
         try #require(terminal.waitFor("Value for 'k' in service 'apex-keychain': "), "no prompt")
         try #require(terminal.waitForEchoOff(), "echo is off at the prompt")
-        let (status, seconds) = Self.end(pid, with: SIGQUIT, on: terminal)
-        let ended = try #require(status, "the tool was still running 20 s after SIGQUIT")
-        #expect(ended & 0x7F == SIGQUIT, "the tool ended with status \(ended)")
+        let (status, seconds) = Self.end(pid, with: signal, on: terminal)
+        let ended = try #require(status, "the tool was still running 20 s after signal \(signal)")
+        #expect(ended & 0x7F == signal, "the tool ended with status \(ended)")
         #expect(seconds < 10, "it took \(seconds) s")
         #expect(!Self.showsBacktracer(terminal.transcript), "\(terminal.transcript)")
         #expect(terminal.echoes, "echo is back on")
