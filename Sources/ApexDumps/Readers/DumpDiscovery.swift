@@ -6,8 +6,8 @@ extension DumpReader {
     /// by their names.
     ///
     /// Left out: hidden files and folders, SQLite's `-wal`, `-shm` and `-journal` companions (the SQLite reader
-    /// takes them with their database), FIFOs, sockets and devices (a link to one is kept, and its read refused),
-    /// links to folders, links to nothing (or in a loop), and in an Android app data folder (a folder with
+    /// takes them with their database), FIFOs, sockets, devices and links to them, links to folders, links to
+    /// nothing (or in a loop), and in an Android app data folder (a folder with
     /// `shared_prefs/`) every subfolder but `shared_prefs/` and `files/datastore/`, so that the app's own
     /// databases, caches and files are not read.
     ///
@@ -70,9 +70,10 @@ extension DumpReader {
                 found.append(path)
             } else if scope == .everything, type == .typeSymbolicLink {
                 // A link to a file is read as the file. One to a folder is not looked at, nor one to nothing (an
-                // app folder pulled from a phone has `lib` -> `/data/app/…`) or in a loop: nothing to read there.
-                var isDirectory: ObjCBool = false
-                if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                // app folder pulled from a phone has `lib` -> `/data/app/…`) or in a loop, nor one to a device, a
+                // FIFO or a socket, which are left out themselves: nothing to read there.
+                var target = stat()
+                if stat(path, &target) == 0, target.st_mode & S_IFMT == S_IFREG {
                     found.append(path)
                 }
             }

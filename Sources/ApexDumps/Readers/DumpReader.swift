@@ -83,7 +83,8 @@ public enum DumpReader {
     /// Reads every dump the paths name. A file is read as ``read(path:)`` reads it, and one that is not a keychain
     /// dump is an error. A folder is searched with ``discover(_:)``; each file found in it is read, and one that
     /// is not a keychain dump (``DumpError/Kind/notADump``) is skipped and listed (``DumpScan/Entry/skipped(_:)``). A file
-    /// met twice is read once.
+    /// met twice (named twice, or reached again by a link or a hard link) is read once, under the path it was
+    /// first met by.
     ///
     /// - Parameters:
     ///   - paths: files and folders.
@@ -95,9 +96,7 @@ public enum DumpReader {
     public static func scan(paths: [String], standardInput: Int32? = nil) throws(DumpError) -> DumpScan {
         var scan = DumpScan()
         var seen: Set<String> = []
-        func firstTime(_ path: String) -> Bool {
-            seen.insert(URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path).inserted
-        }
+        func firstTime(_ path: String) -> Bool { seen.insert(fileIdentity(path)).inserted }
         for path in paths {
             if path == "-", let standardInput {
                 scan.entries.append(.dump(try read(stream: standardInput, name: standardInputName), inFolder: false))
@@ -116,6 +115,16 @@ public enum DumpReader {
             }
         }
         return scan
+    }
+
+    /// What tells one file from another: its device and inode, so that a file reached by a link or a hard link
+    /// is the same file; its resolved path when it can't be looked up (the read then says why).
+    private static func fileIdentity(_ path: String) -> String {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            return URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
+        }
+        return "\(info.st_dev):\(info.st_ino)"
     }
 
     /// The dumps of ``scan(paths:standardInput:)``, without the files it skipped.
