@@ -45,19 +45,44 @@ public enum DataStoreReader {
     /// parses strictly when the prefix holds all of it. Most other files fail on their first byte, so they are
     /// never read whole.
     static func mayBePreferenceMap(prefix: Data, size: Int) -> Bool {
+        guard let (start, length) = firstEntry(prefix), length <= size - start else { return false }
+        let end = start + length
+        return end > prefix.count || isPreferenceMap(prefix.prefix(end))
+    }
+
+    /// Where the first map entry's bytes start and how many there are, when `bytes` start with field 1,
+    /// length-delimited, and a length that fits in an `Int` (nil otherwise).
+    private static func firstEntry(_ prefix: Data) -> (start: Int, length: Int)? {
         let bytes = [UInt8](prefix.prefix(11))
-        guard bytes.first == 0x0A else { return false }
+        guard bytes.first == 0x0A else { return nil }
         var length = 0
         var index = 1
         while true {
-            guard index < bytes.count, index <= 10 else { return false }
+            guard index < bytes.count, index <= 10 else { return nil }
             length |= Int(bytes[index] & 0x7F) << (7 * (index - 1))
             index += 1
             if bytes[index - 1] & 0x80 == 0 { break }
         }
-        guard length >= 0, length <= size - index else { return false }
-        let end = index + length
-        return end > prefix.count || isPreferenceMap(prefix.prefix(end))
+        return length >= 0 ? (index, length) : nil
+    }
+
+    /// The ending of a DataStore file's name: androidx names each file `<name>.preferences_pb`.
+    static let fileNameSuffix = ".preferences_pb"
+
+    /// Whether a file is recognisably meant to be a DataStore file, though it may not parse: its name ends in
+    /// ``fileNameSuffix``, or its first bytes are a whole map entry that parses strictly (see
+    /// ``startsWithPreferenceEntry(_:)``). Such a file that fails the full parse is damaged (an interrupted
+    /// `adb pull` cuts it short), not another kind of file: skipped, the stale copy of its entries in
+    /// SharedPreferences would be migrated in its place.
+    static func isRecognisable(_ data: Data, path: String) -> Bool {
+        path.hasSuffix(fileNameSuffix) || startsWithPreferenceEntry(data)
+    }
+
+    /// Whether `data` starts with a whole `PreferenceMap` entry (field 1, length-delimited) that parses strictly,
+    /// with a key and a value: a start that arbitrary binary data or text does not have by chance.
+    static func startsWithPreferenceEntry(_ data: Data) -> Bool {
+        guard let (start, length) = firstEntry(data), length > 0, length <= data.count - start else { return false }
+        return isPreferenceMap(data.prefix(start + length))
     }
 
     /// Parses a `PreferenceMap`; `strict` also refuses unknown fields.

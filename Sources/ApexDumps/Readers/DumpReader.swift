@@ -10,7 +10,9 @@ import Foundation
 /// A path is a dump file or a folder. A file's format comes from its bytes, never its name: a `bplist` header or
 /// an XML document whose root is `<plist>` is an iOS plist, a SQLite header a keychain export, an XML document
 /// whose root is `<map>` a SharedPreferences file, a JSON array or object objection's output, and a buffer that
-/// parses completely and strictly as a protobuf `PreferenceMap` with at least one entry a DataStore file. A file
+/// parses completely and strictly as a protobuf `PreferenceMap` with at least one entry a DataStore file (one
+/// named `*.preferences_pb`, or that starts with a whole preference entry, and does not parse is malformed: a
+/// damaged DataStore file, never skipped in favour of an older SharedPreferences copy). A file
 /// whose format no reader knows, that is empty, or that its reader finds to hold no keychain data (an app's
 /// `Info.plist`, a `package.json`) is not a keychain dump (``DumpError/Kind/notADump``): a folder's search skips
 /// it and says so (``DumpScan/skipped``); named, it is an error.
@@ -170,7 +172,9 @@ public enum DumpReader {
             }
         }
         // A file that can't be any format (a photo, a video) is not read past its first bytes, however large.
-        guard detectByPrefix(prefix) != nil || DataStoreReader.mayBePreferenceMap(prefix: prefix, size: file.size)
+        guard
+            detectByPrefix(prefix) != nil || DataStoreReader.mayBePreferenceMap(prefix: prefix, size: file.size)
+                || path.hasSuffix(DataStoreReader.fileNameSuffix)
         else { return .notADump(unknownFormat(path, start: prefix)) }
         guard file.size <= DumpLimits.maxFileBytes else { throw tooLarge(path) }
         var data = prefix
@@ -184,7 +188,11 @@ public enum DumpReader {
 
     /// The dump in `data` (not SQLite), or why it is none.
     private static func parse(_ data: consuming Data, path: String) throws(DumpError) -> Loaded {
-        guard let format = detect(data) else { return .notADump(unknownFormat(path, start: data)) }
+        guard let format = detect(data) else {
+            // A DataStore file that does not parse is damaged, not a file to skip (its reader says what is wrong).
+            if DataStoreReader.isRecognisable(data, path: path) { return try parse(data, .dataStore, path: path) }
+            return .notADump(unknownFormat(path, start: data))
+        }
         if format == .iosPlist {
             // Passed on, not kept: the reader drops the file's bytes once parsed, before it makes the items.
             do {
