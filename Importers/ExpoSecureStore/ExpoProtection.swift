@@ -29,10 +29,12 @@ package enum ExpoProtectionMapping {
 
     /// An iOS item's class and access control as found, mapped: the class inside the access control wins over a
     /// different `pdmn` (the keychain resets `pdmn` to it, with a note); an item with neither is blocked with
-    /// `missing` as the reason.
+    /// `missing` as the reason, and one whose `pdmn`, `accc` or `sync` can't be read with
+    /// ``KeychainRecord/unreadableProtection``.
     package static func iosProtection(
         _ record: KeychainRecord, missing: String
     ) -> Result<ExpoProtection, Blocked> {
+        if let unreadable = record.unreadableProtection { return .failure(Blocked(unreadable)) }
         var notes: [String] = []
         let inner = record.accessControl?.protection
         var pdmn = record.protection

@@ -230,7 +230,7 @@ struct IOSImport {
         let mapped: MappedProtection
         do throws(Blocked) {
             mapped = try IOSProtectionMapping.map(
-                pdmn: record.protection, accessControl: record.accessControl, undecodedAccessControl: undecoded,
+                unreadable: record.unreadableProtection, pdmn: record.protection, accessControl: record.accessControl, undecodedAccessControl: undecoded,
                 synchronizable: record.synchronizable)
         } catch {
             let target = TargetItem.unknownProtection(

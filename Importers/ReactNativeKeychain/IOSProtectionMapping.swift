@@ -11,13 +11,17 @@ struct MappedProtection: Equatable {
 enum IOSProtectionMapping {
     /// The mapping of one item.
     /// - Parameters:
+    ///   - unreadable: why the item's protection is unknown when the dump's `pdmn`, `accc` or `sync` for it can't
+    ///     be read (``KeychainRecord/unreadableProtection``); the item is then blocked with it.
     ///   - pdmn: `pdmn` as found.
     ///   - accessControl: `accc`, decoded.
     ///   - undecodedAccessControl: whether the dump has an `accc` its reader could not decode.
     ///   - synchronizable: `sync`.
     static func map(
-        pdmn: String?, accessControl: AccessControlDescription?, undecodedAccessControl: Bool, synchronizable: Bool
+        unreadable: String? = nil, pdmn: String?, accessControl: AccessControlDescription?,
+        undecodedAccessControl: Bool, synchronizable: Bool
     ) throws(Blocked) -> MappedProtection {
+        if let unreadable { throw Blocked(unreadable) }
         if accessControl == nil, undecodedAccessControl {
             throw Blocked(
                 "the item has an access control (accc) the dump reader could not decode, so its protection is unknown")

@@ -369,21 +369,12 @@ struct IOSPlistReaderTests {
                 "item 1: crtr is a number that is not a 32-bit four-character code"
             ),
             ("crtr data", with("crtr", Data([1, 2, 3, 4])), "item 1: crtr is data, expected an integer"),
-            ("sync 2", with("sync", 2), "item 1: sync is a number other than 0 or 1"),
-            ("sync text", with("sync", "yes"), "item 1: sync is a string, expected 0, 1 or a boolean"),
             ("cdat bad text", with("cdat", "yesterday"), "item 1: cdat is text that is not a date"),
             ("mdat data", with("mdat", Data()), "item 1: mdat is data, expected a date"),
             ("port out of range", with("port", 70_000), "item 1: port is not a port number"),
             ("port a boolean", with("port", true), "item 1: port is a boolean, expected an integer"),
-            ("pdmn not UTF-8", with("pdmn", Data([0xFF])), "item 1: pdmn is data that is not UTF-8 text"),
             ("agrp a number", with("agrp", 1), "item 1: agrp is a number, expected a string"),
             ("labl an array", with("labl", ["x"]), "item 1: labl is an array, expected a string or data"),
-            ("accc a number", with("accc", 1), "item 1: accc is a number, expected data or text"),
-            ("accc bad DER", with("accc", Data([0x31, 0x84, 0xFF, 0xFF, 0xFF, 0xFF])), "item 1: accc: DER length"),
-            (
-                "accc bad text", with("accc", "<SecAccessControlRef: 0x1234>"),
-                "item 1: accc is text that is not an access-control description"
-            ),
             ("class not an array", xml(["genp": "s3cr3t"]), "genp is a string, expected an array of items"),
             // Every class is checked to be an array before any item is read.
             (
@@ -425,10 +416,6 @@ struct IOSPlistReaderTests {
             (
                 "svce <data> not Base64", xmlItems([xmlItem(data: "svce", "!!!!")]),
                 "item 1: svce is <data> that is not valid Base64"
-            ),
-            (
-                "accc <data> not Base64", xmlItems([xmlItem(data: "accc", "MQ=")]),
-                "item 1: accc is <data> that is not valid Base64"
             ),
             (
                 "extra <data> not Base64", xmlItems([xmlItem(data: "v_PersistentRef", "QUJDRA==QUJD")]),
@@ -543,6 +530,41 @@ struct IOSPlistReaderTests {
                     + Array(repeating: [0, 6], count: count).flatMap { $0 },
                 shared,
             ], refSize: 2)
+    }
+
+    /// A `pdmn`, `sync` or `accc` that can't be read: the item's protection is unknown, the dump reads.
+    static let unreadableProtection: [(name: String, data: Data, key: String, message: String)] = {
+        let item = ["class": "genp", "v_Data": Data(secret.utf8)] as [String: Any]
+        func with(_ key: String, _ value: Any) -> Data { xml([item.merging([key: value]) { $1 }]) }
+        return [
+            ("sync 2", with("sync", 2), "sync", "sync is a number other than 0 or 1"),
+            ("sync text", with("sync", "yes"), "sync", "sync is a string, expected 0, 1 or a boolean"),
+            ("pdmn not UTF-8", with("pdmn", Data([0xFF])), "pdmn", "pdmn is data that is not UTF-8 text"),
+            ("pdmn a number", with("pdmn", 7), "pdmn", "pdmn is a number, expected a string"),
+            ("accc a number", with("accc", 1), "accc", "accc is a number, expected data or text"),
+            ("accc bad DER", with("accc", Data([0x31, 0x84, 0xFF, 0xFF, 0xFF, 0xFF])), "accc", "accc: DER length"),
+            (
+                "accc bad text", with("accc", "<SecAccessControlRef: 0x1234>"), "accc",
+                "accc is text that is not an access-control description"
+            ),
+            (
+                "accc <data> not Base64", xmlItems([xmlItem(data: "accc", "MQ=")]), "accc",
+                "accc is <data> that is not valid Base64"
+            ),
+        ]
+    }()
+
+    @Test(
+        "a pdmn, sync or accc that can't be read is the item's: its protection is unknown, named, the dump reads",
+        arguments: unreadableProtection.indices)
+    func unreadableProtectionAttribute(index: Int) throws {
+        let (name, data, key, message) = Self.unreadableProtection[index]
+        let records = try IOSPlistReader.read(data, path: "in/dump.plist")
+        #expect(records.count == 1, "\(name)")
+        #expect(records.first?.unreadable.keys.sorted() == [key], "\(name)")
+        #expect(records.first?.unreadable[key]?.hasPrefix(message) == true, "\(name): \(records.first?.unreadable ?? [:])")
+        #expect(records.first?.unreadableProtection?.contains(message) == true, "\(name)")
+        #expect(records.first?.itemClass == "genp", "\(name)")
     }
 
     @Test(

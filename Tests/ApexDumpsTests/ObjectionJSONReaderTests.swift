@@ -172,6 +172,21 @@ struct ObjectionJSONReaderTests {
             ])
     }
 
+    @Test("access_control words that do not decode make that item's protection unknown; the dump reads")
+    func unreadableAccessControl() throws {
+        let records = try Self.read([
+            Self.item(["access_control": "kSecAccessControlSomethingNew"]), Self.item(["access_control": "None"]),
+        ])
+        #expect(records.count == 2)
+        #expect(records[0].accessControl == nil)
+        #expect(
+            records[0].unreadable
+                == ["accc": "access_control (accc) is not a list of objection's access-control flag words"])
+        #expect(records[0].extra["accc"] == "kSecAccessControlSomethingNew")
+        #expect(records[0].unreadableProtection?.hasPrefix("the item's protection is unknown: access_control") == true)
+        #expect(records[1].unreadable.isEmpty)
+    }
+
     // MARK: data and dataHex
 
     static let valueCases: [(name: String, data: String?, hex: String?, itemClass: String, expected: DumpValue)] = [
@@ -277,10 +292,6 @@ struct ObjectionJSONReaderTests {
                 "item 1: creator is neither a decimal number nor four characters"
             ),
             ("creator too large", with("creator", "4294967296"), "item 1: creator is neither"),
-            (
-                "access_control unknown word", with("access_control", "s3cr3t"),
-                "item 1: access_control is not a list of objection's"
-            ),
             ("unknown field nested 42 deep", with("future", deepField), "item 1: future nests deeper than 32 levels"),
         ]
     }()

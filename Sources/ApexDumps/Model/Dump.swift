@@ -145,6 +145,7 @@ public struct KeychainRecord: Sendable, Equatable {
         var accessControl: AccessControlDescription?
         var extra: [String: String]
         var unrecorded: Set<String>
+        var unreadable: [String: String]
     }
 
     private final class Storage: @unchecked Sendable {
@@ -275,6 +276,27 @@ public struct KeychainRecord: Sendable, Equatable {
         _modify { yield &unique.fields.unrecorded }
     }
 
+    /// The attributes the dump holds for this item but that can't be read, by name, with what is wrong (never a
+    /// value): a `pdmn` that is a number, a `sync` other than 0 or 1, an `accc` that does not decode. The
+    /// attribute is then left at its default (``protection`` nil, ``synchronizable`` false, ``accessControl``
+    /// nil, an undecoded `accc` kept in ``extra``), and the item alone pays for it: see
+    /// ``unreadableProtection``.
+    public var unreadable: [String: String] {
+        get { storage.fields.unreadable }
+        _modify { yield &unique.fields.unreadable }
+    }
+
+    /// The attributes that decide an item's protection, in the order ``unreadableProtection`` names them.
+    public static let protectionAttributes = ["pdmn", "accc", "sync"]
+
+    /// Why the item's protection is unknown when its `pdmn`, `accc` or `sync` can't be read (``unreadable``),
+    /// naming each such attribute; nil when they can. An importer blocks such an item rather than guess.
+    public var unreadableProtection: String? {
+        let problems = Self.protectionAttributes.compactMap { unreadable[$0] }
+        guard !problems.isEmpty else { return nil }
+        return "the item's protection is unknown: " + problems.joined(separator: "; ")
+    }
+
     /// Whether the dump's format does not say if the item synchronizes through iCloud Keychain (`sync` is
     /// ``unrecorded``: objection's JSON); ``synchronizable`` is then false.
     public var synchronizableUnknown: Bool { unrecorded.contains("sync") }
@@ -286,7 +308,8 @@ public struct KeychainRecord: Sendable, Equatable {
         label: String? = nil, creator: UInt32? = nil, synchronizable: Bool = false, createdAt: Date? = nil,
         modifiedAt: Date? = nil, server: String? = nil, protocolCode: String? = nil, port: Int? = nil,
         path: String? = nil, authenticationType: String? = nil, securityDomain: String? = nil,
-        accessControl: AccessControlDescription? = nil, extra: [String: String] = [:], unrecorded: Set<String> = []
+        accessControl: AccessControlDescription? = nil, extra: [String: String] = [:], unrecorded: Set<String> = [],
+        unreadable: [String: String] = [:]
     ) {
         storage = Storage(
             Fields(
@@ -294,7 +317,8 @@ public struct KeychainRecord: Sendable, Equatable {
                 value: value, protection: protection, accessGroup: accessGroup, label: label, creator: creator,
                 synchronizable: synchronizable, createdAt: createdAt, modifiedAt: modifiedAt, server: server,
                 protocolCode: protocolCode, port: port, path: path, authenticationType: authenticationType,
-                securityDomain: securityDomain, accessControl: accessControl, extra: extra, unrecorded: unrecorded))
+                securityDomain: securityDomain, accessControl: accessControl, extra: extra, unrecorded: unrecorded,
+                unreadable: unreadable))
     }
 
     public static func == (a: KeychainRecord, b: KeychainRecord) -> Bool {

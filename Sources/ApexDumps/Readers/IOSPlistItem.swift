@@ -25,7 +25,7 @@ struct PlistItem {
             // Before anything is copied or converted: a shared value is one object however often it is used.
             budget.bytes -= key.utf8.count + value.expandedByteCount(asHex: false)
             guard budget.bytes >= 0 else { throw IOSPlistReader.expands(path, budget) }
-            if case .damagedData(let why) = value, key != "v_Data" {
+            if case .damagedData(let why) = value, key != "v_Data", !Self.protectionKeys.contains(key) {
                 throw error("\(key) is <data> that is not valid Base64 (\(why))")
             }
             switch key {
@@ -34,11 +34,9 @@ struct PlistItem {
             case "acct": record.account = try bytes(value, key)
             case "gena": record.generic = try bytes(value, key)
             case "v_Data": record.value = try secret(value)
-            case "pdmn": record.protection = IOSAttributes.protectionCode(try text(value, key))
             case "agrp": record.accessGroup = try text(value, key)
             case "labl": record.label = try blobText(value, key, extra: &record.extra)
             case "crtr": record.creator = try creator(value)
-            case "sync": record.synchronizable = try synchronizable(value)
             case "cdat": record.createdAt = try date(value, key)
             case "mdat": record.modifiedAt = try date(value, key)
             case "srvr": record.server = try blobText(value, key, extra: &record.extra)
@@ -47,7 +45,15 @@ struct PlistItem {
             case "path": record.path = try blobText(value, key, extra: &record.extra)
             case "atyp": record.authenticationType = try blobText(value, key, extra: &record.extra)
             case "sdmn": record.securityDomain = try blobText(value, key, extra: &record.extra)
-            case "accc": record.accessControl = try accessControl(value)
+            case "pdmn", "sync", "accc":
+                // What decides the item's protection: one that can't be read makes this item's protection unknown
+                // (its importer blocks it), not the whole dump unreadable.
+                do throws(DumpError) {
+                    try protection(key, value, into: &record)
+                } catch {
+                    record.unreadable[key] = problem(error)
+                    if key == "accc" { record.extra[key] = Self.undecodedText(value) }
+                }
             default:
                 // Data is kept as `hex:…` text, twice its size and then some.
                 budget.bytes -= value.expandedByteCount(asHex: true) - value.expandedByteCount(asHex: false)
@@ -75,6 +81,35 @@ struct PlistItem {
 
     private func error(_ message: String) -> DumpError {
         DumpError(.malformed, path: path, "\(item.location): \(message)")
+    }
+
+    /// The attributes that decide an item's protection (``KeychainRecord/protectionAttributes``).
+    private static let protectionKeys = Set(KeychainRecord.protectionAttributes)
+
+    /// `pdmn`, `sync` or `accc` into the record; throws what is wrong with one that can't be read.
+    private func protection(_ key: String, _ value: Found, into record: inout KeychainRecord) throws(DumpError) {
+        if case .damagedData(let why) = value { throw error("\(key) is <data> that is not valid Base64 (\(why))") }
+        switch key {
+        case "pdmn": record.protection = IOSAttributes.protectionCode(try text(value, key))
+        case "sync": record.synchronizable = try synchronizable(value)
+        default: record.accessControl = try accessControl(value)
+        }
+    }
+
+    /// What is wrong, without the item's location (``KeychainRecord/unreadable`` is the item's own).
+    private func problem(_ error: DumpError) -> String {
+        let prefix = item.location + ": "
+        return error.message.hasPrefix(prefix) ? String(error.message.dropFirst(prefix.count)) : error.message
+    }
+
+    /// An `accc` that does not decode, as ``KeychainRecord/extra`` keeps it (an access control is no secret):
+    /// data as `hex:…`, text as found, anything else by its kind.
+    private static func undecodedText(_ value: Found) -> String {
+        switch value {
+        case .data(let data): "hex:" + IOSAttributes.hex(data)
+        case .string(let text): text
+        default: value.kindName
+        }
     }
 
     private func inferredClass() throws(DumpError) -> String {

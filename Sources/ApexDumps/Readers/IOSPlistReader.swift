@@ -17,6 +17,11 @@ import Synchronization
 /// `labl`, `srvr`, `path`, `atyp` and `sdmn` data that is not UTF-8 is kept in `extra` as `hex:…`. Every other
 /// key is kept in ``KeychainRecord/extra`` as text (data as `hex:…`).
 ///
+/// A `pdmn`, `sync` or `accc` that can't be read (a `pdmn` number, a `sync` of 2, an `accc` that does not decode)
+/// is that item's problem, not the dump's: it goes to ``KeychainRecord/unreadable`` with what is wrong, the item's
+/// protection is unknown (``KeychainRecord/unreadableProtection``: its importer blocks it), and the other items
+/// read as they are.
+///
 /// An item's class is its `class`; else the dictionary key it sits under; else, in the array form, `inet` when
 /// it has an internet-password attribute (`srvr`, `ptcl`, `port`, `path`, `atyp`, `sdmn`) and `genp` when it
 /// has `svce` or `gena`. Any other item without a class is an error.

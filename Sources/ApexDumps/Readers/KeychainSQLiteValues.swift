@@ -39,6 +39,8 @@ extension KeychainSQLiteReader {
                 record.synchronizable = flag
             } else {
                 record.extra[column] = value.description
+                // Whether the item synchronizes is unknown: not taken as "no" (the item's importer blocks it).
+                record.unreadable["sync"] = "sync is neither 0 nor 1"
             }
         case .port:
             if let port = integer(value) {
@@ -72,6 +74,7 @@ extension KeychainSQLiteReader {
                 break
             }
             record.extra[column] = value.description
+            record.unreadable["accc"] = "accc does not decode as an access control"
         case .extra:
             record.extra[column] = value.description
         }

@@ -148,10 +148,14 @@ private struct ObjectionItem {
         record.value = try value(itemClass: record.itemClass, zerosDropped: zerosDropped)
         record.protection = try nonEmpty("accessible_attribute").map(IOSAttributes.protectionCode)
         if let words = try nonEmpty("access_control") {
-            guard let description = AccessControlDecoder.decode(objectionWords: words) else {
-                throw error("access_control is not a list of objection's access-control flag words")
+            if let description = AccessControlDecoder.decode(objectionWords: words) {
+                record.accessControl = description
+            } else {
+                // This item's protection is unknown (its importer blocks it); the other items read.
+                record.extra["accc"] = words
+                record.unreadable["accc"] =
+                    "access_control (accc) is not a list of objection's access-control flag words"
             }
-            record.accessControl = description
         }
         record.createdAt = try date("create_date")
         record.modifiedAt = try date("modification_date")
