@@ -10,7 +10,9 @@ import Foundation
 /// declared column type: `svce`, `acct` and `gena` come back as ``DumpBytes/string(_:)`` for TEXT and
 /// ``DumpBytes/data(_:)`` for BLOB; `cdat`/`mdat` may be REAL or INTEGER seconds since 2001-01-01 UTC
 /// (CFAbsoluteTime) or TEXT dates; `crtr` may be INTEGER or TEXT (a number or a four-character code); `accc`
-/// (DER, or the text form) is decoded, and kept undecoded in `extra["accc"]` (`hex:…` for a BLOB) when it can't be. Every other column goes to ``KeychainRecord/extra``
+/// (DER, or the text form) is decoded, and kept undecoded in `extra["accc"]` (`hex:…` for a BLOB) when it can't be;
+/// such an `accc`, and a `sync` that is neither a number nor a boolean word, are in ``KeychainRecord/unreadable``
+/// (the item's protection is unknown). Every other column goes to ``KeychainRecord/extra``
 /// as text (`hex:…` for BLOBs). Only the `genp` and `inet` tables are read.
 ///
 /// A device `keychain-2.db` has the same tables, but its attribute columns hold SHA-1 hashes and its `data`

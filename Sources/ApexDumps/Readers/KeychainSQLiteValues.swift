@@ -40,7 +40,7 @@ extension KeychainSQLiteReader {
             } else {
                 record.extra[column] = value.description
                 // Whether the item synchronizes is unknown: not taken as "no" (the item's importer blocks it).
-                record.unreadable["sync"] = "sync is neither 0 nor 1"
+                record.unreadable["sync"] = "sync is neither a number nor a boolean"
             }
         case .port:
             if let port = integer(value) {
