@@ -230,7 +230,8 @@ struct IOSImport {
         let mapped: MappedProtection
         do throws(Blocked) {
             mapped = try IOSProtectionMapping.map(
-                unreadable: record.unreadableProtection, pdmn: record.protection, accessControl: record.accessControl, undecodedAccessControl: undecoded,
+                unreadable: record.unreadableProtection, pdmn: record.protection, accessControl: record.accessControl,
+                undecodedAccessControl: undecoded,
                 synchronizable: record.synchronizable)
         } catch {
             let target = TargetItem.unknownProtection(

@@ -445,45 +445,45 @@ struct IOSPlistReaderTests {
     }()
 
     /// Values that are written out as text take the text's bytes: data as `hex:…` in `extra`, and every string of
-    /// a container in `extra`. Against a budget of 4 MiB, so that reaching it costs little.
-    static let textBudgetAttacks: [(name: String, data: Data)] = [
-        // 3.2 MiB of data, but twice that as hex text.
+    /// a container in `extra`. A file of some 17 KB may write out about 1.3 MiB (16 times its size, and 1 MiB):
+    /// each attack fits as found, not as text, and its half fits as text.
+    static let textBudgetAttacks: [(name: String, data: Data, half: Data)] = [
+        // 0.9 MiB of data, but twice that as hex text.
         (
-            "one 16 KiB <data> in an extra attribute of 200 items",
-            sharedValue(items: 200, key: "sha1", dataObject(16 << 10))
+            "one 16 KiB <data> in an extra attribute of 60 items",
+            sharedValue(items: 60, key: "sha1", dataObject(16 << 10)),
+            sharedValue(items: 30, key: "sha1", dataObject(16 << 10))
         ),
-        ("one 16 KiB string 300 times in an extra array", sharedInArray(count: 300, asciiObject(16 << 10))),
-        ("one 16 KiB <data> 150 times in an extra array", sharedInArray(count: 150, dataObject(16 << 10))),
+        (
+            "one 16 KiB string 100 times in an extra array", sharedInArray(count: 100, asciiObject(16 << 10)),
+            sharedInArray(count: 50, asciiObject(16 << 10))
+        ),
+        (
+            "one 16 KiB <data> 60 times in an extra array", sharedInArray(count: 60, dataObject(16 << 10)),
+            sharedInArray(count: 30, dataObject(16 << 10))
+        ),
     ]
 
     @Test(
         "values written out as text in extra take their text's bytes from the budget",
         arguments: textBudgetAttacks.indices)
     func textBudget(index: Int) throws {
-        let (name, data) = Self.textBudgetAttacks[index]
+        let (name, data, half) = Self.textBudgetAttacks[index]
         let error = try #require(throws: DumpError.self, "\(name)") {
-            try IOSPlistReader.read(data, path: "in/dump.plist", byteBudget: 4 << 20)
+            try IOSPlistReader.read(data, path: "in/dump.plist")
         }
         #expect(error.kind == .malformed)
         #expect(error.path == "in/dump.plist")
+        #expect(error.message.hasPrefix(Self.overLimit), "\(name): \(error.message)")
         #expect(
-            error.message
-                == "the file refers to the same objects over and over: read out, its keys and values would take more than the 4 MiB limit for a dump file, and it is refused",
-            "\(name)")
-        // Half as many references fit.
-        let half =
-            name.contains("items")
-            ? Self.sharedValue(items: 100, key: "sha1", Self.dataObject(16 << 10))
-            : name.contains("string")
-                ? Self.sharedInArray(count: 150, Self.asciiObject(16 << 10))
-                : Self.sharedInArray(count: 75, Self.dataObject(16 << 10))
-        #expect(throws: Never.self, "\(name)") {
-            try IOSPlistReader.read(half, path: "in/dump.plist", byteBudget: 4 << 20)
-        }
+            error.message.hasSuffix(" MiB (16 times the file's size, and 1 MiB), and it is refused"),
+            "\(name): \(error.message)")
+        #expect(throws: Never.self, "\(name)") { try IOSPlistReader.read(half, path: "in/dump.plist") }
     }
 
+    /// What a file whose shared values would write out far more bytes than it holds is told.
     static let overLimit =
-        "the file refers to the same objects over and over: read out, its keys and values would take more than the 512 MiB limit for a dump file"
+        "the file refers to the same objects over and over: read out, its keys and values would take more than "
 
     /// An XML plist of the items' `<dict>` texts.
     static func xmlItems(_ items: [String]) -> Data {
@@ -532,41 +532,6 @@ struct IOSPlistReaderTests {
             ], refSize: 2)
     }
 
-    /// A `pdmn`, `sync` or `accc` that can't be read: the item's protection is unknown, the dump reads.
-    static let unreadableProtection: [(name: String, data: Data, key: String, message: String)] = {
-        let item = ["class": "genp", "v_Data": Data(secret.utf8)] as [String: Any]
-        func with(_ key: String, _ value: Any) -> Data { xml([item.merging([key: value]) { $1 }]) }
-        return [
-            ("sync 2", with("sync", 2), "sync", "sync is a number other than 0 or 1"),
-            ("sync text", with("sync", "yes"), "sync", "sync is a string, expected 0, 1 or a boolean"),
-            ("pdmn not UTF-8", with("pdmn", Data([0xFF])), "pdmn", "pdmn is data that is not UTF-8 text"),
-            ("pdmn a number", with("pdmn", 7), "pdmn", "pdmn is a number, expected a string"),
-            ("accc a number", with("accc", 1), "accc", "accc is a number, expected data or text"),
-            ("accc bad DER", with("accc", Data([0x31, 0x84, 0xFF, 0xFF, 0xFF, 0xFF])), "accc", "accc: DER length"),
-            (
-                "accc bad text", with("accc", "<SecAccessControlRef: 0x1234>"), "accc",
-                "accc is text that is not an access-control description"
-            ),
-            (
-                "accc <data> not Base64", xmlItems([xmlItem(data: "accc", "MQ=")]), "accc",
-                "accc is <data> that is not valid Base64"
-            ),
-        ]
-    }()
-
-    @Test(
-        "a pdmn, sync or accc that can't be read is the item's: its protection is unknown, named, the dump reads",
-        arguments: unreadableProtection.indices)
-    func unreadableProtectionAttribute(index: Int) throws {
-        let (name, data, key, message) = Self.unreadableProtection[index]
-        let records = try IOSPlistReader.read(data, path: "in/dump.plist")
-        #expect(records.count == 1, "\(name)")
-        #expect(records.first?.unreadable.keys.sorted() == [key], "\(name)")
-        #expect(records.first?.unreadable[key]?.hasPrefix(message) == true, "\(name): \(records.first?.unreadable ?? [:])")
-        #expect(records.first?.unreadableProtection?.contains(message) == true, "\(name)")
-        #expect(records.first?.itemClass == "genp", "\(name)")
-    }
-
     @Test(
         "malformed input is refused with DumpError(.malformed) naming the path and the problem",
         arguments: malformed.indices)
@@ -613,16 +578,23 @@ struct IOSPlistReaderTests {
         #expect(try IOSPlistReader.read(Self.xml([Any]()), path: "in/empty.plist").isEmpty)
     }
 
-    @Test("one value shared by many items reads while the whole stays within the 512 MiB limit")
+    @Test("one value shared by many items reads while the whole stays within 16 times the file's size and 1 MiB")
     func sharedValueWithinTheLimit() throws {
+        // 1 MiB and 16 times 1 MiB: 17 MiB, 16 items of 1 MiB and their keys.
         let large = try IOSPlistReader.read(
-            Self.sharedValue(items: 500, key: "v_Data", Self.dataObject(1 << 20)), path: "in.plist")
-        #expect(large.count == 500)
+            Self.sharedValue(items: 16, key: "v_Data", Self.dataObject(1 << 20)), path: "in.plist")
+        #expect(large.count == 16)
         #expect(large.allSatisfy { $0.value == large[0].value })
         if case .data(let data) = large[0].value { #expect(data.count == 1 << 20) } else { Issue.record("no value") }
+        let over = try #require(throws: DumpError.self) {
+            try IOSPlistReader.read(
+                Self.sharedValue(items: 18, key: "v_Data", Self.dataObject(1 << 20)), path: "in.plist")
+        }
+        #expect(over.message.hasPrefix(Self.overLimit))
+        // 64 KiB: 2 MiB for 32 items.
         let many = try IOSPlistReader.read(
-            Self.sharedValue(items: 8000, key: "v_Data", Self.dataObject(64 << 10)), path: "in.plist")
-        #expect(many.count == 8000)
+            Self.sharedValue(items: 30, key: "v_Data", Self.dataObject(64 << 10)), path: "in.plist")
+        #expect(many.count == 30)
     }
 
     // MARK: Base64 of XML <data>

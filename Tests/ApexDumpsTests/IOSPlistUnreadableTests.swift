@@ -35,8 +35,45 @@ extension IOSPlistReaderTests {
         #expect(
             records[1].unreadableProtection == "the item's protection is unknown: pdmn is a number, expected a string")
         // Damaged Base64 in one of them is that item's problem too.
-        let damaged = Self.unreadableProtectionPlist.replacingOccurrences(of: "<data>AAEC</data>", with: "<data>A</data>")
+        let damaged = Self.unreadableProtectionPlist.replacingOccurrences(
+            of: "<data>AAEC</data>", with: "<data>A</data>")
         let read = try IOSPlistReader.read(Data(damaged.utf8), path: "in/dump.plist")
         #expect(read[3].unreadable["accc"]?.hasPrefix("accc is <data> that is not valid Base64") == true)
+    }
+
+    /// A `pdmn`, `sync` or `accc` that can't be read: the item's protection is unknown, the dump reads.
+    static let unreadableProtection: [(name: String, data: Data, key: String, message: String)] = {
+        let item = ["class": "genp", "v_Data": Data(secret.utf8)] as [String: Any]
+        func with(_ key: String, _ value: Any) -> Data { xml([item.merging([key: value]) { $1 }]) }
+        return [
+            ("sync 2", with("sync", 2), "sync", "sync is a number other than 0 or 1"),
+            ("sync text", with("sync", "yes"), "sync", "sync is a string, expected 0, 1 or a boolean"),
+            ("pdmn not UTF-8", with("pdmn", Data([0xFF])), "pdmn", "pdmn is data that is not UTF-8 text"),
+            ("pdmn a number", with("pdmn", 7), "pdmn", "pdmn is a number, expected a string"),
+            ("accc a number", with("accc", 1), "accc", "accc is a number, expected data or text"),
+            ("accc bad DER", with("accc", Data([0x31, 0x84, 0xFF, 0xFF, 0xFF, 0xFF])), "accc", "accc: DER length"),
+            (
+                "accc bad text", with("accc", "<SecAccessControlRef: 0x1234>"), "accc",
+                "accc is text that is not an access-control description"
+            ),
+            (
+                "accc <data> not Base64", xmlItems([xmlItem(data: "accc", "MQ=")]), "accc",
+                "accc is <data> that is not valid Base64"
+            ),
+        ]
+    }()
+
+    @Test(
+        "a pdmn, sync or accc that can't be read is the item's: its protection is unknown, named, the dump reads",
+        arguments: unreadableProtection.indices)
+    func unreadableProtectionAttribute(index: Int) throws {
+        let (name, data, key, message) = Self.unreadableProtection[index]
+        let records = try IOSPlistReader.read(data, path: "in/dump.plist")
+        #expect(records.count == 1, "\(name)")
+        #expect(records.first?.unreadable.keys.sorted() == [key], "\(name)")
+        #expect(
+            records.first?.unreadable[key]?.hasPrefix(message) == true, "\(name): \(records.first?.unreadable ?? [:])")
+        #expect(records.first?.unreadableProtection?.contains(message) == true, "\(name)")
+        #expect(records.first?.itemClass == "genp", "\(name)")
     }
 }

@@ -523,7 +523,7 @@ struct PlistParserTests {
         let data = TinyBinaryPlist.build(objects)
         #expect(try Self.parse(data).kindName == "an array")
         let error = try Self.readError(data, "fan-out")
-        #expect(error.message.hasPrefix("the file refers to the same objects over and over"))
+        #expect(error.message.hasPrefix("item 1: tags reaches the same container twice"), "\(error.message)")
     }
 
     @Test(
@@ -539,10 +539,11 @@ struct PlistParserTests {
         let shared = TinyBinaryPlist.build(objects)
         let error = try Self.readError(shared, "shared-item")
         #expect(error.message.hasPrefix("the file refers to the same objects over and over"))
-        // The same item once reads fine.
+        // The same item once, its tags the chain's last value, reads fine.
         objects[0] = [0xA1, 1]
+        objects[1] = [0xD2, 2, 3, 4, 19]
         let once = try IOSPlistReader.read(TinyBinaryPlist.build(objects), path: "once.plist")
-        #expect(once.count == 1 && once[0].extra["tags"]?.isEmpty == false)
+        #expect(once.count == 1 && once[0].extra["tags"] == "x")
     }
 
     @Test("items read on every core: the error named is still the first in file order, item or attribute")
@@ -576,27 +577,13 @@ struct PlistParserTests {
 
     @Test("the expansion budget is shared by items read on every core")
     func budgetAcrossChunks() throws {
-        // 5000 references to one item whose `tags` expands to 2^k values: each item alone is far within the
-        // budget (2^21 values for a small file); all of them together are over it at k = 8, not at k = 7.
-        func shared(_ levels: Int) -> Data {
-            let count = 5000
-            var objects: [[UInt8]] = [
-                [0xAF, 0x11] + TinyBinaryPlist.bigEndian(count, 2)
-                    + Array(repeating: [0, 1], count: count).flatMap { $0 }
-            ]
-            objects.append([0xD2, 0, 2, 0, 3, 0, 4, 0, 5])
-            objects += [[0x55] + Array("class".utf8), [0x54] + Array("tags".utf8), [0x54] + Array("genp".utf8)]
-            for level in 0..<levels {
-                objects.append(
-                    [0xA2] + TinyBinaryPlist.bigEndian(6 + level, 2) + TinyBinaryPlist.bigEndian(6 + level, 2))
-            }
-            objects.append([0x51, 0x78])
-            return TinyBinaryPlist.build(objects, refSize: 2)
-        }
-        let over = try Self.readError(shared(8), "shared")
-        #expect(over.message.hasPrefix("the file refers to the same objects over and over"))
-        let within = try IOSPlistReader.read(shared(7), path: "within.plist")
-        #expect(within.count == 5000)
+        // 9000 items (several chunks) sharing one value: each item alone is far within the budget of a 140 KB
+        // file (3.2 MiB of keys and values); all of them together are over it with 1 KiB of data, not with 256.
+        let over = try Self.readError(ExpansionBudgetTests.sharedValue(items: 9000, size: 1024), "shared")
+        #expect(over.message.hasPrefix("the file refers to the same objects over and over"), "\(over.message)")
+        let within = try IOSPlistReader.read(
+            ExpansionBudgetTests.sharedValue(items: 9000, size: 256), path: "within.plist")
+        #expect(within.count == 9000)
     }
 
     @Test("the text classification of files that are no plist")

@@ -23,9 +23,13 @@ struct DamagedDataStoreTests {
     func damagedDataStoreStopsTheRun() async throws {
         let app = try cutAppFolder()
         let store = try await sandbox.initStore(device: "android")
-        let migrate = try await sandbox.run(["migrate", "app", "--store", store, "--bundle-id", "com.example.sampleapp"])
+        let migrate = try await sandbox.run([
+            "migrate", "app", "--store", store, "--bundle-id", "com.example.sampleapp",
+        ])
         #expect(migrate.status == 65, "\(migrate.err)")
-        #expect(migrate.err.contains("app/files/datastore/RN_KEYCHAIN.preferences_pb: not a valid DataStore PreferenceMap"), "\(migrate.err)")
+        #expect(
+            migrate.err.contains("app/files/datastore/RN_KEYCHAIN.preferences_pb: not a valid DataStore PreferenceMap"),
+            "\(migrate.err)")
         let listed = try await sandbox.run(["store", "list", "--store", store, "--all-services"])
         #expect(listed.status == 0)
         #expect(listed.out.isEmpty, "\(listed.out)")

@@ -53,7 +53,9 @@ import Testing
 
     @Test("react-native-keychain")
     func reactNativeKeychain() throws {
-        let dump = try Self.dump { "<key>svce</key><string>com.example.app</string><key>acct</key><string>\($0)</string>" }
+        let dump = try Self.dump {
+            "<key>svce</key><string>com.example.app</string><key>acct</key><string>\($0)</string>"
+        }
         let items = try ReactNativeKeychainImporter().importItems(
             from: [dump], options: ImportOptions(bundleID: "com.example.app"))
         Self.check(items)

@@ -402,4 +402,10 @@ public enum DumpLimits {
     public static let maxXMLBytes = 64 << 20
     /// The deepest nesting of containers a reader follows (plist, JSON, DER, protobuf).
     public static let maxDepth = 32
+    /// The most items (keychain items and preferences) one run reads from all its dumps together: far more than
+    /// a device holds, far less than a binary plist that refers to one item over and over would make.
+    public static let maxItemsPerRun = 1 << 19
+    /// The most values (items, attributes, elements of containers) one run reads out of all its plist dumps
+    /// together; each file has its own bound too, tied to its size.
+    public static let maxValuesPerRun = 1 << 24
 }

@@ -1,33 +1,98 @@
 import Foundation
 
-/// What one read of a plist may write out: a binary plist's objects can be referred to over and over, so a small
-/// file can stand for far more values and bytes than it holds. Every read starts with ``forRead(byteCount:)``
-/// and spends it as it turns the tree into records; shared by every item and every entry of the read.
+/// What reading dumps may write out. A binary plist's objects can be referred to over and over, so a small file
+/// can stand for far more items, values and bytes than it holds. A run (``DumpReader/scan(paths:standardInput:)``,
+/// or one read) starts with ``run(items:values:bytes:)``; each file's read takes ``forFile(byteCount:)`` of what
+/// is left, spends it as it turns the tree into records (shared by every item and every entry of the read), and
+/// the run keeps what it did not spend (``spend(from:to:)``): a folder of hostile files costs what one does.
 struct ExpansionBudget {
+    /// How many more items may be made.
+    var items: Int
     /// How many more values (items, attributes, elements of `extra` containers) may be written out.
     var values: Int
     /// How many more bytes of keys and values may be written out: text as its UTF-8 bytes, data as its bytes,
     /// or as the length of its `hex:…` text in `extra`.
     var bytes: Int
-    /// The bytes there were at the start, for messages.
-    var byteLimit: Int
+    /// What is wrong with a file once each of the three is overspent, for ``IOSPlistReader``'s error.
+    var problems: (items: String, values: String, bytes: String)
 
-    init(values: Int, bytes: Int) {
-        self.values = values
-        self.bytes = bytes
-        byteLimit = bytes
+    /// A budget without bounds (a read whose values can't be shared: JSON).
+    static let unlimited = ExpansionBudget(
+        items: .max, values: .max, bytes: .max, problems: ("too many items", "too many values", "too many bytes"))
+
+    /// The budget of a run: by default ``DumpLimits/maxItemsPerRun`` items and ``DumpLimits/maxValuesPerRun``
+    /// values for all its dumps together; bytes are bounded by each file's size (``forFile(byteCount:)``).
+    static func run(
+        items: Int = DumpLimits.maxItemsPerRun, values: Int = DumpLimits.maxValuesPerRun, bytes: Int = .max
+    ) -> ExpansionBudget {
+        ExpansionBudget(
+            items: items, values: values, bytes: bytes,
+            problems: (
+                "the run's dumps would hold more than \(items) items together, the limit for one run, and it is refused",
+                "the run's dumps would hold more than \(values) values together, the limit for one run, and it is refused",
+                "the run's dumps would write out more than \(mebibytes(bytes)) of keys and values together, and it is refused"
+            ))
     }
 
-    /// The budget of a read of a dump of `byteCount` bytes. Values: far more than a real dump holds (every
-    /// value takes at least a byte, bar Apple's sharing of equal ones), far less than what a file of objects
-    /// referring to shared objects over and over would expand to. Bytes: `bytes`, by default
-    /// ``DumpLimits/maxFileBytes``, the limit on a dump file, which a file read out may not exceed either.
-    static func forRead(byteCount: Int, bytes: Int = DumpLimits.maxFileBytes) -> ExpansionBudget {
-        ExpansionBudget(values: max(1 << 21, 8 * byteCount), bytes: bytes)
+    /// The part of what is left that a read of a file of `byteCount` bytes may spend: no more than a real dump of
+    /// its size holds, and far less than what a file of objects referring to shared objects over and over would
+    /// expand to. Items: a quarter of its bytes (a real item takes a reference in its array, a dictionary and two
+    /// references per attribute), and a few. Values: twice its bytes (every value takes a reference of at least a
+    /// byte, bar Apple's sharing of equal ones), and a few thousand. Bytes: 16 times its bytes and 1 MiB (a shared
+    /// key or value is a short string: a large one shared by every item would make a small dump a large store),
+    /// and never more than ``DumpLimits/maxFileBytes``.
+    func forFile(byteCount: Int) -> ExpansionBudget {
+        var budget = self
+        let items = byteCount / 4 + 16
+        if items < budget.items {
+            budget.items = items
+            budget.problems.items = Self.expansion("it would hold far more items than a keychain dump of its size")
+        }
+        let values = 2 * byteCount + 4096
+        if values < budget.values {
+            budget.values = values
+            budget.problems.values = Self.expansion("it would hold far more values than a keychain dump of its size")
+        }
+        let bytes = min(DumpLimits.maxFileBytes, 16 * byteCount + (1 << 20))
+        if bytes < budget.bytes {
+            budget.bytes = bytes
+            let limit =
+                bytes == DumpLimits.maxFileBytes
+                ? "the \(Self.mebibytes(bytes)) limit for a dump file"
+                : "\(Self.mebibytes(bytes)) (16 times the file's size, and 1 MiB)"
+            budget.problems.bytes = Self.expansion("its keys and values would take more than \(limit)")
+        }
+        return budget
+    }
+
+    /// Takes from this run's budget what a file's read spent: `start` was its budget (``forFile(byteCount:)``),
+    /// `end` what it left.
+    mutating func spend(from start: ExpansionBudget, to end: ExpansionBudget) {
+        items -= start.items - end.items
+        values -= start.values - end.values
+        bytes -= start.bytes - end.bytes
     }
 
     /// Whether more was spent than there was.
-    var isOverspent: Bool { values < 0 || bytes < 0 }
+    var isOverspent: Bool { items < 0 || values < 0 || bytes < 0 }
+
+    /// What is wrong with the file whose read overspent (the first of items, values, bytes); nil when none is.
+    var problem: String? {
+        if items < 0 { return problems.items }
+        if values < 0 { return problems.values }
+        if bytes < 0 { return problems.bytes }
+        return nil
+    }
+
+    private static func expansion(_ what: String) -> String {
+        "the file refers to the same objects over and over: read out, \(what), and it is refused"
+    }
+
+    /// `512 MiB`, or `1.5 MiB`.
+    static func mebibytes(_ bytes: Int) -> String {
+        if bytes % (1 << 20) == 0 { return "\(bytes >> 20) MiB" }
+        return String(format: "%.1f MiB", Double(bytes) / Double(1 << 20))
+    }
 }
 
 extension PlistNode {
@@ -41,6 +106,8 @@ extension PlistNode {
         case tooLarge
         /// The value holds `<data>` that is not valid Base64; what is wrong.
         case damaged(String)
+        /// The value reaches one container twice (a binary plist's shared reference), which no keychain dump has.
+        case sharedContainer
     }
 
     /// The bytes the value takes written out as found: a string's UTF-8, data's bytes (`hex:…` text in `extra`
@@ -67,13 +134,15 @@ extension PlistNode {
         case .string(let text): return .text(text)
         case .damagedData(let why): return .damaged(why)
         case .array, .dictionary:
+            var containers: Set<UnsafeRawPointer> = []
             do throws(NestedStop) {
-                return .text(try nestedText(depth: depth + 1, budget: &budget))
+                return .text(try nestedText(depth: depth + 1, budget: &budget, containers: &containers))
             } catch {
                 switch error {
                 case .tooDeep: return .tooDeep
                 case .tooLarge: return .tooLarge
                 case .damaged(let why): return .damaged(why)
+                case .sharedContainer: return .sharedContainer
                 }
             }
         default: return .text(scalarText)
@@ -96,14 +165,31 @@ extension PlistNode {
 
     /// Why a container's text was given up.
     private enum NestedStop: Error {
-        case tooDeep, tooLarge
+        case tooDeep, tooLarge, sharedContainer
         case damaged(String)
+    }
+
+    /// Where a non-empty container's elements are stored: the same for every use of one decoded object (a binary
+    /// plist's parser decodes each object once and shares it), different for distinct containers alive together.
+    private var containerIdentity: UnsafeRawPointer? {
+        switch self {
+        case .array(let elements) where !elements.isEmpty:
+            elements.withUnsafeBufferPointer { $0.baseAddress.map(UnsafeRawPointer.init) }
+        case .dictionary(let dictionary) where !dictionary.entries.isEmpty:
+            dictionary.entries.withUnsafeBufferPointer { $0.baseAddress.map(UnsafeRawPointer.init) }
+        default: nil
+        }
     }
 
     /// - Parameters:
     ///   - depth: the depth this value sits at when it is a container.
     ///   - budget: what may still be written; overspent when the text was given up as too large.
-    private func nestedText(depth: Int, budget: inout ExpansionBudget) throws(NestedStop) -> String {
+    ///   - containers: the containers met so far in this value: one met again is refused, so that a chain of
+    ///     shared containers can't expand a few hundred bytes into millions of values.
+    private func nestedText(
+        depth: Int, budget: inout ExpansionBudget, containers: inout Set<UnsafeRawPointer>
+    ) throws(NestedStop) -> String {
+        if let identity = containerIdentity, !containers.insert(identity).inserted { throw .sharedContainer }
         budget.values -= 1
         // Quotes, or the room of a number or a date; a string's or data's bytes before it is copied.
         budget.bytes -= 32 + expandedByteCount(asHex: true)
@@ -118,7 +204,7 @@ extension PlistNode {
             var parts: [String] = []
             parts.reserveCapacity(elements.count)
             for element in elements {
-                parts.append(try element.nestedText(depth: depth + 1, budget: &budget))
+                parts.append(try element.nestedText(depth: depth + 1, budget: &budget, containers: &containers))
             }
             return "[" + parts.joined(separator: ", ") + "]"
         case .dictionary(let dictionary):
@@ -127,8 +213,9 @@ extension PlistNode {
             var parts: [(String, String)] = []
             parts.reserveCapacity(entries.count)
             for (key, element) in entries {
-                let keyText = try key.nestedText(depth: depth + 1, budget: &budget)
-                parts.append((keyText, try element.nestedText(depth: depth + 1, budget: &budget)))
+                let keyText = try key.nestedText(depth: depth + 1, budget: &budget, containers: &containers)
+                parts.append(
+                    (keyText, try element.nestedText(depth: depth + 1, budget: &budget, containers: &containers)))
             }
             return "{" + parts.sorted { $0.0 < $1.0 }.map { "\($0.0): \($0.1)" }.joined(separator: ", ") + "}"
         case .data, .date:

@@ -36,7 +36,8 @@ public enum DumpReader {
     ///   or holds no keychain data; ``DumpError/Kind/malformed`` when it is too large or rejected by its reader;
     ///   ``DumpError/Kind/unsupported`` from a reader.
     public static func read(path: String) throws(DumpError) -> Dump {
-        switch try load(path) {
+        var budget = ExpansionBudget.run()
+        switch try load(path, budget: &budget) {
         case .dump(let dump): return dump
         case .notADump(let error): throw error
         }
@@ -62,13 +63,15 @@ public enum DumpReader {
         guard data.count <= DumpLimits.maxFileBytes else { throw tooLarge(name) }
         guard !data.isEmpty else { throw DumpError(.notADump, path: name, "empty: nothing was read") }
         let loaded: Loaded
+        var budget = ExpansionBudget.run()
         if KeychainSQLiteReader.looksLike(data) {
             loaded = try readerResult(name, .keychainSQLite) { () throws(DumpError) in
                 .keychain(try KeychainSQLiteReader.read(data, path: name))
             }
         } else {
-            loaded = try parse(data, path: name)
+            loaded = try parse(data, path: name, budget: &budget)
         }
+        try spendItems(loaded, &budget)
         switch loaded {
         case .dump(let dump): return dump
         case .notADump(let error): throw error
@@ -94,8 +97,19 @@ public enum DumpReader {
     ///     named ``standardInputName``; without it, `-` is a file name.
     /// - Returns: The dumps, in the order of `paths`, each folder's files in sorted order, and the files skipped.
     /// - Throws: The first ``DumpError``: a path that does not exist, a named file that is not a dump, a dump that
-    ///   can't be read (a file found in a folder included: damaged, too large, unreadable, unsupported).
+    ///   can't be read (a file found in a folder included: damaged, too large, unreadable, unsupported), and the
+    ///   dump with which the run's dumps together would hold more than ``DumpLimits/maxItemsPerRun`` items or
+    ///   their plists more than ``DumpLimits/maxValuesPerRun`` values (``DumpError/Kind/malformed``).
     public static func scan(paths: [String], standardInput: Int32? = nil) throws(DumpError) -> DumpScan {
+        var budget = ExpansionBudget.run()
+        return try scan(paths: paths, standardInput: standardInput, budget: &budget)
+    }
+
+    /// ``scan(paths:standardInput:)`` within `budget`, what the run's dumps may hold together (tests give a small
+    /// one). A dump read from the standard input has a budget of its own.
+    static func scan(
+        paths: [String], standardInput: Int32?, budget: inout ExpansionBudget
+    ) throws(DumpError) -> DumpScan {
         var scan = DumpScan()
         var seen: Set<String> = []
         func firstTime(_ path: String) -> Bool { seen.insert(fileIdentity(path)).inserted }
@@ -107,13 +121,16 @@ public enum DumpReader {
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
                 for file in try discover(path) where firstTime(file) {
-                    switch try load(file) {
+                    switch try load(file, budget: &budget) {
                     case .dump(let dump): scan.entries.append(.dump(dump, inFolder: true))
                     case .notADump(let error): scan.entries.append(.skipped(error))
                     }
                 }
             } else if firstTime(path) {
-                scan.entries.append(.dump(try read(path: path), inFolder: false))
+                switch try load(path, budget: &budget) {
+                case .dump(let dump): scan.entries.append(.dump(dump, inFolder: false))
+                case .notADump(let error): throw error
+                }
             }
         }
         return scan
@@ -160,7 +177,25 @@ public enum DumpReader {
         DumpError(.malformed, path: path, "larger than the \(DumpLimits.maxFileBytes >> 20) MiB limit for a dump file")
     }
 
-    private static func load(_ path: String) throws(DumpError) -> Loaded {
+    /// The file at `path`, read within what is left of the run's `budget`.
+    private static func load(_ path: String, budget: inout ExpansionBudget) throws(DumpError) -> Loaded {
+        let loaded = try loadFile(path, budget: &budget)
+        try spendItems(loaded, &budget)
+        return loaded
+    }
+
+    /// Takes a dump's items (keychain records or preference entries) from the run's `budget` (a plist's reader
+    /// takes its own before it makes them); throws, naming the dump, when the run's dumps together hold more.
+    private static func spendItems(_ loaded: Loaded, _ budget: inout ExpansionBudget) throws(DumpError) {
+        guard case .dump(let dump) = loaded, dump.format != .iosPlist else { return }
+        switch dump.content {
+        case .keychain(let records): budget.items -= records.count
+        case .preferences(let entries): budget.items -= entries.count
+        }
+        guard budget.items >= 0 else { throw DumpError(.malformed, path: dump.path, budget.problems.items) }
+    }
+
+    private static func loadFile(_ path: String, budget: inout ExpansionBudget) throws(DumpError) -> Loaded {
         let file = try DumpFile(path: path)
         defer { file.closeFile() }
         let prefix = try file.readBytes(upTo: prefixLength)
@@ -183,11 +218,13 @@ public enum DumpReader {
         }
         // The file may have grown since it was opened.
         guard data.count <= DumpLimits.maxFileBytes else { throw tooLarge(path) }
-        return try parse(consume data, path: path)
+        return try parse(consume data, path: path, budget: &budget)
     }
 
     /// The dump in `data` (not SQLite), or why it is none.
-    private static func parse(_ data: consuming Data, path: String) throws(DumpError) -> Loaded {
+    private static func parse(
+        _ data: consuming Data, path: String, budget: inout ExpansionBudget
+    ) throws(DumpError) -> Loaded {
         guard let format = detect(data) else {
             // A DataStore file that does not parse is damaged, not a file to skip (its reader says what is wrong).
             if DataStoreReader.isRecognisable(data, path: path) { return try parse(data, .dataStore, path: path) }
@@ -199,7 +236,7 @@ public enum DumpReader {
                 return .dump(
                     Dump(
                         path: path, format: format,
-                        content: .keychain(try IOSPlistReader.read(consume data, path: path))))
+                        content: .keychain(try IOSPlistReader.read(consume data, path: path, budget: &budget))))
             } catch  where error.kind == .notADump {
                 return .notADump(error)
             }

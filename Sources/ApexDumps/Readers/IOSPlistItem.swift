@@ -63,6 +63,10 @@ struct PlistItem {
                 case .tooDeep: throw error("\(key) nests deeper than \(DumpLimits.maxDepth) levels")
                 case .tooLarge: throw IOSPlistReader.expands(path, budget)
                 case .damaged(let why): throw error("\(key) holds <data> that is not valid Base64 (\(why))")
+                case .sharedContainer:
+                    throw error(
+                        "\(key) reaches the same container twice (a binary plist's shared reference), which no keychain dump holds: it is refused"
+                    )
                 }
             }
         }

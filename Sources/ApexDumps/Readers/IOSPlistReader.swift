@@ -8,7 +8,8 @@ import Synchronization
 /// ### Structure
 /// The top level is either an array of item dictionaries (locations `item 1`, `item 2`, …) or a dictionary of
 /// such arrays keyed by class, `genp`, `inet`, `cert`, `keys`, `idnt` (locations `genp item 1`, …; other
-/// top-level keys, such as a backup's `keybag-uuid`, are not items and are left out).
+/// top-level keys, such as a backup's `keybag-uuid`, are not items and are left out). A class given twice (two
+/// dumps joined by hand) keeps the items of every array, named `genp array 1 item 1`, `genp array 2 item 1`, …
 ///
 /// Item keys are the keychain's attribute names. `svce`, `acct` and `gena` may be strings or data; `crtr` an
 /// integer, a decimal string or four characters (`ApxK`); `sync` 0/1 or a boolean; `cdat`/`mdat` dates,
@@ -52,7 +53,7 @@ public enum IOSPlistReader {
     ///   - data: the file's bytes.
     ///   - path: the file's path, for errors and nothing else.
     /// - Returns: the items in file order (class by class in the order `genp`, `inet`, `cert`, `keys`, `idnt`
-    ///   for the dictionary form).
+    ///   for the dictionary form, a class's arrays in file order).
     /// - Throws: ``DumpError`` with kind `.malformed` when the file is not an XML or binary plist, is truncated
     ///   or otherwise malformed (see ``PlistParser``: a binary plist holding a set, a reference cycle, an XML
     ///   DOCTYPE that declares entities are among what is refused), nests deeper than ``DumpLimits/maxDepth``
@@ -65,35 +66,46 @@ public enum IOSPlistReader {
     ///   naming the item and attribute, except in `v_Data`, where the item's value is
     ///   ``DumpValue/damaged(_:)`` (`damaged value: …`) and the other items read.
     public static func read(_ data: consuming Data, path: String) throws(DumpError) -> [KeychainRecord] {
-        try read(data, path: path, byteBudget: DumpLimits.maxFileBytes)
+        var budget = ExpansionBudget.run()
+        return try read(data, path: path, budget: &budget)
     }
 
-    /// ``read(_:path:)`` with `byteBudget` bytes for the keys and values read out, instead of
-    /// ``DumpLimits/maxFileBytes`` (tests reach a small budget at a small cost).
-    static func read(_ data: consuming Data, path: String, byteBudget: Int) throws(DumpError) -> [KeychainRecord] {
-        let budget = ExpansionBudget.forRead(byteCount: data.count, bytes: byteBudget)
+    /// ``read(_:path:)`` within what is left of a run's `budget` (see ``ExpansionBudget``), which keeps what the
+    /// read did not spend; tests reach a small budget at a small cost.
+    static func read(
+        _ data: consuming Data, path: String, budget run: inout ExpansionBudget
+    ) throws(DumpError) -> [KeychainRecord] {
+        let start = run.forFile(byteCount: data.count)
+        var budget = start
         let root = try parse(data, path: path)
         // The file's bytes are not needed past the tree: dropped here (when the caller passed them on), before the
         // items are made.
         _ = consume data
         let arrays = try itemArrays(in: root, path: path)
-        if let records = try readConcurrently(arrays, root: root, path: path, budget: budget) { return records }
+        // Every item is counted before any is made: a file that refers to one item millions of times is refused
+        // at once.
+        budget.items -= arrays.reduce(0) { $0 + $1.elements.count }
+        guard budget.items >= 0 else { throw expands(path, budget) }
+        if let records = try readConcurrently(arrays, root: root, path: path, budget: &budget) {
+            run.spend(from: start, to: budget)
+            return records
+        }
 
         // Item by item, for the first error in file order.
-        var remaining = budget
         var items: [FoundItem] = []
         items.reserveCapacity(arrays.reduce(0) { $0 + $1.elements.count })
         for array in arrays {
             for (index, element) in array.elements.enumerated() {
-                items.append(try found(element, in: array.classKey, at: index, path: path, budget: &remaining))
+                items.append(try found(element, in: array, at: index, path: path, budget: &budget))
             }
         }
         try refuseEncryptedBackup(items, root: root, path: path)
         var records: [KeychainRecord] = []
         records.reserveCapacity(items.count)
         for item in items {
-            records.append(try PlistItem(item, path: path).record(budget: &remaining))
+            records.append(try PlistItem(item, path: path).record(budget: &budget))
         }
+        run.spend(from: start, to: budget)
         return records
     }
 
@@ -104,8 +116,9 @@ public enum IOSPlistReader {
     /// The budget is shared: each item may spend what the items read so far have left, and after a failure the
     /// rest are not read, so a file that refers to one item over and over costs no more here than item by item.
     private static func readConcurrently(
-        _ arrays: [(classKey: String?, elements: [PlistNode])], root: PlistNode, path: String, budget: ExpansionBudget
+        _ arrays: [ItemArray], root: PlistNode, path: String, budget: inout ExpansionBudget
     ) throws(DumpError) -> [KeychainRecord]? {
+        let initial = budget
         // Where each array's items start in the flat list of all items.
         let starts = arrays.indices.map { array in arrays[..<array].reduce(0) { $0 + $1.elements.count } }
         let total = arrays.reduce(0) { $0 + $1.elements.count }
@@ -113,7 +126,7 @@ public enum IOSPlistReader {
         let spentValues = Atomic<Int>(0)
         let spentBytes = Atomic<Int>(0)
         let results = concurrentMap(count: total) { flat -> (item: FoundItem, record: KeychainRecord)? in
-            var left = budget
+            var left = initial
             left.values -= spentValues.load(ordering: .relaxed)
             left.bytes -= spentBytes.load(ordering: .relaxed)
             guard !left.isOverspent else { return nil }
@@ -122,11 +135,10 @@ public enum IOSPlistReader {
             var remaining = left
             guard
                 let item = try? found(
-                    arrays[array].elements[index], in: arrays[array].classKey, at: index, path: path,
-                    budget: &remaining),
+                    arrays[array].elements[index], in: arrays[array], at: index, path: path, budget: &remaining),
                 let record = try? PlistItem(item, path: path).record(budget: &remaining)
             else {
-                spentValues.wrappingAdd(budget.values + 1, ordering: .relaxed)
+                spentValues.wrappingAdd(initial.values + 1, ordering: .relaxed)
                 return nil
             }
             spentValues.wrappingAdd(left.values - remaining.values, ordering: .relaxed)
@@ -135,6 +147,8 @@ public enum IOSPlistReader {
         }
         guard spentValues.load(ordering: .relaxed) <= budget.values, spentBytes.load(ordering: .relaxed) <= budget.bytes
         else { return nil }
+        // What every item together spent.
+        let spent = (values: spentValues.load(ordering: .relaxed), bytes: spentBytes.load(ordering: .relaxed))
         var records: [KeychainRecord] = []
         records.reserveCapacity(total)
         for result in results {
@@ -142,6 +156,8 @@ public enum IOSPlistReader {
             records.append(result.record)
         }
         try refuseEncryptedBackup(results.lazy.map { $0!.item }, root: root, path: path)
+        budget.values -= spent.values
+        budget.bytes -= spent.bytes
         return records
     }
 
@@ -180,11 +196,17 @@ public enum IOSPlistReader {
         }
     }
 
-    /// The arrays of items: the top-level array, or the class arrays of the dictionary form in class order, each
-    /// checked to be an array before any item is looked at.
-    private static func itemArrays(
-        in root: PlistNode, path: String
-    ) throws(DumpError) -> [(classKey: String?, elements: [PlistNode])] {
+    /// An array of items: its class (nil for the top-level array), what locations call it (`genp`, or
+    /// `genp array 2` when the class has several; nil for the top-level array) and its elements.
+    struct ItemArray {
+        var classKey: String?
+        var name: String?
+        var elements: [PlistNode]
+    }
+
+    /// The arrays of items: the top-level array, or the class arrays of the dictionary form in class order (a
+    /// class's arrays in file order), each checked to be an array before any item is looked at.
+    private static func itemArrays(in root: PlistNode, path: String) throws(DumpError) -> [ItemArray] {
         switch root {
         case .array(let elements):
             guard elements.isEmpty || elements.contains(where: isItemLike) else {
@@ -193,18 +215,23 @@ public enum IOSPlistReader {
                     "not a keychain dump: the top-level array holds no keychain item (no dictionary with an attribute such as class, svce, acct or agrp)"
                 )
             }
-            return [(nil, elements)]
+            return [ItemArray(classKey: nil, name: nil, elements: elements)]
         case .dictionary(let top):
-            let classKeys = IOSAttributes.classOrder.filter { top[$0] != nil }
-            guard !classKeys.isEmpty else { throw noItems(top, path: path) }
-            var arrays: [(classKey: String?, elements: [PlistNode])] = []
-            for key in classKeys {
-                guard case .array(let elements) = top[key] else {
-                    let kind = top[key]?.kindName ?? "missing"
-                    throw DumpError(.malformed, path: path, "\(key) is \(kind), expected an array of items")
+            // A class given twice (no writer does it; two dumps joined by hand may) keeps both arrays: taking the
+            // last, as a dictionary would, drops the first's items without a word.
+            var arrays: [ItemArray] = []
+            for key in IOSAttributes.classOrder {
+                let found = top.entries.filter { if case .string(key) = $0.key { true } else { false } }
+                for (index, entry) in found.enumerated() {
+                    guard case .array(let elements) = entry.value else {
+                        throw DumpError(
+                            .malformed, path: path, "\(key) is \(entry.value.kindName), expected an array of items")
+                    }
+                    let name = found.count == 1 ? key : "\(key) array \(index + 1)"
+                    arrays.append(ItemArray(classKey: key, name: name, elements: elements))
                 }
-                arrays.append((key, elements))
             }
+            guard !arrays.isEmpty else { throw noItems(top, path: path) }
             return arrays
         case let other:
             throw DumpError(
@@ -230,12 +257,13 @@ public enum IOSPlistReader {
         }
     }
 
-    /// Item `index` of the array of class `classKey` (nil for the top-level array) with its attributes, each
-    /// taken from `budget`'s values, which a file that refers to one item over and over exhausts.
+    /// Item `index` of `array` with its attributes, each taken from `budget`'s values, which a file that refers
+    /// to one item over and over exhausts.
     private static func found(
-        _ element: PlistNode, in classKey: String?, at index: Int, path: String, budget: inout ExpansionBudget
+        _ element: PlistNode, in array: ItemArray, at index: Int, path: String, budget: inout ExpansionBudget
     ) throws(DumpError) -> FoundItem {
-        let location = (classKey.map { $0 + " item " } ?? "item ") + String(index + 1)
+        let classKey = array.classKey
+        let location = (array.name.map { $0 + " item " } ?? "item ") + String(index + 1)
         guard case .dictionary(let dictionary) = element else {
             throw DumpError(.malformed, path: path, "\(location) is \(element.kindName), expected a dictionary")
         }
@@ -247,20 +275,10 @@ public enum IOSPlistReader {
         return FoundItem(location: location, classKey: classKey, attributes: attributes, depth: classKey == nil ? 2 : 3)
     }
 
-    /// The error for a file whose shared objects expand past the read's budget (`budget`, overspent).
+    /// The error for a file whose shared objects expand past the read's budget (`budget`, overspent), or that
+    /// the run's budget can't hold.
     static func expands(_ path: String, _ budget: ExpansionBudget) -> DumpError {
-        let what =
-            budget.bytes < 0
-            ? "its keys and values would take more than the \(Self.mebibytes(budget.byteLimit)) limit for a dump file"
-            : "it would hold far more values than a keychain dump of its size"
-        return DumpError(
-            .malformed, path: path,
-            "the file refers to the same objects over and over: read out, \(what), and it is refused")
-    }
-
-    /// `512 MiB`, or `1.5 MiB`.
-    private static func mebibytes(_ bytes: Int) -> String {
-        bytes % (1 << 20) == 0 ? "\(bytes >> 20) MiB" : "\(Double(bytes) / Double(1 << 20)) MiB"
+        DumpError(.malformed, path: path, budget.problem ?? budget.problems.values)
     }
 
     /// The error for a top-level dictionary without class arrays.

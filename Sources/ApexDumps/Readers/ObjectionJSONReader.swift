@@ -177,10 +177,11 @@ private struct ObjectionItem {
         for (name, raw) in fields where !mapped.contains(name) {
             if case .null = raw { continue }
             // JSON has no shared objects: a value is never larger than the file, so the budget is one entry's.
-            var budget = ExpansionBudget(values: .max, bytes: .max)
+            var budget = ExpansionBudget.unlimited
             switch raw.extraText(depth: 2, budget: &budget) {
             case .text(let text): if !text.isEmpty { record.extra[name] = text }
-            case .tooDeep, .tooLarge, .damaged: throw error("\(name) nests deeper than \(DumpLimits.maxDepth) levels")
+            case .tooDeep, .tooLarge, .damaged, .sharedContainer:
+                throw error("\(name) nests deeper than \(DumpLimits.maxDepth) levels")
             }
         }
         return record
