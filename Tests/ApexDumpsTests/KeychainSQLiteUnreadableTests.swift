@@ -22,7 +22,8 @@ extension KeychainSQLiteReaderTests {
         let records = try KeychainSQLiteReader.read(path: path)
         #expect(
             records.map(\.unreadable) == [
-                [:], ["sync": "sync is neither a number nor a boolean"], ["accc": "accc does not decode as an access control"],
+                [:], ["sync": "sync is neither a number nor a boolean"],
+                ["accc": "accc does not decode as an access control"],
             ])
         #expect(records[1].synchronizable == false && records[1].extra["sync"] != nil)
         #expect(records[2].accessControl == nil && records[2].extra["accc"] == "hex:000102")
