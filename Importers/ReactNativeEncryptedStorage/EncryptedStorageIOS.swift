@@ -102,7 +102,11 @@ struct EncryptedStorageIOS {
             return item
         }
         let group = accessGroup(record, notes: &item.notes)
-        switch Self.accessible(record.protection) {
+        // A pdmn or sync the dump holds but can't be read: the item's protection is unknown, whatever the default.
+        let protectionClass =
+            record.unreadableProtection.map { Result.failure(ProtectionProblem($0)) }
+            ?? Self.accessible(record.protection)
+        switch protectionClass {
         case .failure(let reason):
             item.target = .unknownProtection(service: service, key: key, kind: .string, accessGroup: group)
             item.verdict = .blocked(reason.reason)

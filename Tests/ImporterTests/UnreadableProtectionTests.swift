@@ -2,6 +2,7 @@ import ApexDumps
 import ApexMigration
 import ExpoSecureStoreImporter
 import Foundation
+import ReactNativeEncryptedStorageImporter
 import ReactNativeKeychainImporter
 import ReactNativeSensitiveInfoImporter
 import Testing
@@ -19,7 +20,9 @@ import Testing
 
     /// A plist of one good item, then one for each fault; `identity` writes an item's service, account and generic
     /// attribute for its key.
-    static func dump(_ identity: (String) -> String) throws -> Dump {
+    static func dump(
+        _ faults: [(key: String, xml: String, attribute: String)] = faults, _ identity: (String) -> String
+    ) throws -> Dump {
         var xml = "<plist version=\"1.0\"><array>"
         xml += "<dict><key>class</key><string>genp</string>\(identity("k-good"))<key>pdmn</key><string>ak</string>"
         xml += "<key>sync</key><integer>0</integer><key>v_Data</key><data>dW5yZWFkYWJsZS12YWx1ZQ==</data></dict>"
@@ -35,7 +38,10 @@ import Testing
     static func data(_ text: String) -> String { "<data>\(Data(text.utf8).base64EncodedString())</data>" }
 
     /// Checks that the good item migrates and every other is blocked for its attribute.
-    static func check(_ items: [SourceItem], sourceLocation: SourceLocation = #_sourceLocation) {
+    static func check(
+        _ items: [SourceItem], _ faults: [(key: String, xml: String, attribute: String)] = faults,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(items.count == 1 + faults.count, sourceLocation: sourceLocation)
         let good = items.first { $0.source.account == "k-good" }
         #expect(good?.verdict == .migrate, "\(String(describing: good?.verdict))", sourceLocation: sourceLocation)
@@ -77,5 +83,16 @@ import Testing
         let items = try ReactNativeSensitiveInfoImporter().importItems(
             from: [dump], options: ImportOptions(bundleID: "com.example.app"))
         Self.check(items)
+    }
+
+    /// react-native-encrypted-storage never sets `accc` (an item with one is another SDK's, skipped), so only
+    /// `pdmn` and `sync` apply.
+    @Test("react-native-encrypted-storage")
+    func reactNativeEncryptedStorage() throws {
+        let faults = Self.faults.filter { $0.attribute != "accc" }
+        let dump = try Self.dump(faults) { "<key>acct</key><string>\($0)</string>" }
+        let items = try ReactNativeEncryptedStorageImporter().importItems(
+            from: [dump], options: ImportOptions(bundleID: "com.example.app"))
+        Self.check(items, faults)
     }
 }
