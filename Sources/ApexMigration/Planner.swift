@@ -66,12 +66,25 @@ struct Planner {
     ///   copies of a file); `duplicates`: the items that still differ from each other, each with the origins of
     ///   its whole group (one array per group, shared by its members).
     static func sharedTargets(_ items: [SourceItem]) -> (duplicates: [Int: [SourceOrigin]], copies: [Int: Int]) {
-        /// The items of one place that differ from each other, and the same by the hash of their value (a copy is
-        /// looked for among those with its value's hash only: a place that thousands of items map to stays one
-        /// pass).
+        var comparisons = 0
+        return sharedTargets(items, comparisons: &comparisons)
+    }
+
+    /// ``sharedTargets(_:)``, counting the item comparisons it makes (``isCopy(_:of:)`` and ``isSameItem(_:as:)``):
+    /// at most one per item and per other distinct item of its place with its hash, so a place that thousands of
+    /// equal items map to costs one comparison per item, not one per pair.
+    static func sharedTargets(
+        _ items: [SourceItem], comparisons: inout Int
+    ) -> (duplicates: [Int: [SourceOrigin]], copies: [Int: Int]) {
+        /// The items of one place that differ from each other, and the first item of each kind among them (same
+        /// target, protection, label and value), by the hash of what they would write. An item of a kind already
+        /// seen is a copy of that first item when it comes from another dump; from the same dump it is one more
+        /// member, and no candidate for copies: a later item of that kind from another dump is the first one's
+        /// copy (an item of another dump than the first one's would have been a copy itself). So the candidates
+        /// with one hash are the distinct kinds, however many items of one kind there are.
         struct Group {
             var members: [Int]
-            var byValue: [Int: [Int]]
+            var kinds: [Int: [Int]]
         }
         var first: [ExactName: Int] = [:]
         first.reserveCapacity(items.count)
@@ -79,21 +92,26 @@ struct Planner {
         var copies: [Int: Int] = [:]
         for index in items.indices where items[index].verdict == .migrate {
             if case .sealed = items[index].value { continue }
-            guard let target = items[index].target, target.protectionKnown else { continue }
+            guard let target = items[index].target, target.protectionKnown,
+                !Migration.isReservedService(target.service)
+            else { continue }
             let place = place(target)
             guard let head = first[place] else {
                 first[place] = index
                 continue
             }
-            let hash = valueHash(items[index].value)
+            let hash = kindHash(items[index])
             var group =
-                groups.removeValue(forKey: head)
-                ?? Group(members: [head], byValue: [valueHash(items[head].value): [head]])
-            if let same = group.byValue[hash]?.first(where: { isCopy(items[index], of: items[$0]) }) {
-                copies[index] = same
+                groups.removeValue(forKey: head) ?? Group(members: [head], kinds: [kindHash(items[head]): [head]])
+            let kind = group.kinds[hash]?.first { candidate in
+                comparisons += 1
+                return isSameItem(items[index], as: items[candidate])
+            }
+            if let kind, !ExactText.equal(items[index].origin.path, items[kind].origin.path) {
+                copies[index] = kind
             } else {
                 group.members.append(index)
-                group.byValue[hash, default: []].append(index)
+                if kind == nil { group.kinds[hash, default: []].append(index) }
             }
             groups[head] = group
         }
@@ -108,8 +126,13 @@ struct Planner {
     /// Whether `item` is `earlier` read from another dump: what would be written (target, protection and value)
     /// is the same, byte for byte.
     static func isCopy(_ item: SourceItem, of earlier: SourceItem) -> Bool {
-        guard !ExactText.equal(item.origin.path, earlier.origin.path), item.target == earlier.target,
-            ExactText.equal(item.target?.options.label, earlier.target?.options.label)
+        !ExactText.equal(item.origin.path, earlier.origin.path) && isSameItem(item, as: earlier)
+    }
+
+    /// Whether writing `item` or `other` leaves the same item: target, protection, label and value, byte for byte.
+    static func isSameItem(_ item: SourceItem, as other: SourceItem) -> Bool {
+        let earlier = other
+        guard item.target == earlier.target, ExactText.equal(item.target?.options.label, earlier.target?.options.label)
         else { return false }
         switch (item.value, earlier.value) {
         case (.value(let a), .value(let b)):
@@ -121,10 +144,17 @@ struct Planner {
         }
     }
 
-    /// A hash of a value's bytes, to find the items a copy may be of.
-    private static func valueHash(_ value: SourceValue) -> Int {
+    /// A hash of what an item would write (its target's protection, its label and its value's bytes), to find the
+    /// items it may be the same as.
+    private static func kindHash(_ item: SourceItem) -> Int {
         var hasher = Hasher()
-        switch value {
+        if let options = item.target?.options {
+            hasher.combine(options.accessible)
+            hasher.combine(options.accessControl)
+            hasher.combine(options.synchronizable)
+            if let label = options.label { ExactText.hash(label, into: &hasher) }
+        }
+        switch item.value {
         case .value(let data):
             hasher.combine(data)
         case .credentials(let username, let password):

@@ -74,6 +74,17 @@ if CommandLine.arguments.dropFirst().first == "readers" {
     exit(0)
 }
 
+if CommandLine.arguments.dropFirst().first == "planning" {
+    let quick = CommandLine.arguments.contains("--quick")
+    do {
+        try await PlanningBench.run(sizes: quick ? [10000] : [10000, 100_000], runs: quick ? 1 : 3)
+    } catch {
+        FileHandle.standardError.write(Data("apex-keychain-bench: \(error)\n".utf8))
+        exit(1)
+    }
+    exit(0)
+}
+
 if CommandLine.arguments.dropFirst().first == "migration" {
     var arguments = Array(CommandLine.arguments.dropFirst(2))
     var sizes = [1000, 20000, 100_000]
