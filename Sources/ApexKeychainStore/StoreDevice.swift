@@ -16,6 +16,40 @@ extension SQLiteKeychainDatabase {
         }
     }
 
+    /// Why `device` is not this store's device, or nil when it is: a ``TerminalDevice`` of another store, or a device
+    /// whose state differs from the one ``makeDevice(passcode:)`` models in what decides whether an item stays
+    /// valid (the platform, the biometric sensor, the enrolled set and its state hash, the passcode). A device the
+    /// store made, whose state a test has changed since (biometrics enrolled again, the passcode removed), is no
+    /// longer the store's device either: the store's next device would invalidate what it writes.
+    public func problem(with device: any Device) -> String? {
+        if let terminal = device as? TerminalDevice {
+            if terminal.store === self || terminal.store.url.standardizedFileURL == url.standardizedFileURL {
+                return nil
+            }
+            return "the device is the store \(terminal.store.url.path)'s, not the store \(url.path)'s"
+        }
+        let own = makeDevice(passcode: .none).state()
+        let given = device.state()
+        var differences: [String] = []
+        if given.platform != own.platform { differences.append("platform \(given.platform), not \(own.platform)") }
+        if given.biometry != own.biometry {
+            let name = { (type: BiometryType?) in type?.rawValue ?? "none" }
+            differences.append("biometric sensor \(name(given.biometry)), not \(name(own.biometry))")
+        }
+        if given.passcodeSet != own.passcodeSet {
+            differences.append(given.passcodeSet ? "a passcode, where the store's has none" : "no passcode")
+        }
+        if !ExactText.equal(given.enrolledSet, own.enrolledSet)
+            || !ExactText.equal(given.biometryStateHash, own.biometryStateHash)
+        {
+            differences.append("another enrolled biometric set")
+        }
+        guard !differences.isEmpty else { return nil }
+        return "the device is not the one the store \(url.path) models ('\(deviceProfile.rawValue)'): "
+            + differences.joined(separator: ", ")
+            + "; what it writes could be invalidated at the first read through the store's device (makeDevice)"
+    }
+
     /// Whether `passphrase` opens this store (the `linux` device's passcode check).
     public func verifyPassphrase(_ passphrase: Data) -> Bool {
         guard usesPassphrase, !passphrase.isEmpty,
@@ -53,7 +87,7 @@ public enum PasscodeSource: Sendable {
 /// This machine as a ``Device``: no biometric hardware; a passcode exists when the store has a passphrase, and
 /// a read that needs it asks for the passphrase.
 public final class TerminalDevice: Device {
-    private let store: SQLiteKeychainDatabase
+    let store: SQLiteKeychainDatabase
     private let passcode: PasscodeSource
     private let session = UUID().uuidString
     /// Whether the ``PasscodeSource/given(_:)`` passphrase opens the store, once checked: the check runs

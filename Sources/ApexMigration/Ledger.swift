@@ -16,9 +16,15 @@ import Foundation
 ///   kept until the target item is verified, so that an interrupted run can put it back;
 /// - `pending:<id>`: after a run that left items a later run may still migrate, their target digests and how
 ///   many runs each has stayed pending (the give-up policy counts them); a later start-up retries only these;
-/// - `done:<id>`: the completion marker: a later start-up costs this one lookup.
+/// - `done:<id>`: the completion marker, whose label is `{"libraries":[…]}`: the libraries (``SourceLibrary`` raw
+///   values) whose items the runs up to the completing one planned. A later start-up with importers of these libraries only
+///   costs this lookup; a library added since is planned in full. A marker of an earlier version is `1`, without
+///   the set (``Completion/legacy``).
 ///
-/// The records are items of the package, protected `afterFirstUnlockThisDeviceOnly`. The writes a batch makes
+/// The records are items of the package, protected `afterFirstUnlockThisDeviceOnly`, without access control. An
+/// item under a record's key that is not of that form (one a tool, a dump or an earlier version put in the
+/// service) is no record: it is read as no record at all, and a write of the record replaces it. None is ever
+/// read with a prompt. The writes a batch makes
 /// (``record(_:)``, ``journal(_:for:)``, ``removeJournal(for:)``) are synchronous, for
 /// ``KeychainDatabase/atomically(_:)``; they need ``prepareForWrites()`` first.
 final class Ledger {
@@ -51,12 +57,73 @@ final class Ledger {
         var staleCopies: [SourceKey]?
     }
 
+    // MARK: Records
+
+    /// The bytes of the record under `key`, or nil when there is none or the item there is not a record of the
+    /// ledger's form (protected as the ledger protects its records, without access control): an item put there
+    /// by someone else is never read, so it never prompts.
+    private func record(_ key: String) async throws(KeychainError) -> Data? {
+        guard let info = try await keychain.getItemInfo(key), Self.isRecord(info) else { return nil }
+        return try await keychain.getBytes(key)
+    }
+
+    /// Whether an item is of a record's form: protected as the ledger protects its records, without access control.
+    private static func isRecord(_ info: ItemInfo) -> Bool {
+        info.accessControl == .none && info.accessible == protection.accessible && !info.synchronizable
+    }
+
     // MARK: Completion marker
 
-    func isDone() async throws(KeychainError) -> Bool { try await keychain.hasItem("done:\(id)") }
+    /// What a completion marker says.
+    enum Completion: Equatable {
+        /// A marker of an earlier version (`1`), which did not record the libraries: it stands for the libraries
+        /// of the importers of the run that reads it (the best guess: the app's importers when the marker was
+        /// written), and ``Migration/runIfNeeded(progress:)`` rewrites it with their set.
+        case legacy
+        /// The libraries (raw values) whose items the completed runs planned.
+        case libraries(Set<String>)
 
-    func markDone() async throws(KeychainError) {
-        try await keychain.setItem("done:\(id)", "1", Self.protection)
+        /// Whether the marker covers every one of `libraries`.
+        func covers(_ libraries: Set<String>) -> Bool {
+            switch self {
+            case .legacy: true
+            case .libraries(let done): libraries.isSubset(of: done)
+            }
+        }
+    }
+
+    /// What a completion marker records, as JSON in its label (`{"libraries":[…]}`): read with its attributes, in
+    /// one look-up that never reads a value.
+    private struct Marker: Codable {
+        var libraries: [String]
+    }
+
+    /// The completion marker, or nil when there is none: no item, or one that is not a marker (not of a record's
+    /// form, a label that is not a marker's, or, without a label, another value than an earlier version's `1`):
+    /// an item a tool or a dump put under its key does not complete a migration.
+    func completion() async throws(KeychainError) -> Completion? {
+        let key = "done:\(id)"
+        guard let info = try await keychain.getItemInfo(key), Self.isRecord(info) else { return nil }
+        guard let label = info.label else {
+            return try await keychain.getBytes(key) == Data("1".utf8) ? .legacy : nil
+        }
+        guard let marker = try? JSONDecoder().decode(Marker.self, from: Data(label.utf8)) else { return nil }
+        return .libraries(Set(marker.libraries))
+    }
+
+    /// Records that the migration is complete for `libraries` (raw values): their list in the label, and in the
+    /// value too (which an earlier version, checking only that the marker exists, never reads).
+    func markDone(libraries: Set<String>) async throws(KeychainError) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(Marker(libraries: libraries.sorted())),
+            let text = String(data: data, encoding: .utf8)
+        else {
+            throw KeychainError(.INTERNAL, "the migration's completion marker could not be encoded")
+        }
+        var options = Self.protection
+        options.label = text
+        try await keychain.setBytes("done:\(id)", data, options)
     }
 
     // MARK: Pending items
@@ -66,6 +133,9 @@ final class Ledger {
     struct Pending: Codable, Equatable {
         var runs: [String: Int] = [:]
         var sources: [SourceKey] = []
+        /// The libraries (raw values) whose items the runs so far planned in full; nil in a record of an earlier
+        /// version, which stands for the libraries of the importers of the run that reads it.
+        var libraries: [String]?
     }
 
     /// The primary key of a source item in a keychain database: names only, never a value.
@@ -93,14 +163,19 @@ final class Ledger {
         }
     }
 
-    /// What the runs so far left pending; nil when none left anything pending.
+    /// What the runs so far left pending; nil when none left anything pending, or when the item under the
+    /// record's key is not such a record (a value that doesn't decode: it was not written by a migration, and the
+    /// run plans every item again, which loses nothing; the next record replaces it).
     func pending() async throws(KeychainError) -> Pending? {
-        guard let data = try await keychain.getBytes("pending:\(id)") else { return nil }
-        guard let pending = try? JSONDecoder().decode(Pending.self, from: data) else {
-            throw KeychainError(.INTERNAL, "the migration's record of pending items 'pending:\(id)' is damaged")
-        }
-        return pending
+        let key = "pending:\(id)"
+        guard let info = try await keychain.getItemInfo(key) else { return nil }
+        pendingKeyHeld = true
+        guard Self.isRecord(info), let data = try await keychain.getBytes(key) else { return nil }
+        return try? JSONDecoder().decode(Pending.self, from: data)
     }
+
+    /// Whether ``pending()`` found an item under the record's key, a record or not.
+    private(set) var pendingKeyHeld = false
 
     /// Records what a run left pending, or removes the record when nothing is.
     func setPending(_ pending: Pending) async throws(KeychainError) {
@@ -202,7 +277,7 @@ final class Ledger {
         records.sort { $0.0 < $1.0 }
         var entries: [String: Entry] = [:]
         for (_, key) in records {
-            guard let data = try await keychain.getBytes(key),
+            guard let data = try await record(key),
                 let batch = try? JSONDecoder().decode([String: Entry].self, from: data)
             else { continue }
             entries.merge(batch) { _, later in later }
@@ -262,7 +337,7 @@ final class Ledger {
     private func fingerprintKey(create: Bool) async throws(KeychainError) -> Data? {
         if let key { return key }
         let name = "key:\(id)"
-        if let existing = try await keychain.getBytes(name), existing.count == Sodium.hmacSHA256KeyLength {
+        if let existing = try await record(name), existing.count == Sodium.hmacSHA256KeyLength {
             key = existing
             return existing
         }
@@ -287,17 +362,18 @@ final class Ledger {
         try keychain.setBytesSynchronously(journalKey(target), data, Self.protection)
     }
 
-    /// Every journal record of this migration, with its record key and the digest of its target.
-    /// - Throws: `INTERNAL` for a record that can't be decoded (it names parked items: it must not be dropped).
+    /// Every journal record of this migration, with its record key and the digest of its target. An item under a
+    /// journal key that is not a record (not of the ledger's form, or a value that doesn't decode) names nothing a
+    /// run could put back: it is left where it is, and the run goes on. (A value the store can't open still
+    /// throws: that is damage, not another writer's item.)
     func journalRecords() async throws(KeychainError) -> [(key: String, digest: String, record: JournalRecord)] {
         var records: [(String, String, JournalRecord)] = []
         // A digest is 32 lowercase hex digits: anything else after the prefix is another migration's record, one
         // whose id is this one's followed by ':' and more.
         for (key, digest) in try await recordKeys("journal") where Self.isDigest(digest) {
-            guard let data = try await keychain.getBytes(key) else { continue }
-            guard let record = try? JSONDecoder().decode(JournalRecord.self, from: data) else {
-                throw KeychainError(.INTERNAL, "the migration journal record '\(key)' is damaged")
-            }
+            guard let data = try await record(key),
+                let record = try? JSONDecoder().decode(JournalRecord.self, from: data)
+            else { continue }
             records.append((key, String(digest), record))
         }
         return records

@@ -19,9 +19,17 @@ public enum MigrationSource: Sendable {
 ///                           target: MigrationTarget(database: db, device: device))
 /// switch try await migration.runIfNeeded() { … }
 /// ```
-/// After a completed run, a later ``runIfNeeded(progress:)`` costs one marker lookup.
+/// After a completed run, a later ``runIfNeeded(progress:)`` costs a look-up of its marker, which records the
+/// libraries of the importers it ran with: an importer of another library, added in an app update, makes the next
+/// ``runIfNeeded(progress:)`` plan that library's items (and only those, with the ones left pending).
+///
+/// A migration refuses, before it reads or writes anything (``MigrationError/source(_:)``), an empty list of
+/// importers, a ``MigrationPolicy/migrationID`` the ledger can't hold, and a database paired with a device that
+/// is not its own (``KeychainDatabase/problem(with:)``: a store's items must be written through the device the
+/// store models, or its own device's first read may invalidate them).
 public struct Migration: Sendable {
-    /// The importers, in order of precedence: an item claimed by two goes to the first.
+    /// The importers, in order of precedence: an item claimed by two goes to the first. At least one: a migration
+    /// without importers is refused.
     public let importers: [any Importer]
     /// Where items come from.
     public let source: MigrationSource
@@ -55,24 +63,45 @@ public struct Migration: Sendable {
         return plan
     }
 
-    /// Whether an earlier run completed (one marker lookup).
+    /// Whether earlier runs completed the migration for the libraries of ``importers`` (a look-up of its marker).
+    /// A marker of an earlier version of the package, which did not record the libraries, counts for all of them.
     public func isComplete() async throws(MigrationError) -> Bool {
         let ledger = try openLedger()
+        return try await completion(ledger)?.covers(libraries) ?? false
+    }
+
+    /// The libraries (raw values) of ``importers``, less those ``ImportOptions/libraries`` leaves out (their items
+    /// are skipped): what a completed run records in its marker.
+    var libraries: Set<String> {
+        var found = Set(importers.map(\.library))
+        if let wanted = policy.importOptions.libraries { found.formIntersection(wanted) }
+        return Set(found.map(\.rawValue))
+    }
+
+    /// The ledger's completion marker.
+    private func completion(_ ledger: Ledger) async throws(MigrationError) -> Ledger.Completion? {
         do {
-            return try await ledger.isDone()
+            return try await ledger.completion()
         } catch {
             throw Self.targetError(error)
         }
     }
 
-    /// Runs unless an earlier run completed; after a run that left items pending, plans and writes only those.
+    /// Runs unless an earlier run completed; after a run that left items pending, plans and writes only those,
+    /// and the items of every library of ``importers`` that no earlier run planned (an importer added since).
     ///
     /// A run is complete when no item is left that a later run could still migrate (``ItemState/pending``): one
     /// blocked for a reason that can go away (no passcode yet, nothing enrolled, the device locked, a cancelled
     /// prompt), a conflict, a failed write. Items that can never succeed (no equivalent protection, sealed,
     /// skipped, shadowed) don't hold it open, nor do those the policy gave up on (``MigrationPolicy/giveUp``).
     public func runIfNeeded(progress: (@Sendable (Int, Int) -> Void)? = nil) async throws(MigrationError) -> Outcome {
-        if try await isComplete() { return .alreadyComplete }
+        let ledger = try openLedger()
+        if let done = try await completion(ledger), done.covers(libraries) {
+            // A marker of an earlier version stands for these importers' libraries: recorded as such, so that an
+            // importer added later is planned. Best effort: when it can't be written now, the next launch tries.
+            if done == .legacy { try? await ledger.markDone(libraries: libraries) }
+            return .alreadyComplete
+        }
         return .ran(try await timedRun(progress: progress, onlyPending: true).report)
     }
 
@@ -93,7 +122,8 @@ public struct Migration: Sendable {
         try await timedRun(progress: progress, onlyPending: false)
     }
 
-    /// A run; with `onlyPending`, of only the items an earlier run left pending (all of them when none did).
+    /// A run; with `onlyPending`, of only the items an earlier run left pending and those of the libraries no
+    /// earlier run planned (all of them when no earlier run left a record).
     private func timedRun(
         progress: (@Sendable (Int, Int) -> Void)?, onlyPending: Bool
     ) async throws(MigrationError)
@@ -111,10 +141,28 @@ public struct Migration: Sendable {
             throw Self.targetError(error)
         }
         let pendingBefore = recorded?.runs
-        let only = onlyPending ? pendingBefore.map { Set($0.keys) } : nil
-        // An on-device source's values are read only for the items left pending (the rest can't change).
-        let valuesOf = onlyPending ? recorded.map { Set($0.sources.compactMap(\.primaryKey)) } : nil
-        var (plan, databaseSource) = try await makePlan(ledger: ledger, only: only, valuesOf: valuesOf)
+        let current = libraries
+        // The libraries whose items earlier runs planned in full (a record of an earlier version stands for the
+        // current ones); nil when no run left a record.
+        var planned: Set<String>?
+        switch try await completion(ledger) {
+        case nil: break
+        case .legacy?: planned = current
+        case .libraries(let done)?: planned = done
+        }
+        if let recorded { planned = (planned ?? []).union(recorded.libraries.map(Set.init) ?? current) }
+        var only: Set<String>?
+        var added: Set<String> = []
+        var valuesOf: Set<ItemAttributes.PrimaryKey>?
+        if onlyPending, let planned {
+            only = Set(pendingBefore?.keys.map { $0 } ?? [])
+            added = current.subtracting(planned)
+            // An on-device source's values are read only for the items left pending (the rest can't change),
+            // unless a library is planned for the first time.
+            if added.isEmpty { valuesOf = Set(recorded?.sources.compactMap(\.primaryKey) ?? []) }
+        }
+        var (plan, databaseSource) = try await makePlan(
+            ledger: ledger, only: only, alsoOf: added, valuesOf: valuesOf)
         timings.plan = clock.now - started
         let locked = plan.actions.contains { $0.action == .blocked && $0.cause == .keychain(.INTERACTION_NOT_ALLOWED) }
         if locked { throw .tryLater("the target keychain can't be written now (the device is locked)") }
@@ -149,9 +197,12 @@ public struct Migration: Sendable {
             }
         }
         started = clock.now
+        let covered = (planned ?? []).union(current)
+        pendingNow.libraries = covered.sorted()
         do throws(KeychainError) {
-            if !pendingNow.runs.isEmpty || recorded != nil { try await ledger.setPending(pendingNow) }
-            if pendingNow.runs.isEmpty { try await ledger.markDone() }
+            // With nothing pending, the record goes, and with it any item under its key that is no record.
+            if !pendingNow.runs.isEmpty || ledger.pendingKeyHeld { try await ledger.setPending(pendingNow) }
+            if pendingNow.runs.isEmpty { try await ledger.markDone(libraries: covered) }
         } catch {
             throw Self.targetError(error)
         }
@@ -159,14 +210,31 @@ public struct Migration: Sendable {
         return (report, timings)
     }
 
-    /// The ledger of ``MigrationPolicy/migrationID``.
-    /// - Throws: `source` when the id can't name a migration (``MigrationPolicy/problem(ofMigrationID:)``).
+    /// The ledger of ``MigrationPolicy/migrationID``, once ``check()`` found nothing to refuse.
     private func openLedger() throws(MigrationError) -> Ledger {
-        if let problem = MigrationPolicy.problem(ofMigrationID: policy.migrationID) { throw .source(problem) }
+        try check()
         do {
             return try Ledger(target: target, id: policy.migrationID)
         } catch {
             throw Self.targetError(error)
+        }
+    }
+
+    /// Refuses what can't make a migration, before anything is read or written.
+    /// - Throws: `source` for an empty list of importers (its first run would find nothing and complete the
+    ///   migration for good), an id that can't name a migration (``MigrationPolicy/problem(ofMigrationID:)``), and
+    ///   a database paired with a device that is not its own (``KeychainDatabase/problem(with:)``), the target's
+    ///   or an on-device source's.
+    func check() throws(MigrationError) {
+        guard !importers.isEmpty else {
+            throw .source(
+                "a migration needs at least one importer: without one, a run finds nothing and completes the migration"
+            )
+        }
+        if let problem = MigrationPolicy.problem(ofMigrationID: policy.migrationID) { throw .source(problem) }
+        if let problem = target.database.problem(with: target.device) { throw .source("target: \(problem)") }
+        if case .database(let database, let device) = source, let problem = database.problem(with: device) {
+            throw .source("source: \(problem)")
         }
     }
 
@@ -193,11 +261,15 @@ public struct Migration: Sendable {
     // MARK: Planning
 
     /// - Parameters:
-    ///   - only: when given, plan only the items whose target digest is in it.
+    ///   - only: when given, plan only the items whose target digest is in it, and those of `alsoOf`.
+    ///   - alsoOf: libraries (raw values) whose items are planned whatever `only` says.
     ///   - valuesOf: when given, an on-device source's values are read only for these items.
     func makePlan(
-        ledger: Ledger? = nil, only: Set<String>? = nil, valuesOf: Set<ItemAttributes.PrimaryKey>? = nil
+        ledger: Ledger? = nil, only: Set<String>? = nil, alsoOf: Set<String> = [],
+        valuesOf: Set<ItemAttributes.PrimaryKey>? = nil
     ) async throws(MigrationError) -> (MigrationPlan, DatabaseSource?) {
+        let planLedger: Ledger
+        if let ledger { planLedger = ledger } else { planLedger = try openLedger() }
         let dumps: [Dump]
         var databaseSource: DatabaseSource?
         switch source {
@@ -209,9 +281,12 @@ public struct Migration: Sendable {
             dumps = [read.dump]
         }
         var (items, summaries) = try collect(dumps)
-        if let only { items = items.filter { $0.target.map { only.contains(Ledger.digest($0)) } ?? false } }
-        var planLedger = ledger
-        if planLedger == nil { planLedger = try openLedger() }
+        if let only {
+            items = items.filter { item in
+                alsoOf.contains(item.library.rawValue)
+                    || (item.target.map { only.contains(Ledger.digest($0)) } ?? false)
+            }
+        }
         let planner = Planner(
             target: target, ledger: planLedger, policy: policy, sourceItems: databaseSource?.items ?? [:])
         let actions = await planner.plan(items)

@@ -34,12 +34,20 @@ public enum MigrationReason: Sendable, Hashable, Codable {
     /// The value can be read only with what the run was not given (FacebookConceal's key file): pending until a
     /// run is given it.
     case needsInput
+    /// The target service is the one that holds the migration's own records (``Migration/ledgerService``): no item
+    /// is ever written there. Final, as an item without a target is: a run with a service map
+    /// (``ImportOptions/serviceMap``) that moves it elsewhere plans it anew (``Migration/run(progress:)`` plans
+    /// every item), and a pending item, retried under its old target, would hold a start-up migration open for
+    /// good.
+    case reservedService
 
-    /// The keychain refusals that can go away on their own or by the user's hand: a passcode set later,
-    /// biometrics enrolled, the device unlocked, a prompt answered, biometrics no longer locked out.
+    /// The keychain refusals that can go away on their own, by the user's hand or with an app update: a passcode
+    /// set later, biometrics enrolled, the device unlocked, a prompt answered, biometrics no longer locked out, an
+    /// access group the app's entitlements did not hold yet (`MISSING_ENTITLEMENT`: app configuration, which an
+    /// update can fix).
     public static let transientCodes: Set<KeychainErrorCode> = [
         .PASSCODE_NOT_SET, .BIOMETRY_NOT_ENROLLED, .INTERACTION_NOT_ALLOWED, .USER_CANCELED, .USER_FALLBACK,
-        .BIOMETRY_LOCKOUT, .AUTHENTICATION_FAILED,
+        .BIOMETRY_LOCKOUT, .AUTHENTICATION_FAILED, .MISSING_ENTITLEMENT,
     ]
 
     /// The reason as the JSON report writes it: the ``KeychainErrorCode`` name, or the case's name.
@@ -58,6 +66,7 @@ public enum MigrationReason: Sendable, Hashable, Codable {
         case .changedAfterPlan: "changedAfterPlan"
         case .readBackDiffers: "readBackDiffers"
         case .needsInput: "needsInput"
+        case .reservedService: "reservedService"
         }
     }
 
@@ -86,6 +95,7 @@ public enum MigrationReason: Sendable, Hashable, Codable {
         let all: [MigrationReason] = [
             .noEquivalent, .skipped, .shadowed, .sealed, .noTarget, .sharedTargetKey, .heldByAnotherLibrary,
             .heldByDifferentItem, .heldByUnverifiedItem, .changedAfterPlan, .readBackDiffers, .needsInput,
+            .reservedService,
         ]
         guard let found = all.first(where: { $0.code == code }) else { return nil }
         self = found

@@ -205,6 +205,12 @@ struct Planner {
             return PlannedAction(
                 item: item, action: .blocked, cause: .noTarget, reason: "the item has no place in the package")
         }
+        if Migration.isReservedService(target.service) {
+            return PlannedAction(
+                item: item, action: .blocked, cause: .reservedService,
+                reason: "the target service '\(target.service)' holds the migration's own records, and no item is "
+                    + "migrated into it: map the item's service to another")
+        }
         guard target.protectionKnown else {
             return PlannedAction(
                 item: item, action: .blocked, cause: .noEquivalent,

@@ -98,9 +98,20 @@ public protocol KeychainDatabase: AnyObject, Sendable {
     /// atomic and durable on its own, and a failure part-way leaves the calls before it done. Code that uses it
     /// must then order its writes as it would without a batch.
     func atomically<T>(_ body: () throws -> T) throws -> T
+
+    /// Why `device` can't be the device of this database's items, or nil when it can. A database that models one
+    /// device (a store records its device profile) answers for a device whose state its own doesn't share: an
+    /// item written through such a device (a `biometryCurrentSet` item bound to another enrolled set, one that
+    /// needs a passcode the database's device doesn't have) would be invalidated, and removed, at the first read
+    /// through the database's own device. A migration refuses such a pair before it reads or writes anything.
+    /// The default accepts any device (an in-memory database has none of its own).
+    func problem(with device: any Device) -> String?
 }
 
 extension KeychainDatabase {
+    /// Nil: any device.
+    public func problem(with device: any Device) -> String? { nil }
+
     /// ``exclusively(_:)``: each call inside is atomic and durable on its own (see the requirement).
     public func atomically<T>(_ body: () throws -> T) throws -> T {
         try exclusively(body)
