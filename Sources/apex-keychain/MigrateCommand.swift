@@ -208,7 +208,7 @@ struct MigrateCommand: RunnableCommand {
             let source = String(mapping[..<equals])
             if serviceMap[source] != nil { throw .usage("'--service-map' names the service '\(source)' twice") }
             let target = String(mapping[mapping.index(after: equals)...])
-            if ExactText.equal(target, Migration.ledgerService) {
+            if Migration.isReservedService(target) {
                 throw .usage(
                     "'--service-map \(mapping)': the service '\(target)' holds the migration's records; map to another "
                         + "service")
@@ -217,7 +217,7 @@ struct MigrateCommand: RunnableCommand {
         }
         let bundleID = values.value(Self.bundleID)
         if bundleID == "" { throw .usage("'--bundle-id' must not be empty") }
-        if let bundleID, ExactText.equal(bundleID, Migration.ledgerService) {
+        if let bundleID, Migration.isReservedService(bundleID) {
             throw .usage("'--bundle-id' can't be '\(bundleID)': that service holds the migration's records")
         }
         importOptions = ImportOptions(

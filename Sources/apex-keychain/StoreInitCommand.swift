@@ -64,7 +64,7 @@ struct StoreInitCommand: RunnableCommand {
                     "'--bundle-id' must be at most \(NameProblem.maxLength) characters, without U+0000: it is a service name"
                 )
             }
-            if bundleID == Migration.ledgerService {
+            if Migration.isReservedService(bundleID) {
                 throw .usage(
                     "'--bundle-id' can't be '\(Migration.ledgerService)': that service holds the migration's records")
             }

@@ -63,7 +63,7 @@ struct StoreListCommand: RunnableCommand {
         }
         try Console.write(lines)
         if places.isEmpty { Console.writeError("no items in \(DisplayText.escaped(opened.path))\n") }
-        let ledger = places.filter { ExactText.equal($0.service, Migration.ledgerService) }.reduce(0) {
+        let ledger = places.filter { Migration.isReservedService($0.service) }.reduce(0) {
             $0 + $1.keys.count
         }
         if ledger > 0 {
@@ -119,7 +119,7 @@ extension OpenedStore {
         // Byte for byte, as the store compares names (Strings compare by canonical equivalence).
         var seen = Set<ExactName>()
         var places: [(service: String, group: String)] = []
-        for item in items where includingLedger || !ExactText.equal(item.service, Migration.ledgerService) {
+        for item in items where includingLedger || !Migration.isReservedService(item.service) {
             if seen.insert(ExactName(item.service, item.accessGroup)).inserted {
                 places.append((item.service, item.accessGroup))
             }

@@ -300,7 +300,7 @@ enum ReservedService {
 
     /// Refuses `service` (a usage error, 64) when it is the migration's, byte for byte, unless `force`.
     static func check(_ service: String?, force: Bool, _ change: Change) throws(CLIError) {
-        guard let service, !force, ExactText.equal(service, Migration.ledgerService) else { return }
+        guard let service, !force, Migration.isReservedService(service) else { return }
         let why =
             change == .write
             ? "an item written there can stop later migrations of the store or mark one complete that never ran; "
