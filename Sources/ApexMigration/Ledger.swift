@@ -23,8 +23,10 @@ import Foundation
 ///
 /// The records are items of the package, protected `afterFirstUnlockThisDeviceOnly`, without access control. An
 /// item under a record's key that is not of that form (one a tool, a dump or an earlier version put in the
-/// service) is no record: it is read as no record at all, and a write of the record replaces it. None is ever
-/// read with a prompt. The writes a batch makes
+/// service) is no record: it is read as no record at all, and a write of the record replaces it. A journal record
+/// of that form whose value doesn't decode is damage, not another writer's item: it names parked items only it
+/// can put back, so it stops the run (``journalRecords()``) and is kept. None is ever read with a prompt. The
+/// writes a batch makes
 /// (``record(_:)``, ``journal(_:for:)``, ``removeJournal(for:)``) are synchronous, for
 /// ``KeychainDatabase/atomically(_:)``; they need ``prepareForWrites()`` first.
 final class Ledger {
@@ -363,17 +365,21 @@ final class Ledger {
     }
 
     /// Every journal record of this migration, with its record key and the digest of its target. An item under a
-    /// journal key that is not a record (not of the ledger's form, or a value that doesn't decode) names nothing a
-    /// run could put back: it is left where it is, and the run goes on. (A value the store can't open still
-    /// throws: that is damage, not another writer's item.)
+    /// journal key that is not of a record's form (not the package's own item, not protected as the ledger
+    /// protects its records, or a key without a digest after the prefix) is another writer's: it names nothing a
+    /// run could put back, it is left where it is, and the run goes on.
+    /// - Throws: `INTERNAL` for an item of a record's form whose value doesn't decode: a damaged record names
+    ///   parked source items that only it can put back, and a later journal write for its target would replace
+    ///   it, so it must not be passed over. (A value the store can't open throws too.)
     func journalRecords() async throws(KeychainError) -> [(key: String, digest: String, record: JournalRecord)] {
         var records: [(String, String, JournalRecord)] = []
         // A digest is 32 lowercase hex digits: anything else after the prefix is another migration's record, one
         // whose id is this one's followed by ':' and more.
         for (key, digest) in try await recordKeys("journal") where Self.isDigest(digest) {
-            guard let data = try await record(key),
-                let record = try? JSONDecoder().decode(JournalRecord.self, from: data)
-            else { continue }
+            guard let data = try await record(key) else { continue }
+            guard let record = try? JSONDecoder().decode(JournalRecord.self, from: data) else {
+                throw KeychainError(.INTERNAL, "the migration journal record '\(key)' is damaged")
+            }
             records.append((key, String(digest), record))
         }
         return records

@@ -66,8 +66,8 @@ struct ReservedServiceTests {
         #expect(!Migration.isReservedService("apex-keychain"))
     }
 
-    @Test("an item under a journal key that is no journal record is left alone: the on-device run goes on")
-    func plantedJournalRecord() async throws {
+    /// A store on the device holding one source item, and the journal key a planted item goes under.
+    static func onDevice() throws -> (InMemoryKeychainDatabase, SimulatedDevice, MigrationTarget, String) {
         let database = InMemoryKeychainDatabase()
         let device = SimulatedDevice()
         try database.add(
@@ -77,15 +77,43 @@ struct ReservedServiceTests {
                     protectionDomain: .ck),
                 value: Data("v1".utf8)))
         let target = MigrationTarget(database: database, device: device)
-        let journalKey = "journal:default:" + String(repeating: "0", count: 32)
-        try await target.keychain(service: Migration.ledgerService).setItem(
-            journalKey, "{}garbage", SetOptions(accessible: .afterFirstUnlockThisDeviceOnly))
+        return (database, device, target, "journal:default:" + String(repeating: "0", count: 32))
+    }
+
+    @Test(
+        "an item under a journal key that is not of a record's form is left alone: the on-device run goes on",
+        arguments: [
+            SetOptions(accessible: .afterFirstUnlock),
+            SetOptions(accessible: .whenUnlocked),
+            SetOptions(accessible: .whenUnlockedThisDeviceOnly, accessControl: .biometryAny),
+        ])
+    func plantedJournalRecord(options: SetOptions) async throws {
+        let (database, device, target, journalKey) = try Self.onDevice()
+        try await target.keychain(service: Migration.ledgerService).setItem(journalKey, "{}garbage", options)
         let migration = Migration(
             importers: [Self.expo], source: .database(database, device: device), target: target,
             policy: MigrationPolicy(removeSource: true))
         let report = try await migration.run()
         #expect(report.summary.verified == 1)
         #expect(try await target.keychain(service: Migration.ledgerService).hasItem(journalKey), "left in place")
+        #expect(device.promptCount == 0)
+    }
+
+    /// Review of issue 28: a damaged journal record of the ledger's own form was passed over, and the next
+    /// journal write for its target replaced it, losing the parked items it names.
+    @Test("a journal record of the ledger's form that doesn't decode stops the run, and is kept")
+    func damagedJournalRecord() async throws {
+        let (database, device, target, journalKey) = try Self.onDevice()
+        let ledger = try target.keychain(service: Migration.ledgerService)
+        try await ledger.setItem(journalKey, "{}garbage", SetOptions(accessible: .afterFirstUnlockThisDeviceOnly))
+        let migration = Migration(
+            importers: [Self.expo], source: .database(database, device: device), target: target,
+            policy: MigrationPolicy(removeSource: true))
+        let error = await #expect(throws: MigrationError.self) { _ = try await migration.run() }
+        #expect(error?.description.contains("'\(journalKey)' is damaged") == true)
+        #expect(try await ledger.getItem(journalKey) == "{}garbage", "kept for whoever mends it")
+        #expect(try await !target.keychain(service: "svc").hasItem("expo-1"), "nothing written")
+        #expect(try database.attributes(matching: ItemQuery(service: "svc")).count == 1, "the source is where it was")
     }
 }
 
