@@ -15,11 +15,14 @@ import Foundation
 /// - `journal:<id>:<target digest>`: a source item removed to make room for its target (on-device migration),
 ///   kept until the target item is verified, so that an interrupted run can put it back;
 /// - `pending:<id>`: after a run that left items a later run may still migrate, their target digests and how
-///   many runs each has stayed pending (the give-up policy counts them); a later start-up retries only these;
+///   many runs each has stayed pending (the give-up policy counts them); a later start-up retries only these. It
+///   also records the library of each pending item, and the libraries the runs so far planned: a run without a
+///   library's importer carries that library's pending items on as they are, and leaves the migration open;
 /// - `done:<id>`: the completion marker, whose label is `{"libraries":[…]}`: the libraries (``SourceLibrary`` raw
-///   values) whose items the runs up to the completing one planned. A later start-up with importers of these libraries only
-///   costs this lookup; a library added since is planned in full. A marker of an earlier version is `1`, without
-///   the set (``Completion/legacy``).
+///   values) whose items the runs up to the completing one planned. A later start-up with importers of these
+///   libraries only costs this lookup; a library added since is planned in full. A marker of an earlier version is
+///   `1`, without the set (``Completion/legacy``): it covers no library, and the next start-up counts as planned
+///   each library one of whose items' targets has an entry, and plans the others in full, once.
 ///
 /// The records are items of the package, protected `afterFirstUnlockThisDeviceOnly`, without access control. An
 /// item under a record's key that is not of that form (one a tool, a dump or an earlier version put in the
@@ -78,9 +81,13 @@ final class Ledger {
 
     /// What a completion marker says.
     enum Completion: Equatable {
-        /// A marker of an earlier version (`1`), which did not record the libraries: it stands for the libraries
-        /// of the importers of the run that reads it (the best guess: the app's importers when the marker was
-        /// written), and ``Migration/runIfNeeded(progress:)`` rewrites it with their set.
+        /// A marker of an earlier version (`1`), which did not record the libraries: it covers none, as the app may
+        /// have added an importer in the very release that brings this version. ``Migration/runIfNeeded(progress:)``
+        /// then runs once: a library one of whose items' targets has an entry counts as planned by the earlier
+        /// runs (their items are not planned again: what the app changed or removed since stays so), the others
+        /// are planned in full, and the marker is rewritten with the set. That one run reads every source item;
+        /// the alternative, taking the marker for the current importers, would never migrate an importer added
+        /// with the upgrade under the same ``MigrationPolicy/migrationID``.
         case legacy
         /// The libraries (raw values) whose items the completed runs planned.
         case libraries(Set<String>)
@@ -88,7 +95,7 @@ final class Ledger {
         /// Whether the marker covers every one of `libraries`.
         func covers(_ libraries: Set<String>) -> Bool {
             switch self {
-            case .legacy: true
+            case .legacy: false
             case .libraries(let done): libraries.isSubset(of: done)
             }
         }
@@ -138,6 +145,10 @@ final class Ledger {
         /// The libraries (raw values) whose items the runs so far planned in full; nil in a record of an earlier
         /// version, which stands for the libraries of the importers of the run that reads it.
         var libraries: [String]?
+        /// The library (raw value) of each pending item, by target digest: a run without that library's importer
+        /// carries the item on as it is (``Migration``), where it would otherwise take it for gone. Nil in a record
+        /// of an earlier version, whose items stand for the importers of the run that reads it.
+        var libraryOf: [String: String]? = [:]
     }
 
     /// The primary key of a source item in a keychain database: names only, never a value.

@@ -21,7 +21,9 @@ public enum MigrationSource: Sendable {
 /// ```
 /// After a completed run, a later ``runIfNeeded(progress:)`` costs a look-up of its marker, which records the
 /// libraries of the importers it ran with: an importer of another library, added in an app update, makes the next
-/// ``runIfNeeded(progress:)`` plan that library's items (and only those, with the ones left pending).
+/// ``runIfNeeded(progress:)`` plan that library's items (and only those, with the ones left pending). Items left
+/// pending for a library that a run has no importer for (or that ``ImportOptions/libraries`` leaves out) stay
+/// pending, and keep the migration open, until a run with its importer migrates them.
 ///
 /// A migration refuses, before it reads or writes anything (``MigrationError/source(_:)``), an empty list of
 /// importers, a ``MigrationPolicy/migrationID`` the ledger can't hold, and a database paired with a device that
@@ -64,7 +66,8 @@ public struct Migration: Sendable {
     }
 
     /// Whether earlier runs completed the migration for the libraries of ``importers`` (a look-up of its marker).
-    /// A marker of an earlier version of the package, which did not record the libraries, counts for all of them.
+    /// A marker of an earlier version of the package, which did not record the libraries, counts for none of them:
+    /// the next ``runIfNeeded(progress:)`` finds out from the ledger which ones earlier runs planned.
     public func isComplete() async throws(MigrationError) -> Bool {
         let ledger = try openLedger()
         return try await completion(ledger)?.covers(libraries) ?? false
@@ -89,6 +92,9 @@ public struct Migration: Sendable {
 
     /// Runs unless an earlier run completed; after a run that left items pending, plans and writes only those,
     /// and the items of every library of ``importers`` that no earlier run planned (an importer added since).
+    /// After a marker of an earlier version, which did not record its libraries, a library counts as planned when
+    /// the ledger holds an entry for one of its items' targets: the others are planned in full, once. (What earlier
+    /// runs migrated is not planned again: an item the app has changed or removed since stays as the app left it.)
     ///
     /// A run is complete when no item is left that a later run could still migrate (``ItemState/pending``): one
     /// blocked for a reason that can go away (no passcode yet, nothing enrolled, the device locked, a cancelled
@@ -96,12 +102,7 @@ public struct Migration: Sendable {
     /// skipped, shadowed) don't hold it open, nor do those the policy gave up on (``MigrationPolicy/giveUp``).
     public func runIfNeeded(progress: (@Sendable (Int, Int) -> Void)? = nil) async throws(MigrationError) -> Outcome {
         let ledger = try openLedger()
-        if let done = try await completion(ledger), done.covers(libraries) {
-            // A marker of an earlier version stands for these importers' libraries: recorded as such, so that an
-            // importer added later is planned. Best effort: when it can't be written now, the next launch tries.
-            if done == .legacy { try? await ledger.markDone(libraries: libraries) }
-            return .alreadyComplete
-        }
+        if let done = try await completion(ledger), done.covers(libraries) { return .alreadyComplete }
         return .ran(try await timedRun(progress: progress, onlyPending: true).report)
     }
 
@@ -142,15 +143,22 @@ public struct Migration: Sendable {
         }
         let pendingBefore = recorded?.runs
         let current = libraries
-        // The libraries whose items earlier runs planned in full (a record of an earlier version stands for the
-        // current ones); nil when no run left a record.
+        // The libraries whose items earlier runs planned in full; nil when no run left a record. A marker of an
+        // earlier version doesn't say: they are found from the ledger (`inferPlanned`). A record of pending items
+        // that doesn't say the library of each item stands for the current ones.
         var planned: Set<String>?
+        var inferPlanned = false
         switch try await completion(ledger) {
         case nil: break
-        case .legacy?: planned = current
+        case .legacy?:
+            planned = []
+            inferPlanned = true
         case .libraries(let done)?: planned = done
         }
-        if let recorded { planned = (planned ?? []).union(recorded.libraries.map(Set.init) ?? current) }
+        if let recorded {
+            let known = recorded.libraryOf == nil ? nil : recorded.libraries.map(Set.init)
+            planned = (planned ?? []).union(known ?? current)
+        }
         var only: Set<String>?
         var added: Set<String> = []
         var valuesOf: Set<ItemAttributes.PrimaryKey>?
@@ -162,7 +170,7 @@ public struct Migration: Sendable {
             if added.isEmpty { valuesOf = Set(recorded?.sources.compactMap(\.primaryKey) ?? []) }
         }
         var (plan, databaseSource) = try await makePlan(
-            ledger: ledger, only: only, alsoOf: added, valuesOf: valuesOf)
+            ledger: ledger, only: only, alsoOf: added, inferPlanned: inferPlanned, valuesOf: valuesOf)
         timings.plan = clock.now - started
         let locked = plan.actions.contains { $0.action == .blocked && $0.cause == .keychain(.INTERACTION_NOT_ALLOWED) }
         if locked { throw .tryLater("the target keychain can't be written now (the device is locked)") }
@@ -192,11 +200,17 @@ public struct Migration: Sendable {
                 continue
             }
             pendingNow.runs[digest] = max(pendingNow.runs[digest] ?? 0, runs)
+            if pendingNow.libraryOf?[digest] == nil {
+                pendingNow.libraryOf?[digest] = plan.actions[index].item.library.rawValue
+            }
             if let key = databaseSource?.keys[plan.actions[index].item.origin.location] {
                 pendingNow.sources.append(Ledger.SourceKey(key))
             }
         }
+        if let recorded { Self.carry(recorded, into: &pendingNow, current: current) }
         started = clock.now
+        // With nothing pending, no library is left with pending items, those of the libraries not planned now
+        // included (carried above): every one planned so far is covered.
         let covered = (planned ?? []).union(current)
         pendingNow.libraries = covered.sorted()
         do throws(KeychainError) {
@@ -208,6 +222,26 @@ public struct Migration: Sendable {
         }
         timings.ledger += clock.now - started
         return (report, timings)
+    }
+
+    /// Carries into `pending` the items `recorded` left pending for a library this run did not plan (its importer
+    /// is gone, or ``ImportOptions/libraries`` leaves it out), as they were: their count of runs stays (this run did
+    /// not try them), and the migration stays open until a run with their importer migrates them. A record that
+    /// doesn't say the library of each item (an earlier version's) carries nothing: its items stand for the current
+    /// importers'. The sources recorded are carried with them, all of them (a source is not recorded by item): a
+    /// later run reads the values of a few more source items, and plans only the pending ones.
+    static func carry(_ recorded: Ledger.Pending, into pending: inout Ledger.Pending, current: Set<String>) {
+        guard let libraryOf = recorded.libraryOf else { return }
+        var carried = false
+        for (digest, runs) in recorded.runs {
+            guard let library = libraryOf[digest], !current.contains(library) else { continue }
+            pending.runs[digest] = max(pending.runs[digest] ?? 0, runs)
+            if pending.libraryOf?[digest] == nil { pending.libraryOf?[digest] = library }
+            carried = true
+        }
+        guard carried else { return }
+        let have = Set(pending.sources)
+        pending.sources += recorded.sources.filter { !have.contains($0) }
     }
 
     /// The ledger of ``MigrationPolicy/migrationID``, once ``check()`` found nothing to refuse.
@@ -263,9 +297,11 @@ public struct Migration: Sendable {
     /// - Parameters:
     ///   - only: when given, plan only the items whose target digest is in it, and those of `alsoOf`.
     ///   - alsoOf: libraries (raw values) whose items are planned whatever `only` says.
+    ///   - inferPlanned: whether to leave out of `alsoOf` each library one of whose items' targets the ledger holds
+    ///     an entry for: one that earlier runs planned (after a marker of an earlier version, which doesn't say).
     ///   - valuesOf: when given, an on-device source's values are read only for these items.
     func makePlan(
-        ledger: Ledger? = nil, only: Set<String>? = nil, alsoOf: Set<String> = [],
+        ledger: Ledger? = nil, only: Set<String>? = nil, alsoOf: Set<String> = [], inferPlanned: Bool = false,
         valuesOf: Set<ItemAttributes.PrimaryKey>? = nil
     ) async throws(MigrationError) -> (MigrationPlan, DatabaseSource?) {
         let planLedger: Ledger
@@ -281,6 +317,18 @@ public struct Migration: Sendable {
             dumps = [read.dump]
         }
         var (items, summaries) = try collect(dumps)
+        var alsoOf = alsoOf
+        if inferPlanned {
+            do throws(KeychainError) {
+                for item in items where alsoOf.contains(item.library.rawValue) {
+                    if let target = item.target, try await planLedger.entry(for: target) != nil {
+                        alsoOf.remove(item.library.rawValue)
+                    }
+                }
+            } catch {
+                throw Self.targetError(error)
+            }
+        }
         if let only {
             items = items.filter { item in
                 alsoOf.contains(item.library.rawValue)

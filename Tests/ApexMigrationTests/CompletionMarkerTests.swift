@@ -145,22 +145,113 @@ struct CompletionMarkerTests {
         #expect(report.summary.verified == 2)
     }
 
-    @Test("an earlier version's marker (`1`) counts for the current importers and is rewritten with their set")
-    func legacyMarker() async throws {
-        let target = memoryTarget()
+    /// What an earlier version leaves: its marker, `1` without a label.
+    static func plantLegacyMarker(_ target: MigrationTarget) async throws {
         try await Self.ledger(target).setItem(
             "done:default", "1", SetOptions(accessible: .afterFirstUnlockThisDeviceOnly))
-        #expect(try await Self.migration([Self.expo], target).isComplete())
-        guard case .alreadyComplete = try await Self.migration([Self.expo], target).runIfNeeded() else {
-            throw CancellationError()
+    }
+
+    /// Review of issue 28: an earlier version's marker counted for the current importers, so an importer added in
+    /// the release that upgrades the package never ran under the same migration id.
+    @Test(
+        "an earlier version's marker (`1`) covers no library: an importer added with the upgrade migrates its items, and what earlier runs migrated stays as the app left it"
+    )
+    func legacyMarkerWithAddedImporter() async throws {
+        let target = memoryTarget()
+        guard case .ran = try await Self.migration([Self.expo], target).runIfNeeded() else { throw CancellationError() }
+        try await Self.plantLegacyMarker(target)
+        // Since then, the app removed one migrated item and changed the other.
+        let keychain = try target.keychain(service: "svc")
+        try await keychain.removeItem("expo-1")
+        try await keychain.setItem("expo-2", "changed by the app", SetOptions(accessible: .afterFirstUnlock))
+
+        let updated = Self.migration([Self.expo, Self.rnk], target)
+        #expect(try await !updated.isComplete())
+        guard case .ran(let report) = try await updated.runIfNeeded() else {
+            Issue.record("the importer added with the upgrade never ran")
+            return
         }
+        #expect(Self.accounts(report) == ["rnk-1", "rnk-2"], "expo's items, which the ledger holds, are not planned")
+        #expect(report.items.allSatisfy { $0.result == .verified })
+        #expect(try await !keychain.hasItem("expo-1"), "an item the app removed is not brought back")
+        #expect(try await keychain.getItem("expo-2") == "changed by the app")
+        let info = try #require(try await Self.ledger(target).getItemInfo("done:default"))
+        #expect(info.label == #"{"libraries":["expo-secure-store","react-native-keychain"]}"#)
+        guard case .alreadyComplete = try await updated.runIfNeeded() else {
+            Issue.record("the next launch ran again")
+            return
+        }
+    }
+
+    @Test(
+        "an earlier version's marker, with the same importers: one run plans the libraries the ledger has no item of, and rewrites the marker",
+        arguments: [true, false])
+    func legacyMarkerSameImporters(migratedBefore: Bool) async throws {
+        let target = memoryTarget()
+        if migratedBefore {
+            guard case .ran = try await Self.migration([Self.expo], target).runIfNeeded() else {
+                throw CancellationError()
+            }
+        }
+        try await Self.plantLegacyMarker(target)
+        let migration = Self.migration([Self.expo], target)
+        #expect(try await !migration.isComplete())
+        guard case .ran(let report) = try await migration.runIfNeeded() else {
+            Issue.record("an earlier version's marker counted for the current importers")
+            return
+        }
+        // Migrated before: the ledger holds expo's items, which are not planned again. Never migrated (a marker
+        // whose runs found nothing): expo is planned in full.
+        #expect(Self.accounts(report) == (migratedBefore ? [] : ["expo-1", "expo-2"]))
+        #expect(report.items.allSatisfy { $0.result == .verified })
         let info = try #require(try await Self.ledger(target).getItemInfo("done:default"))
         #expect(info.label == #"{"libraries":["expo-secure-store"]}"#)
-        // The next update's importer is planned.
-        guard case .ran(let report) = try await Self.migration([Self.expo, Self.rnk], target).runIfNeeded() else {
-            throw CancellationError()
+        guard case .alreadyComplete = try await migration.runIfNeeded() else {
+            Issue.record("the next launch ran again")
+            return
         }
-        #expect(Self.accounts(report) == ["rnk-1", "rnk-2"])
+    }
+
+    /// Review of issue 28: a run that had no importer for a library whose items were pending dropped them, and
+    /// marked that library done; an update that brought its importer back found the migration complete.
+    @Test(
+        "items pending for a library a run doesn't plan stay pending: an update that brings its importer back migrates them",
+        arguments: [false, true])
+    func pendingLibraryLeftOut(narrowedByOptions: Bool) async throws {
+        // No passcode: react-native-keychain's `whenPasscodeSetThisDeviceOnly` item ("akpu") stays pending.
+        let device = SimulatedDevice(passcodeSet: false)
+        let target = memoryTarget(device: device)
+        let source = MigrationSource.dumps([
+            dump([("svc", "expo-1", "v1", "ck", []), ("svc", "rnk-1", "v3", "akpu", [])])
+        ])
+        let both = Self.migration([Self.expo, Self.rnk], target, source: source)
+        guard case .ran(let first) = try await both.runIfNeeded() else { throw CancellationError() }
+        #expect(first.items.map(\.state) == [.final, .pending])
+
+        // The next release has only expo's importer, or narrows ImportOptions.libraries to expo.
+        var policy = MigrationPolicy()
+        if narrowedByOptions { policy.importOptions.libraries = [.expoSecureStore] }
+        let narrowed = Migration(
+            importers: narrowedByOptions ? [Self.expo, Self.rnk] : [Self.expo], source: source, target: target,
+            policy: policy)
+        for _ in 0..<2 {
+            guard case .ran(let report) = try await narrowed.runIfNeeded() else {
+                Issue.record("a run that never planned rnk-1 completed the migration")
+                return
+            }
+            #expect(!report.items.contains { $0.result != nil }, "nothing written")
+            #expect(try await !narrowed.isComplete())
+        }
+
+        device.setPasscode(true)
+        guard case .ran(let third) = try await both.runIfNeeded() else {
+            Issue.record("rnk-1 was recorded as done by a run that never planned it")
+            return
+        }
+        #expect(third.items.filter { $0.result == .verified }.compactMap(\.target?.key) == ["rnk-1"])
+        #expect(try await target.keychain(service: "svc").getItem("rnk-1") == "v3")
+        #expect(try await both.isComplete())
+        #expect(try await narrowed.isComplete())
     }
 
     @Test(
