@@ -104,12 +104,14 @@ public protocol KeychainDatabase: AnyObject, Sendable {
     /// item written through such a device (a `biometryCurrentSet` item bound to another enrolled set, one that
     /// needs a passcode the database's device doesn't have) would be invalidated, and removed, at the first read
     /// through the database's own device. A migration refuses such a pair before it reads or writes anything.
-    /// The default accepts any device (an in-memory database has none of its own).
+    /// The default accepts any device (an in-memory database has none of its own). A database that wraps another
+    /// (one that counts, delays or fails calls, say) must forward this to the database it wraps: with the
+    /// default, a wrapper around a `SQLiteKeychainDatabase` accepts every device, and the store's check is skipped.
     func problem(with device: any Device) -> String?
 }
 
 extension KeychainDatabase {
-    /// Nil: any device.
+    /// Nil: any device. A database that wraps another must forward the call instead (see the requirement).
     public func problem(with device: any Device) -> String? { nil }
 
     /// ``exclusively(_:)``: each call inside is atomic and durable on its own (see the requirement).
