@@ -102,6 +102,19 @@ struct ExpansionBudgetTests {
         #expect(try IOSPlistReader.read(Self.sharedValue(items: 3, size: 64 << 10), path: "few.plist").count == 3)
     }
 
+    /// One item whose attribute `tags` is an array of `count` references to one string of `size` bytes: a
+    /// scalar repeated, which a real dump may hold, and about `count × size` bytes written out of a file of
+    /// `count + size` bytes.
+    static func sharedString(count: Int, size: Int) -> Data {
+        TinyBinaryPlist.build(
+            [
+                [0xA1, 1], [0xD2, 2, 3, 4, 5], [0x55] + Array("class".utf8), [0x54] + Array("tags".utf8),
+                [0x54] + Array("genp".utf8),
+                [0xAF, 0x11] + TinyBinaryPlist.bigEndian(count, 2) + Array(repeating: 6, count: count),
+                [0x5F, 0x11] + TinyBinaryPlist.bigEndian(size, 2) + Array(repeating: UInt8(ascii: "x"), count: size),
+            ])
+    }
+
     /// An XML plist of `count` distinct items.
     static func items(_ count: Int, prefix: String) -> Data {
         let items = (0..<count).map { "<dict><key>svce</key><string>\(prefix)-\($0)</string></dict>" }
@@ -158,5 +171,87 @@ struct ExpansionBudgetTests {
         #expect(error.path == folder.path + "/chain-01.plist")
         #expect(error.message.hasPrefix("item 1: tags reaches the same container twice"), "\(error.message)")
         #expect(ContinuousClock.now - start < .seconds(5))
+    }
+
+    @Test("the bytes of a run are counted together: small files sharing one value don't add up to a large store")
+    func bytesPerRun() throws {
+        // Each file is a few KB and writes out about 1 MiB, within its own budget (16 times its size and 1 MiB).
+        let tags = Self.sharedString(count: 700, size: 1500)
+        let data = Self.sharedValue(items: 300, size: 3000)
+        #expect(try IOSPlistReader.read(tags, path: "tags.plist").first?.extra["tags"]?.utf8.count ?? 0 > 1_000_000)
+        #expect(try IOSPlistReader.read(data, path: "data.plist").count == 300)
+        let folder = try DumpScratch()
+        for index in 1...40 {
+            try folder.write(String(format: "dump-%02d.plist", index), index.isMultiple(of: 2) ? data : tags)
+        }
+        // The run's files share one 1 MiB: the second is refused, naming it.
+        let error = try #require(throws: DumpError.self) { try DumpReader.scan(paths: [folder.path]) }
+        #expect(error.kind == .malformed)
+        #expect(error.path == folder.path + "/dump-02.plist")
+        #expect(
+            error.message
+                == "the run's dumps would write out more keys and values than 16 times their size and 1 MiB together, and it is refused"
+        )
+        // Files that write out less than their size read, however many.
+        let plain = try DumpScratch()
+        for index in 1...40 { try plain.write(String(format: "dump-%02d.plist", index), Self.items(3, prefix: "s")) }
+        #expect(try DumpReader.scan(paths: [plain.path]).dumps.count == 40)
+    }
+
+    @Test("the bytes a run writes out are capped, the file that passes the cap named")
+    func bytesPerRunCap() throws {
+        let folder = try DumpScratch()
+        let value = String(repeating: "v", count: 200_000)
+        for index in 1...8 {
+            let plist =
+                "<plist version=\"1.0\"><array><dict><key>svce</key><string>\(index)-\(value)</string></dict>"
+                + "</array></plist>"
+            try folder.write(String(format: "dump-%02d.plist", index), plist)
+        }
+        var budget = ExpansionBudget.run(bytes: 1 << 20)
+        let error = try #require(throws: DumpError.self) {
+            try DumpReader.scan(paths: [folder.path], standardInput: nil, budget: &budget)
+        }
+        #expect(error.path == folder.path + "/dump-06.plist")
+        #expect(
+            error.message
+                == "the run's dumps would write out more than 1 MiB of keys and values together, the limit for one run, and it is refused"
+        )
+    }
+
+    /// A pipe holding `data`, its writing end closed: what a run reads as its standard input.
+    static func standardInput(_ data: Data) throws -> Int32 {
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        let written = data.withUnsafeBytes { write(ends[1], $0.baseAddress, data.count) }
+        close(ends[1])
+        try #require(written == data.count)
+        return ends[0]
+    }
+
+    @Test("a dump read from the standard input spends the run's budget with the files")
+    func standardInputShareTheRun() throws {
+        let folder = try DumpScratch()
+        let file = try folder.write("dump.plist", Self.items(3, prefix: "f"))
+        for (paths, refused) in [(["-", file], file), ([file, "-"], DumpReader.standardInputName)] {
+            let input = try Self.standardInput(Self.items(3, prefix: "s"))
+            defer { close(input) }
+            var budget = ExpansionBudget.run(items: 5)
+            let error = try #require(throws: DumpError.self) {
+                try DumpReader.scan(paths: paths, standardInput: input, budget: &budget)
+            }
+            #expect(error.path == refused, "\(paths)")
+            #expect(
+                error.message
+                    == "the run's dumps would hold more than 5 items together, the limit for one run, and it is refused"
+            )
+        }
+        // Within the run's budget, both read, and the run keeps what they left.
+        let input = try Self.standardInput(Self.items(3, prefix: "s"))
+        defer { close(input) }
+        var budget = ExpansionBudget.run(items: 7)
+        let scan = try DumpReader.scan(paths: ["-", file], standardInput: input, budget: &budget)
+        #expect(scan.dumps.map(\.path) == [DumpReader.standardInputName, file])
+        #expect(budget.items == 1)
     }
 }

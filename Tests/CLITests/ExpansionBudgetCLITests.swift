@@ -46,4 +46,45 @@ struct ExpansionBudgetCLITests {
             #expect(result.out == "", "\(command)")
         }
     }
+
+    /// One item whose attribute `tags` is an array of 700 references to one string of 1500 bytes: 2 KB that
+    /// write out about 1 MiB, within what one file of its size may.
+    static func sharedString() -> Data {
+        let objects: [[UInt8]] = [
+            [0xA1, 1], [0xD2, 2, 3, 4, 5], [0x55] + Array("class".utf8), [0x54] + Array("tags".utf8),
+            [0x54] + Array("genp".utf8), [0xAF, 0x11] + bigEndian(700, 2) + Array(repeating: 6, count: 700),
+            [0x5F, 0x11] + bigEndian(1500, 2) + Array(repeating: UInt8(ascii: "x"), count: 1500),
+        ]
+        var bytes = Array("bplist00".utf8)
+        var offsets: [Int] = []
+        for object in objects {
+            offsets.append(bytes.count)
+            bytes += object
+        }
+        let table = bytes.count
+        for offset in offsets { bytes += bigEndian(offset, 4) }
+        bytes += [0, 0, 0, 0, 0, 0, 4, 1] + bigEndian(objects.count, 8) + bigEndian(0, 8) + bigEndian(table, 8)
+        return Data(bytes)
+    }
+
+    @Test("standard input and the files share the run's bytes: the file past them is refused (65), named")
+    func standardInputSharesTheRun() async throws {
+        try sandbox.write("one.plist", Self.sharedString())
+        try sandbox.write("two.plist", Self.sharedString())
+        let alone = try await sandbox.run(["inspect", "-"], stdin: Self.sharedString())
+        #expect(alone.status == 0, "\(alone.err)")
+        let files = try await sandbox.run(["inspect", "one.plist", "two.plist"])
+        #expect(files.status == 65)
+        #expect(
+            files.err
+                == "apex-keychain: two.plist: the run's dumps would write out more keys and values than 16 times their size and 1 MiB together, and it is refused\n"
+        )
+        let result = try await sandbox.run(["inspect", "-", "one.plist"], stdin: Self.sharedString())
+        #expect(result.status == 65)
+        #expect(
+            result.err
+                == "apex-keychain: one.plist: the run's dumps would write out more keys and values than 16 times their size and 1 MiB together, and it is refused\n"
+        )
+        #expect(result.out == "")
+    }
 }

@@ -2,8 +2,8 @@ import Foundation
 
 /// What reading dumps may write out. A binary plist's objects can be referred to over and over, so a small file
 /// can stand for far more items, values and bytes than it holds. A run (``DumpReader/scan(paths:standardInput:)``,
-/// or one read) starts with ``run(items:values:bytes:)``; each file's read takes ``forFile(byteCount:)`` of what
-/// is left, spends it as it turns the tree into records (shared by every item and every entry of the read), and
+/// or one read) starts with ``run(items:values:bytes:)``; each file's read adds what its size allows to the run's
+/// bytes and takes ``forFile(byteCount:)`` of what is left, spends it as it turns the tree into records (shared by every item and every entry of the read), and
 /// the run keeps what it did not spend (``spend(from:to:)``): a folder of hostile files costs what one does.
 struct ExpansionBudget {
     /// How many more items may be made.
@@ -13,35 +13,55 @@ struct ExpansionBudget {
     /// How many more bytes of keys and values may be written out: text as its UTF-8 bytes, data as its bytes,
     /// or as the length of its `hex:…` text in `extra`.
     var bytes: Int
+    /// How many more bytes ``bytes`` may still grow by: each file read adds 16 times its size
+    /// (``forFile(byteCount:)``) until the run's limit is reached.
+    var bytesToGrant: Int
+    /// The most bytes the run may write out, once every grant is made.
+    var byteLimit: Int
     /// What is wrong with a file once each of the three is overspent, for ``IOSPlistReader``'s error.
     var problems: (items: String, values: String, bytes: String)
 
     /// A budget without bounds (a read whose values can't be shared: JSON).
     static let unlimited = ExpansionBudget(
-        items: .max, values: .max, bytes: .max, problems: ("too many items", "too many values", "too many bytes"))
+        items: .max, values: .max, bytes: .max, bytesToGrant: 0, byteLimit: .max,
+        problems: ("too many items", "too many values", "too many bytes"))
 
     /// The budget of a run: by default ``DumpLimits/maxItemsPerRun`` items and ``DumpLimits/maxValuesPerRun``
-    /// values for all its dumps together; bytes are bounded by each file's size (``forFile(byteCount:)``).
+    /// values for all its dumps together, and bytes 16 times the size of the files read and 1 MiB, for all of
+    /// them together too, never more than `bytes` (by default ``DumpLimits/maxFileBytes``).
     static func run(
-        items: Int = DumpLimits.maxItemsPerRun, values: Int = DumpLimits.maxValuesPerRun, bytes: Int = .max
+        items: Int = DumpLimits.maxItemsPerRun, values: Int = DumpLimits.maxValuesPerRun,
+        bytes: Int = DumpLimits.maxFileBytes
     ) -> ExpansionBudget {
-        ExpansionBudget(
-            items: items, values: values, bytes: bytes,
+        let start = min(bytes, 1 << 20)
+        return ExpansionBudget(
+            items: items, values: values, bytes: start, bytesToGrant: bytes - start, byteLimit: bytes,
             problems: (
                 "the run's dumps would hold more than \(items) items together, the limit for one run, and it is refused",
                 "the run's dumps would hold more than \(values) values together, the limit for one run, and it is refused",
-                "the run's dumps would write out more than \(mebibytes(bytes)) of keys and values together, and it is refused"
+                start == bytes
+                    ? runByteLimit(bytes)
+                    : "the run's dumps would write out more keys and values than 16 times their size and 1 MiB together, and it is refused"
             ))
     }
 
-    /// The part of what is left that a read of a file of `byteCount` bytes may spend: no more than a real dump of
-    /// its size holds, and far less than what a file of objects referring to shared objects over and over would
-    /// expand to. Items: a quarter of its bytes (a real item takes a reference in its array, a dictionary and two
-    /// references per attribute), and a few. Values: twice its bytes (every value takes a reference of at least a
-    /// byte, bar Apple's sharing of equal ones), and a few thousand. Bytes: 16 times its bytes and 1 MiB (a shared
-    /// key or value is a short string: a large one shared by every item would make a small dump a large store),
-    /// and never more than ``DumpLimits/maxFileBytes``.
-    func forFile(byteCount: Int) -> ExpansionBudget {
+    private static func runByteLimit(_ bytes: Int) -> String {
+        "the run's dumps would write out more than \(mebibytes(bytes)) of keys and values together, the limit for one run, and it is refused"
+    }
+
+    /// Adds what a file of `byteCount` bytes brings to the run (16 times its bytes, within the run's limit), and
+    /// gives the part of what is left that its read may spend: no more than a real dump of its size holds, and far
+    /// less than what a file of objects referring to shared objects over and over would expand to. Items: a
+    /// quarter of its bytes (a real item takes a reference in its array, a dictionary and two references per
+    /// attribute), and a few. Values: twice its bytes (every value takes a reference of at least a byte, bar
+    /// Apple's sharing of equal ones), and a few thousand. Bytes: 16 times its bytes and 1 MiB (a shared key or
+    /// value is a short string: a large one shared by every item would make a small dump a large store), and
+    /// never more than ``DumpLimits/maxFileBytes``; the run's files share one 1 MiB.
+    mutating func forFile(byteCount: Int) -> ExpansionBudget {
+        let grant = min(bytesToGrant, 16 * byteCount)
+        bytes += grant
+        bytesToGrant -= grant
+        if bytesToGrant == 0, grant > 0 { problems.bytes = Self.runByteLimit(byteLimit) }
         var budget = self
         let items = byteCount / 4 + 16
         if items < budget.items {
@@ -54,7 +74,8 @@ struct ExpansionBudget {
             budget.problems.values = Self.expansion("it would hold far more values than a keychain dump of its size")
         }
         let bytes = min(DumpLimits.maxFileBytes, 16 * byteCount + (1 << 20))
-        if bytes < budget.bytes {
+        // On a tie (a run's first file) the file's own limit is the one to name.
+        if bytes <= budget.bytes {
             budget.bytes = bytes
             let limit =
                 bytes == DumpLimits.maxFileBytes

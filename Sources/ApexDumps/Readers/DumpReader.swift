@@ -37,10 +37,7 @@ public enum DumpReader {
     ///   ``DumpError/Kind/unsupported`` from a reader.
     public static func read(path: String) throws(DumpError) -> Dump {
         var budget = ExpansionBudget.run()
-        switch try load(path, budget: &budget) {
-        case .dump(let dump): return dump
-        case .notADump(let error): throw error
-        }
+        return try read(.file(path), budget: &budget)
     }
 
     /// Reads one dump from a pipe or any other stream (`adb exec-out … | apex-keychain inspect -`), to its end,
@@ -52,30 +49,8 @@ public enum DumpReader {
     ///   - name: what the dump's path and errors call it (``standardInputName``).
     /// - Throws: as ``read(path:)``; a SQLite export has no `-wal` file here.
     public static func read(stream descriptor: Int32, name: String) throws(DumpError) -> Dump {
-        let own = dup(descriptor)
-        guard own >= 0 else {
-            throw DumpError(.unreadable, path: name, "cannot read it: \(String(cString: strerror(errno)))")
-        }
-        let stream = DumpFile(descriptor: own, path: name, size: 0, what: "it", waitsForInput: true)
-        var data = Data()
-        try stream.read(upTo: DumpLimits.maxFileBytes + 1, appendingTo: &data)
-        stream.closeFile()
-        guard data.count <= DumpLimits.maxFileBytes else { throw tooLarge(name) }
-        guard !data.isEmpty else { throw DumpError(.notADump, path: name, "empty: nothing was read") }
-        let loaded: Loaded
         var budget = ExpansionBudget.run()
-        if KeychainSQLiteReader.looksLike(data) {
-            loaded = try readerResult(name, .keychainSQLite) { () throws(DumpError) in
-                .keychain(try KeychainSQLiteReader.read(data, path: name))
-            }
-        } else {
-            loaded = try parse(data, path: name, budget: &budget)
-        }
-        try spendItems(loaded, &budget)
-        switch loaded {
-        case .dump(let dump): return dump
-        case .notADump(let error): throw error
-        }
+        return try read(.stream(descriptor, name: name), budget: &budget)
     }
 
     /// The format of a dump's bytes, or nil when no reader knows them (an empty buffer among them).
@@ -98,15 +73,17 @@ public enum DumpReader {
     /// - Returns: The dumps, in the order of `paths`, each folder's files in sorted order, and the files skipped.
     /// - Throws: The first ``DumpError``: a path that does not exist, a named file that is not a dump, a dump that
     ///   can't be read (a file found in a folder included: damaged, too large, unreadable, unsupported), and the
-    ///   dump with which the run's dumps together would hold more than ``DumpLimits/maxItemsPerRun`` items or
-    ///   their plists more than ``DumpLimits/maxValuesPerRun`` values (``DumpError/Kind/malformed``).
+    ///   dump with which the run's dumps together (the one read from `standardInput` among them) would hold more
+    ///   than ``DumpLimits/maxItemsPerRun`` items, or their plists more than ``DumpLimits/maxValuesPerRun`` values
+    ///   or more bytes of keys and values than 16 times their size and 1 MiB (``DumpLimits/maxFileBytes`` at most)
+    ///   (``DumpError/Kind/malformed``).
     public static func scan(paths: [String], standardInput: Int32? = nil) throws(DumpError) -> DumpScan {
         var budget = ExpansionBudget.run()
         return try scan(paths: paths, standardInput: standardInput, budget: &budget)
     }
 
-    /// ``scan(paths:standardInput:)`` within `budget`, what the run's dumps may hold together (tests give a small
-    /// one). A dump read from the standard input has a budget of its own.
+    /// ``scan(paths:standardInput:)`` within `budget`, what the run's dumps may hold together, the one read from
+    /// the standard input among them (tests give a small one).
     static func scan(
         paths: [String], standardInput: Int32?, budget: inout ExpansionBudget
     ) throws(DumpError) -> DumpScan {
@@ -115,22 +92,20 @@ public enum DumpReader {
         func firstTime(_ path: String) -> Bool { seen.insert(fileIdentity(path)).inserted }
         for path in paths {
             if path == "-", let standardInput {
-                scan.entries.append(.dump(try read(stream: standardInput, name: standardInputName), inFolder: false))
+                let dump = try read(.stream(standardInput, name: standardInputName), budget: &budget)
+                scan.entries.append(.dump(dump, inFolder: false))
                 continue
             }
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
                 for file in try discover(path) where firstTime(file) {
-                    switch try load(file, budget: &budget) {
+                    switch try load(.file(file), budget: &budget) {
                     case .dump(let dump): scan.entries.append(.dump(dump, inFolder: true))
                     case .notADump(let error): scan.entries.append(.skipped(error))
                     }
                 }
             } else if firstTime(path) {
-                switch try load(path, budget: &budget) {
-                case .dump(let dump): scan.entries.append(.dump(dump, inFolder: false))
-                case .notADump(let error): throw error
-                }
+                scan.entries.append(.dump(try read(.file(path), budget: &budget), inFolder: false))
             }
         }
         return scan
@@ -177,9 +152,30 @@ public enum DumpReader {
         DumpError(.malformed, path: path, "larger than the \(DumpLimits.maxFileBytes >> 20) MiB limit for a dump file")
     }
 
-    /// The file at `path`, read within what is left of the run's `budget`.
-    private static func load(_ path: String, budget: inout ExpansionBudget) throws(DumpError) -> Loaded {
-        let loaded = try loadFile(path, budget: &budget)
+    /// Where a dump is read from.
+    private enum Source {
+        /// A file, by its path.
+        case file(String)
+        /// A stream, read to its end (``read(stream:name:)``), and what to call it.
+        case stream(Int32, name: String)
+    }
+
+    /// The dump `source` holds, read within what is left of the run's `budget`; one that is not a keychain dump
+    /// is an error.
+    private static func read(_ source: Source, budget: inout ExpansionBudget) throws(DumpError) -> Dump {
+        switch try load(source, budget: &budget) {
+        case .dump(let dump): return dump
+        case .notADump(let error): throw error
+        }
+    }
+
+    /// What `source` holds, read within what is left of the run's `budget`, which its items are taken from.
+    private static func load(_ source: Source, budget: inout ExpansionBudget) throws(DumpError) -> Loaded {
+        let loaded: Loaded
+        switch source {
+        case .file(let path): loaded = try loadFile(path, budget: &budget)
+        case .stream(let descriptor, let name): loaded = try loadStream(descriptor, name: name, budget: &budget)
+        }
         try spendItems(loaded, &budget)
         return loaded
     }
@@ -221,7 +217,24 @@ public enum DumpReader {
         return try parse(consume data, path: path, budget: &budget)
     }
 
-    /// The dump in `data` (not SQLite), or why it is none.
+    /// The stream's bytes, to its end, and what they hold (a SQLite export among them, read from its bytes).
+    private static func loadStream(
+        _ descriptor: Int32, name: String, budget: inout ExpansionBudget
+    ) throws(DumpError) -> Loaded {
+        let own = dup(descriptor)
+        guard own >= 0 else {
+            throw DumpError(.unreadable, path: name, "cannot read it: \(String(cString: strerror(errno)))")
+        }
+        let stream = DumpFile(descriptor: own, path: name, size: 0, what: "it", waitsForInput: true)
+        var data = Data()
+        try stream.read(upTo: DumpLimits.maxFileBytes + 1, appendingTo: &data)
+        stream.closeFile()
+        guard data.count <= DumpLimits.maxFileBytes else { throw tooLarge(name) }
+        guard !data.isEmpty else { return .notADump(DumpError(.notADump, path: name, "empty: nothing was read")) }
+        return try parse(consume data, path: name, budget: &budget)
+    }
+
+    /// The dump in `data` (a SQLite export read from its bytes, with no `-wal` file), or why it is none.
     private static func parse(
         _ data: consuming Data, path: String, budget: inout ExpansionBudget
     ) throws(DumpError) -> Loaded {
