@@ -88,8 +88,8 @@ public enum DumpReader {
         paths: [String], standardInput: Int32?, budget: inout ExpansionBudget
     ) throws(DumpError) -> DumpScan {
         var scan = DumpScan()
-        var seen: Set<String> = []
-        func firstTime(_ path: String) -> Bool { seen.insert(fileIdentity(path)).inserted }
+        var seen: Set<SeenFile> = []
+        func firstTime(_ path: String) -> Bool { seen.insert(SeenFile(path)).inserted }
         for path in paths {
             if path == "-", let standardInput {
                 let dump = try read(.stream(standardInput, name: standardInputName), budget: &budget)
@@ -111,14 +111,19 @@ public enum DumpReader {
         return scan
     }
 
-    /// What tells one file from another: its device and inode, so that a file reached by a link or a hard link
-    /// is the same file; its resolved path when it can't be looked up (the read then says why).
-    private static func fileIdentity(_ path: String) -> String {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            return URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
+    /// What tells one file from another: its device and inode (``FileIdentity``), so that a file reached by a link
+    /// or a hard link is the same file; its resolved path when it can't be looked up (the read then says why).
+    private enum SeenFile: Hashable {
+        case file(FileIdentity)
+        case unresolved(String)
+
+        init(_ path: String) {
+            if let file = FileIdentity(path: path) {
+                self = .file(file)
+            } else {
+                self = .unresolved(URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path)
+            }
         }
-        return "\(info.st_dev):\(info.st_ino)"
     }
 
     /// The dumps of ``scan(paths:standardInput:)``, without the files it skipped.

@@ -1,32 +1,4 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
-
-/// A file as the system knows it (its device and inode), whatever path or link names it: how the tool tells
-/// that two paths are one file.
-struct FileIdentity: Hashable {
-    let device: UInt
-    let inode: UInt
-
-    /// The file `path` names (links followed), or nil when there is none.
-    init?(path: String) {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        self.init(info)
-    }
-
-    /// The file open at `descriptor` (standard input, say), or nil when it is not open.
-    init?(descriptor: Int32) {
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { return nil }
-        self.init(info)
-    }
-
-    private init(_ info: stat) {
-        device = UInt(info.st_dev)
-        inode = UInt(info.st_ino)
-    }
-}
+import ApexDumps
 
 /// A name in a folder, whatever path or link names the folder: how the tool tells that two paths name one file
 /// when there may be no file there yet (SQLite's `-wal` file of a store, made while the store is open).
