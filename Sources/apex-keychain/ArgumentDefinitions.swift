@@ -1,8 +1,8 @@
 /// A named option of a command: a flag (`--synchronizable`) or an option that takes a value
 /// (`--store <store>`).
-struct OptionDefinition: Sendable {
+struct OptionDefinition: Sendable, Equatable {
     /// Whether the option takes a value.
-    enum Kind: Sendable {
+    enum Kind: Sendable, Equatable {
         /// A flag: present or not.
         case flag
         /// An option with a value, shown in help as `<valueName>`.
@@ -67,7 +67,7 @@ struct OptionDefinition: Sendable {
 }
 
 /// A positional argument of a command (`<key>`).
-struct ArgumentDefinition: Sendable {
+struct ArgumentDefinition: Sendable, Equatable {
     /// The name shown as `<name>`.
     var name: String
     /// One line (or a few sentences) for the help.

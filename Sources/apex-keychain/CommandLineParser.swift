@@ -1,35 +1,99 @@
 /// The arguments a command was given, checked against its ``CommandConfiguration``.
+///
+/// A command asks for its values by their definitions, and only by its own: asking for an option or argument the
+/// command doesn't define is an error, even when another definition has the same name (the store commands'
+/// required `--store` and `migrate`'s optional one are two definitions of one name).
 struct ParsedValues: Sendable {
+    /// The command the values were parsed for (`store set`), for the error of a lookup it doesn't define.
+    let command: String
+    /// The options the command defines.
+    let definedOptions: [OptionDefinition]
+    /// The positional arguments the command defines.
+    let definedArguments: [ArgumentDefinition]
     /// The value of each option, by long name (the last one of a repeatable option).
-    var options: [String: String] = [:]
+    private(set) var options: [String: String] = [:]
     /// The flags present, by long name.
-    var flags: Set<String> = []
+    private(set) var flags: Set<String> = []
     /// The positional arguments, by name.
-    var arguments: [String: String] = [:]
+    private(set) var arguments: [String: String] = [:]
     /// Every value of a repeatable option, and the values of a repeating argument, by name, in order.
-    var lists: [String: [String]] = [:]
+    private(set) var lists: [String: [String]] = [:]
+
+    /// No values yet, for `configuration`.
+    init(for configuration: CommandConfiguration) {
+        command = configuration.name
+        definedOptions = configuration.options
+        definedArguments = configuration.arguments
+    }
+
+    /// Records an option's value (the parser's).
+    fileprivate mutating func set(_ option: OptionDefinition, to value: String) {
+        options[option.name] = value
+    }
+
+    /// Records a flag (the parser's).
+    fileprivate mutating func insert(flag option: OptionDefinition) { flags.insert(option.name) }
+
+    /// Records a positional argument (the parser's).
+    fileprivate mutating func set(_ argument: ArgumentDefinition, to value: String) {
+        arguments[argument.name] = value
+    }
+
+    /// Records every value of a repeatable option or a repeating argument (the parser's).
+    fileprivate mutating func append(_ value: String, to name: String) { lists[name, default: []].append(value) }
+
+    /// Fails unless the command defines `option`.
+    private func check(_ option: OptionDefinition) throws(CLIError) {
+        guard definedOptions.contains(option) else {
+            throw CLIError(
+                .failure, "internal error: '\(command)' asks for '--\(option.name)', which it does not define")
+        }
+    }
+
+    /// Fails unless the command defines `argument`.
+    private func check(_ argument: ArgumentDefinition) throws(CLIError) {
+        guard definedArguments.contains(argument) else {
+            throw CLIError(
+                .failure, "internal error: '\(command)' asks for '<\(argument.name)>', which it does not define")
+        }
+    }
 
     /// The value of an option, or its default, or nil.
-    func value(_ option: OptionDefinition) -> String? { options[option.name] }
+    func value(_ option: OptionDefinition) throws(CLIError) -> String? {
+        try check(option)
+        return options[option.name]
+    }
 
     /// Whether a flag was given.
-    func flag(_ option: OptionDefinition) -> Bool { flags.contains(option.name) }
+    func flag(_ option: OptionDefinition) throws(CLIError) -> Bool {
+        try check(option)
+        return flags.contains(option.name)
+    }
 
     /// A positional argument, or nil when an optional one was left out.
-    func argument(_ argument: ArgumentDefinition) -> String? { arguments[argument.name] }
+    func argument(_ argument: ArgumentDefinition) throws(CLIError) -> String? {
+        try check(argument)
+        return arguments[argument.name]
+    }
 
     /// Every value of a repeatable option, in the order given.
-    func values(_ option: OptionDefinition) -> [String] { lists[option.name] ?? [] }
+    func values(_ option: OptionDefinition) throws(CLIError) -> [String] {
+        try check(option)
+        return lists[option.name] ?? []
+    }
 
     /// Every value of a repeating argument, in the order given.
-    func values(_ argument: ArgumentDefinition) -> [String] { lists[argument.name] ?? [] }
+    func values(_ argument: ArgumentDefinition) throws(CLIError) -> [String] {
+        try check(argument)
+        return lists[argument.name] ?? []
+    }
 
     /// The value of an option whose accepted values are the raw values of `T`; nil when absent.
     ///
     /// The parser has already refused other values; this only converts.
     func enumeration<T: RawRepresentable>(_ option: OptionDefinition, _ type: T.Type) throws(CLIError) -> T?
     where T.RawValue == String {
-        guard let raw = options[option.name] else { return nil }
+        guard let raw = try value(option) else { return nil }
         guard let value = T(rawValue: raw) else {
             throw .usage("invalid value '\(raw)' for '--\(option.name)'")
         }
@@ -38,7 +102,7 @@ struct ParsedValues: Sendable {
 
     /// The value of an option that must be a whole number; nil when absent.
     func integer(_ option: OptionDefinition) throws(CLIError) -> Int? {
-        guard let raw = options[option.name] else { return nil }
+        guard let raw = try value(option) else { return nil }
         guard let value = Int(raw) else {
             throw .usage("invalid value '\(raw)' for '\(option.synopsis)'; expected a whole number")
         }
@@ -59,7 +123,7 @@ enum CommandLineParser {
     static func parse(
         _ arguments: ArraySlice<String>, for configuration: CommandConfiguration
     ) throws(CLIError) -> ParsedValues {
-        var values = ParsedValues()
+        var values = ParsedValues(for: configuration)
         var positionals: [String] = []
         var remaining = arguments[...]
         var optionsEnded = false
@@ -79,7 +143,7 @@ enum CommandLineParser {
                 else {
                     throw .usage("unknown option '\(argument.prefix(2))'")
                 }
-                values.flags.insert(flag.name)
+                values.insert(flag: flag)
                 continue
             }
             let body = argument.dropFirst(2)
@@ -94,7 +158,7 @@ enum CommandLineParser {
             switch option.kind {
             case .flag:
                 if inline != nil { throw .usage("option '--\(name)' takes no value") }
-                values.flags.insert(name)
+                values.insert(flag: option)
             case .value:
                 let value: String
                 if let inline {
@@ -113,20 +177,22 @@ enum CommandLineParser {
                 if !option.isRepeatable, values.options[name] != nil {
                     throw .usage("'--\(name)' was given more than once; it takes one value")
                 }
-                values.options[name] = value
-                if option.isRepeatable { values.lists[name, default: []].append(value) }
+                values.set(option, to: value)
+                if option.isRepeatable { values.append(value, to: name) }
             }
         }
         for option in configuration.options where option.isRequired && values.options[option.name] == nil {
             throw .usage("missing required option '\(option.synopsis)'")
         }
         for option in configuration.options where values.options[option.name] == nil {
-            if let defaultValue = option.defaultValue { values.options[option.name] = defaultValue }
+            if let defaultValue = option.defaultValue { values.set(option, to: defaultValue) }
         }
         for (index, definition) in configuration.arguments.enumerated() {
             if index < positionals.count {
-                values.arguments[definition.name] = positionals[index]
-                if definition.isRepeating { values.lists[definition.name] = Array(positionals[index...]) }
+                values.set(definition, to: positionals[index])
+                if definition.isRepeating {
+                    for value in positionals[index...] { values.append(value, to: definition.name) }
+                }
             } else if !definition.isOptional {
                 throw .usage("missing expected argument '\(definition.synopsis)'")
             }

@@ -50,10 +50,10 @@ struct InspectCommand: RunnableCommand {
     let strict: Bool
 
     init(_ values: ParsedValues) throws(CLIError) {
-        paths = values.values(dumpPathArgument)
+        paths = try values.values(dumpPathArgument)
         json = try values.enumeration(Self.format, Format.self) == .json
-        includeLabels = values.flag(Self.includeLabels)
-        strict = values.flag(strictOption)
+        includeLabels = try values.flag(Self.includeLabels)
+        strict = try values.flag(strictOption)
     }
 
     func run() async throws(CLIError) {

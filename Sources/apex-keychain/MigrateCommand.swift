@@ -186,21 +186,21 @@ struct MigrateCommand: RunnableCommand {
     let strict: Bool
 
     init(_ values: ParsedValues) throws(CLIError) {
-        paths = values.values(dumpPathArgument)
-        if values.value(Self.store) != nil {
-            store = try StoreOptions(values)
+        paths = try values.values(dumpPathArgument)
+        if try values.value(Self.store) != nil {
+            store = try StoreOptions(values, store: Self.store)
         } else {
             store = nil
-            for option in [StoreOptions.keyFile, StoreOptions.passphraseFile] where values.value(option) != nil {
+            for option in [StoreOptions.keyFile, StoreOptions.passphraseFile] where try values.value(option) != nil {
                 throw .usage("'--\(option.name)' unlocks a store: it needs '--store'")
             }
         }
-        dryRun = values.flag(Self.dryRun)
+        dryRun = try values.flag(Self.dryRun)
         library =
-            values.value(Self.from) == Self.automatic ? nil : try values.enumeration(Self.from, SourceLibrary.self)
+            try values.value(Self.from) == Self.automatic ? nil : try values.enumeration(Self.from, SourceLibrary.self)
         device = try values.enumeration(Self.device, DeviceProfile.self)
         var serviceMap = ServiceMap()
-        for mapping in values.values(Self.serviceMap) {
+        for mapping in try values.values(Self.serviceMap) {
             // FROM may be empty: `=TO` maps react-native-keychain's default Android service "".
             guard let equals = mapping.firstIndex(of: "="), mapping.index(after: equals) != mapping.endIndex else {
                 throw .usage("invalid value '\(mapping)' for '--service-map <from=to>'; expected FROM=TO")
@@ -215,22 +215,22 @@ struct MigrateCommand: RunnableCommand {
             }
             serviceMap[source] = target
         }
-        let bundleID = values.value(Self.bundleID)
+        let bundleID = try values.value(Self.bundleID)
         if bundleID == "" { throw .usage("'--bundle-id' must not be empty") }
         if let bundleID, Migration.isReservedService(bundleID) {
             throw .usage("'--bundle-id' can't be '\(bundleID)': that service holds the migration's records")
         }
         importOptions = ImportOptions(
             bundleID: bundleID, serviceMap: serviceMap,
-            androidBiometryAcceptsPasscode: values.flag(Self.androidBiometryAcceptsPasscode),
+            androidBiometryAcceptsPasscode: try values.flag(Self.androidBiometryAcceptsPasscode),
             libraries: library.map { [$0] })
         onConflict = try values.enumeration(Self.onConflict, MigrationPolicy.OnConflict.self) ?? .skip
-        migrationID = values.value(Self.migrationID) ?? MigrationPolicy().migrationID
+        migrationID = try values.value(Self.migrationID) ?? MigrationPolicy().migrationID
         if let problem = MigrationPolicy.problem(ofMigrationID: migrationID) {
             throw .usage("'--migration-id': \(problem)")
         }
         format = try values.enumeration(Self.format, Format.self) ?? .text
-        let report = values.value(Self.report)
+        let report = try values.value(Self.report)
         if report == "" { throw .usage("'--report' must not be empty") }
         reportFile = report.map(ReportFile.init(path:))
         let reportFormat = try values.enumeration(Self.reportFormat, Format.self)
@@ -238,11 +238,11 @@ struct MigrateCommand: RunnableCommand {
             throw .usage("'--report-format' is the format of '--report <file>': it needs '--report'")
         }
         self.reportFormat = reportFormat ?? report.map(Format.init(extensionOf:)) ?? .text
-        includeLabels = values.flag(Self.includeLabels)
-        quiet = values.flag(Self.quiet)
-        strict = values.flag(strictOption)
+        includeLabels = try values.flag(Self.includeLabels)
+        quiet = try values.flag(Self.quiet)
+        strict = try values.flag(strictOption)
         var failOn: [FailOn] = []
-        if let list = values.value(Self.failOn) {
+        if let list = try values.value(Self.failOn) {
             for name in list.split(separator: ",", omittingEmptySubsequences: false) {
                 let trimmed = name.trimmingCharacters(in: .whitespaces)
                 guard let ending = FailOn(rawValue: trimmed) else {

@@ -52,9 +52,9 @@ struct StoreInitCommand: RunnableCommand {
     init(_ values: ParsedValues) throws(CLIError) {
         storeURL = try StoreOptions.storeURL(values)
         device = try values.enumeration(Self.device, DeviceProfile.self) ?? .linux
-        passphraseFile = values.value(Self.passphraseFile)
+        passphraseFile = try values.value(Self.passphraseFile)
         if passphraseFile == "" { throw .usage("'--passphrase-file' must not be empty") }
-        bundleID = values.value(Self.bundleID)
+        bundleID = try values.value(Self.bundleID)
         if let bundleID {
             switch NameProblem(of: bundleID) {
             case nil: break

@@ -51,15 +51,22 @@ struct StoreOptions: Sendable {
     /// The passphrase file named with `--passphrase-file`.
     var passphraseFile: String?
 
-    /// Reads the shared options.
+    /// Reads the shared options of the store commands (``definitions``).
     /// - Throws: a usage error for an empty path, or for both `--key-file` and `--passphrase-file`.
     init(_ values: ParsedValues) throws(CLIError) {
-        storeURL = try Self.storeURL(values)
-        service = values.value(Self.service)
-        accessGroup = values.value(Self.accessGroup)
+        try self.init(values, store: Self.store)
+        service = try values.value(Self.service)
+        accessGroup = try values.value(Self.accessGroup)
         if accessGroup == "" { throw .usage("'--access-group' must not be empty") }
-        keyFile = values.value(Self.keyFile)
-        passphraseFile = values.value(Self.passphraseFile)
+    }
+
+    /// Reads the options that open a store for a command with its own `store` option and no `--service` or
+    /// `--access-group` (`migrate`: its items name their services): the path, `--key-file`, `--passphrase-file`.
+    /// - Throws: a usage error for an empty path, or for both `--key-file` and `--passphrase-file`.
+    init(_ values: ParsedValues, store: OptionDefinition) throws(CLIError) {
+        storeURL = try Self.storeURL(values, store: store)
+        keyFile = try values.value(Self.keyFile)
+        passphraseFile = try values.value(Self.passphraseFile)
         if keyFile != nil, passphraseFile != nil {
             throw .usage("'--key-file' and '--passphrase-file' can't be used together")
         }
@@ -68,8 +75,8 @@ struct StoreOptions: Sendable {
     }
 
     /// The store named by `--store`, as an absolute file URL.
-    static func storeURL(_ values: ParsedValues) throws(CLIError) -> URL {
-        guard let path = values.value(store), !path.isEmpty else { throw .usage("'--store' must not be empty") }
+    static func storeURL(_ values: ParsedValues, store: OptionDefinition = Self.store) throws(CLIError) -> URL {
+        guard let path = try values.value(store), !path.isEmpty else { throw .usage("'--store' must not be empty") }
         return URL(fileURLWithPath: path)
     }
 

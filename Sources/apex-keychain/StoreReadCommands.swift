@@ -32,7 +32,7 @@ struct StoreListCommand: RunnableCommand {
 
     init(_ values: ParsedValues) throws(CLIError) {
         store = try StoreOptions(values)
-        allServices = values.flag(Self.allServices)
+        allServices = try values.flag(Self.allServices)
         if allServices, store.service != nil {
             throw .usage("'--all-services' and '--service' can't be used together")
         }
@@ -171,7 +171,7 @@ struct StoreGetCommand: RunnableCommand {
 
     init(_ values: ParsedValues) throws(CLIError) {
         store = try StoreOptions(values)
-        key = values.argument(keyArgument) ?? ""
+        key = try values.argument(keyArgument) ?? ""
     }
 
     func run() async throws(CLIError) {
@@ -214,7 +214,7 @@ struct StoreInfoCommand: RunnableCommand {
 
     init(_ values: ParsedValues) throws(CLIError) {
         store = try StoreOptions(values)
-        key = values.argument(keyArgument) ?? ""
+        key = try values.argument(keyArgument) ?? ""
         json = try values.enumeration(Self.format, InspectCommand.Format.self) == .json
     }
 

@@ -91,17 +91,17 @@ struct StoreSetCommand: RunnableCommand {
 
     init(_ values: ParsedValues) throws(CLIError) {
         store = try StoreOptions(values)
-        key = values.argument(keyArgument) ?? ""
+        key = try values.argument(keyArgument) ?? ""
         accessible = try values.enumeration(Self.accessible, Accessible.self)
         accessControl = try values.enumeration(Self.accessControl, AccessControl.self)
         authValidity = try values.integer(Self.authValidity)
-        synchronizable = values.flag(Self.synchronizable)
-        label = values.value(Self.label)
-        username = values.value(Self.username)
+        synchronizable = try values.flag(Self.synchronizable)
+        label = try values.value(Self.label)
+        username = try values.value(Self.username)
         keyStorage = try values.enumeration(Self.keyStorage, KeyStorage.self)
-        forceBytes = values.flag(Self.bytes)
-        allowEmpty = values.flag(Self.allowEmpty)
-        force = values.flag(Self.force)
+        forceBytes = try values.flag(Self.bytes)
+        allowEmpty = try values.flag(Self.allowEmpty)
+        force = try values.flag(Self.force)
         try ReservedService.check(store.service, force: force, .write)
         if username != nil {
             if CredentialsKey(key) == nil {
@@ -211,8 +211,8 @@ struct StoreRemoveCommand: RunnableCommand {
 
     init(_ values: ParsedValues) throws(CLIError) {
         store = try StoreOptions(values)
-        key = values.argument(keyArgument) ?? ""
-        force = values.flag(Self.force)
+        key = try values.argument(keyArgument) ?? ""
+        force = try values.flag(Self.force)
         try ReservedService.check(store.service, force: force, .remove)
     }
 
@@ -256,8 +256,8 @@ struct StoreClearCommand: RunnableCommand {
 
     init(_ values: ParsedValues) throws(CLIError) {
         store = try StoreOptions(values)
-        yes = values.flag(Self.yes)
-        force = values.flag(Self.force)
+        yes = try values.flag(Self.yes)
+        force = try values.flag(Self.force)
         try ReservedService.check(store.service, force: force, .clear)
     }
 
