@@ -5,7 +5,9 @@ import Testing
 
 /// Stores this process can't write: in a read-only folder, or a read-only file. The tests run as root, whom
 /// permissions don't stop, so the folder or file is made immutable (`chattr +i`), which stops root too.
-@Suite("Read-only stores", .serialized, .enabled(if: immutableFoldersAvailable))
+@Suite(
+    "Read-only stores", .serialized,
+    .enabled(if: immutableFoldersAvailable, "needs chattr +i on a folder: root, on a file system with the flag"))
 struct ReadOnlyStoreTests {
     let scratch: ScratchDirectory
 

@@ -123,7 +123,8 @@ func chattr(_ flag: String, _ path: String) -> Bool {
 /// so that no file can be created in it, even by root: a read-only folder for a test that runs as root.
 let immutableFoldersAvailable: Bool = {
     guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chattr") else { return false }
-    let probe = FileManager.default.temporaryDirectory.appendingPathComponent("apxk-chattr-probe-\(getpid())")
+    let probe = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "apxk-chattr-folder-probe-\(UUID().uuidString)")
     guard (try? FileManager.default.createDirectory(at: probe, withIntermediateDirectories: true)) != nil else {
         return false
     }

@@ -112,7 +112,7 @@ struct MigrateExitCodeTests {
 
     @Test(
         "74: a store that can't be written stops the run; a later run completes it",
-        .enabled(if: immutableFilesAvailable))
+        .enabled(if: immutableFilesAvailable, "needs chattr +i on a file: root, on a file system with the flag"))
     func storeNotWritable() async throws {
         try await initStore()
         let store = sandbox.path("store.db")
@@ -133,7 +133,9 @@ struct MigrateExitCodeTests {
 
     @Test(
         "75: a passphrase store without a terminal is 'try later', and nothing is written",
-        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/setsid")))
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: "/usr/bin/setsid"),
+            "needs /usr/bin/setsid, to run the tool without a controlling terminal"))
     func noTerminal() async throws {
         try sandbox.writeSecret("passphrase", "pw")
         try await initStore(["--passphrase-file", "passphrase"])
@@ -178,7 +180,7 @@ func chattr(_ flag: String, _ path: String) -> Bool {
 /// Whether this machine can make a file immutable (`chattr +i`: root, and a file system that has the flag).
 let immutableFilesAvailable: Bool = {
     guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chattr") else { return false }
-    let probe = NSTemporaryDirectory() + "apxk-chattr-probe-\(getpid())"
+    let probe = NSTemporaryDirectory() + "apxk-chattr-file-probe-\(UUID().uuidString)"
     guard FileManager.default.createFile(atPath: probe, contents: Data()) else { return false }
     defer { try? FileManager.default.removeItem(atPath: probe) }
     guard chattr("+i", probe) else { return false }

@@ -62,7 +62,7 @@ struct PassphraseFileTests {
 
     @Test(
         "a passphrase piped in through /dev/stdin (a pipe, private to the process) opens the store",
-        .enabled(if: FileManager.default.isExecutableFile(atPath: "/bin/sh")))
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/bin/sh"), "needs /bin/sh, to pipe a passphrase"))
     func pipedPassphrase() async throws {
         let store = sandbox.path("store.db")
         let file = try sandbox.writeSecret("passphrase", "correct horse\n")

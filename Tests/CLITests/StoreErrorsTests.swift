@@ -134,7 +134,9 @@ struct StoreErrorsTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == bytes)
     }
 
-    @Test("a SQLite database of another schema is not a store (65)", .enabled(if: sqlite3Available))
+    @Test(
+        "a SQLite database of another schema is not a store (65)",
+        .enabled(if: sqlite3Available, "needs the sqlite3 command at /usr/bin/sqlite3"))
     func otherSQLite() async throws {
         let store = sandbox.path("other.db")
         try sqlite3(
@@ -144,7 +146,9 @@ struct StoreErrorsTests {
         #expect(result.err == "apex-keychain: \(store): not a store: a SQLite database without the store's tables\n")
     }
 
-    @Test("a store of a newer version is refused (65)", .enabled(if: sqlite3Available))
+    @Test(
+        "a store of a newer version is refused (65)",
+        .enabled(if: sqlite3Available, "needs the sqlite3 command at /usr/bin/sqlite3"))
     func newerVersion() async throws {
         let store = try await sandbox.initStore()
         try sqlite3(store, "PRAGMA user_version = 99;")

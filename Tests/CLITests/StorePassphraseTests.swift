@@ -54,7 +54,9 @@ struct StorePassphraseTests {
 
     @Test(
         "without --passphrase-file and without a terminal: exit 75, saying to pass --passphrase-file",
-        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/setsid")))
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: "/usr/bin/setsid"),
+            "needs /usr/bin/setsid, to run the tool without a controlling terminal"))
     func noTerminal() async throws {
         let store = sandbox.path("store.db")
         let file = try sandbox.writeSecret("passphrase", "pw")

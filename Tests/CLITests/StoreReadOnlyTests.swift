@@ -88,7 +88,7 @@ struct StoreReadOnlyTests {
 
     @Test(
         "a store in a read-only folder is read; set, remove and clear exit 74 saying why, and nothing changes",
-        .enabled(if: canRunUnprivileged))
+        .enabled(if: canRunUnprivileged, "needs to run the built tool as an unprivileged user (nobody)"))
     func readOnlyFolder() async throws {
         let (folder, store) = try await makeStore()
         let before = try snapshot(folder)
@@ -101,7 +101,7 @@ struct StoreReadOnlyTests {
 
     @Test(
         "a read-only store file is read; a write exits 74 saying why, and the file is unchanged",
-        .enabled(if: canRunUnprivileged))
+        .enabled(if: canRunUnprivileged, "needs to run the built tool as an unprivileged user (nobody)"))
     func readOnlyFile() async throws {
         let (_, store) = try await makeStore()
         let before = try Data(contentsOf: URL(fileURLWithPath: store))
