@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 // An app outside ApexKeychain that runs the start-up migration: it depends on the package's library products by
 // name, as any other package would. Build it with `swift build --package-path samples/ConsumerApp` from the
-// repository's root; ConsumerAppTests builds and runs it.
+// repository's root; scripts/consumer-app (a step of scripts/test) builds and runs it.
 import PackageDescription
 
 let package = Package(
