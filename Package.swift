@@ -77,6 +77,8 @@ let package = Package(
                 "ExpoSecureStoreImporter", "SampleDumps", "ApexSQLite", "CSQLite", "CSodium", "CLibXML2",
             ],
             path: "Sources/apex-keychain-bench"),
+        // Test support shared by the test targets: one scratch folder, one immutable-file probe, one dump builder.
+        .target(name: "ApexTestSupport", dependencies: ["ApexDumps"], path: "Tests/Support/ApexTestSupport"),
         // Test support: a child process that writes to a store, or migrates into it, until it is killed
         // (crash-consistency tests).
         .executableTarget(
@@ -104,19 +106,24 @@ let package = Package(
             path: "Sources/apex-keychain-demo"),
 
         .testTarget(
-            name: "ApexKeychainTests", dependencies: ["ApexKeychain", "ApexKeychainStore"],
+            name: "ApexKeychainTests", dependencies: ["ApexTestSupport", "ApexKeychain", "ApexKeychainStore"],
             path: "Tests/ApexKeychainTests"),
         .testTarget(
             name: "ApexKeychainStoreTests",
-            dependencies: ["ApexKeychain", "ApexKeychainStore", "ApexSQLite", "CSQLite", "store-writer"],
+            dependencies: [
+                "ApexTestSupport", "ApexKeychain", "ApexKeychainStore", "ApexSQLite", "CSQLite", "store-writer",
+            ],
             path: "Tests/ApexKeychainStoreTests", exclude: ["Fixtures"]),
         .testTarget(
             name: "ApexDumpsTests",
-            dependencies: ["ApexDumps", "ApexKeychain", "ApexSQLite", "CSQLite", "CLibXML2", "dump-samples"],
+            dependencies: [
+                "ApexTestSupport", "ApexDumps", "ApexKeychain", "ApexSQLite", "CSQLite", "CLibXML2", "dump-samples",
+            ],
             path: "Tests/ApexDumpsTests", resources: [.copy("Fixtures")]),
         .testTarget(
             name: "ImporterTests",
             dependencies: [
+                "ApexTestSupport",
                 "ReactNativeKeychainImporter", "ExpoSecureStoreImporter", "ReactNativeSensitiveInfoImporter",
                 "ReactNativeEncryptedStorageImporter",
                 "ApexMigration", "ApexDumps", "ApexKeychain", "SampleDumps",
@@ -125,6 +132,7 @@ let package = Package(
         .testTarget(
             name: "ApexMigrationTests",
             dependencies: [
+                "ApexTestSupport",
                 "ApexMigration", "ApexDumps", "ApexKeychain", "ApexKeychainStore", "ExpoSecureStoreImporter",
                 "ReactNativeKeychainImporter", "ReactNativeSensitiveInfoImporter", "StartupMigration",
             ],
@@ -132,6 +140,7 @@ let package = Package(
         .testTarget(
             name: "CLITests",
             dependencies: [
+                "ApexTestSupport",
                 "apex-keychain", "ApexMigration", "ApexSQLite", "CSQLite", "store-writer", "ApexKeychain",
                 "ApexKeychainStore",
                 "ApexDumps", "ExpoSecureStoreImporter", "ReactNativeSensitiveInfoImporter",

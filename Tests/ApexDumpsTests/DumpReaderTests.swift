@@ -1,19 +1,18 @@
+import ApexTestSupport
 import Foundation
 import Synchronization
 import Testing
 
 @testable import ApexDumps
 
-/// A temporary folder for one test, removed when the test ends.
-final class DumpScratch: Sendable {
-    let path: String
+/// A temporary folder for one test (a ``ScratchFolder``), removed when the test ends, with paths as strings.
+struct DumpScratch: Sendable {
+    /// The folder.
+    let folder: ScratchFolder
+    /// Its path.
+    var path: String { folder.url.path }
 
-    init() throws {
-        path = NSTemporaryDirectory() + "apex-dumps-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
+    init() throws { folder = try ScratchFolder("dumps") }
 
     /// Writes a file (creating its folders) and returns its path.
     @discardableResult

@@ -1,23 +1,9 @@
 import ApexDumps
 import ApexSQLite
+import ApexTestSupport
 import CSQLite
 import Foundation
 import Testing
-
-/// A scratch folder for one test, removed when the test ends.
-private final class ScratchFolder {
-    let path: String
-
-    init() throws {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("apex-sqlite-test-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        path = url.path
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-
-    func file(_ name: String) -> String { path + "/" + name }
-}
 
 /// A writable test database, built with plain SQL (blobs as X'…' literals).
 private final class TestDatabase {
@@ -113,8 +99,8 @@ struct KeychainSQLiteReaderTests {
         "export: TEXT and BLOB svce/acct, REAL and TEXT dates, crtr forms, accc decoded, genp and inet rows, WAL-only row, file untouched"
     )
     func decryptedExport() throws {
-        let folder = try ScratchFolder()
-        let path = folder.file("export.db")
+        let folder = try ScratchFolder("sqlite-dump")
+        let path = folder.path("export.db")
         let writer = try TestDatabase(path)
         writer.run(Self.exportSchema)
         writer.run(
@@ -222,8 +208,8 @@ struct KeychainSQLiteReaderTests {
 
     @Test("v_Data wins over data; a WITHOUT ROWID table is numbered; a table alone (no inet) is enough")
     func valueColumnChoice() throws {
-        let folder = try ScratchFolder()
-        let path = folder.file("both.db")
+        let folder = try ScratchFolder("sqlite-dump")
+        let path = folder.path("both.db")
         try TestDatabase.create(
             path,
             """
@@ -240,8 +226,8 @@ struct KeychainSQLiteReaderTests {
 
     @Test("an export that kept securityd's tversion table but holds cleartext is read")
     func exportWithVersionTable() throws {
-        let folder = try ScratchFolder()
-        let path = folder.file("cleartext-with-tversion.db")
+        let folder = try ScratchFolder("sqlite-dump")
+        let path = folder.path("cleartext-with-tversion.db")
         try TestDatabase.create(
             path,
             deviceSchema + tversion
@@ -255,16 +241,16 @@ struct KeychainSQLiteReaderTests {
 
     @Test("empty genp and inet tables read as no records")
     func emptyExport() throws {
-        let folder = try ScratchFolder()
-        let path = folder.file("empty.db")
+        let folder = try ScratchFolder("sqlite-dump")
+        let path = folder.path("empty.db")
         try TestDatabase.create(path, "CREATE TABLE genp(acct, svce, v_Data); CREATE TABLE inet(acct, srvr, v_Data);")
         #expect(try KeychainSQLiteReader.read(path: path).isEmpty)
     }
 
     @Test("concurrent reads of one file each read it whole")
     func concurrentReads() async throws {
-        let folder = try ScratchFolder()
-        let path = folder.file("shared.db")
+        let folder = try ScratchFolder("sqlite-dump")
+        let path = folder.path("shared.db")
         try Self.bigExport(path)
         let expected = try KeychainSQLiteReader.read(path: path)
         #expect(expected.count == 400)
@@ -303,8 +289,8 @@ struct KeychainSQLiteReaderTests {
 
     @Test("a device keychain-2.db is refused as unsupported, saying why", arguments: deviceCases)
     func deviceKeychain(_ device: DeviceCase) throws {
-        let folder = try ScratchFolder()
-        let path = folder.file("keychain-2.db")
+        let folder = try ScratchFolder("sqlite-dump")
+        let path = folder.path("keychain-2.db")
         try TestDatabase.create(path, device.sql)
         let error = try #require(readError(path))
         #expect(error.kind == .unsupported)
@@ -443,8 +429,8 @@ struct KeychainSQLiteReaderTests {
     @Test(
         "bad files: a DumpError naming the path, never a crash or a hang", .timeLimit(.minutes(5)), arguments: badFiles)
     func badFile(_ bad: BadFile) throws {
-        let folder = try ScratchFolder()
-        let path = folder.file("dump.db")
+        let folder = try ScratchFolder("sqlite-dump")
+        let path = folder.path("dump.db")
         try bad.make(path)
         let error = try #require(readError(path))
         #expect(error.kind == bad.kind, "\(error)")
@@ -504,20 +490,20 @@ struct KeychainSQLiteReaderTests {
 
     @Test("the WAL's committed transactions are read as SQLite reads them, from memory", arguments: walCases)
     func walAppliedInMemory(_ walCase: WALCase) throws {
-        let folder = try ScratchFolder()
-        let path = folder.file("export.db")
+        let folder = try ScratchFolder("sqlite-dump")
+        let path = folder.path("export.db")
         try WALFixture.make(path)
         var wal = try Data(contentsOf: URL(fileURLWithPath: path + "-wal"))
         try walCase.damage(&wal)
         try wal.write(to: URL(fileURLWithPath: path + "-wal"))
-        let before = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+        let before = try FileManager.default.contentsOfDirectory(atPath: folder.url.path).sorted()
 
         let accounts = try KeychainSQLiteReader.read(path: path).map { $0.account?.text ?? "?" }
         // Nothing was written beside the file (no copy, no -shm).
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).sorted() == before)
 
         // SQLite itself, on a copy it may recover into.
-        let oracle = folder.file("oracle.db")
+        let oracle = folder.path("oracle.db")
         try FileManager.default.copyItem(atPath: path, toPath: oracle)
         try wal.write(to: URL(fileURLWithPath: oracle + "-wal"))
         #expect(accounts == walCase.expected)
@@ -527,8 +513,8 @@ struct KeychainSQLiteReaderTests {
 
     @Test("a WAL that shrinks the database (VACUUM) cuts the image to its committed size")
     func walShrinksTheDatabase() throws {
-        let folder = try ScratchFolder()
-        let path = folder.file("export.db")
+        let folder = try ScratchFolder("sqlite-dump")
+        let path = folder.path("export.db")
         let writer = try TestDatabase(path)
         writer.run(
             """
@@ -548,8 +534,8 @@ struct KeychainSQLiteReaderTests {
 
     @Test("an unreadable -wal file is an error, not a silently older snapshot")
     func unreadableWAL() throws {
-        let folder = try ScratchFolder()
-        let path = folder.file("dump.db")
+        let folder = try ScratchFolder("sqlite-dump")
+        let path = folder.path("dump.db")
         try TestDatabase.create(path, "CREATE TABLE genp(acct, v_Data);")
         try FileManager.default.createDirectory(atPath: path + "-wal", withIntermediateDirectories: false)
         let error = try #require(readError(path))

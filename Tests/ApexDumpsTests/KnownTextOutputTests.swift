@@ -1,4 +1,5 @@
 import ApexDumps
+import ApexTestSupport
 import Foundation
 import Testing
 
@@ -32,10 +33,8 @@ struct KnownTextOutputTests {
 
     @Test("other text is only of an unknown format")
     func otherText() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let path = folder.appendingPathComponent("notes.txt").path
+        let folder = try ScratchFolder("text-output")
+        let path = folder.path("notes.txt")
         try Data("Service: a list of things to buy\nmilk\n".utf8).write(to: URL(fileURLWithPath: path))
         let error = try #require(throws: DumpError.self) { try DumpReader.read(path: path) }
         #expect(error.kind == .notADump)

@@ -1,5 +1,6 @@
 import ApexKeychain
 import ApexKeychainStore
+import ApexTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -7,11 +8,11 @@ import Testing
 /// Several connections and several processes on one store: no error, no lost write, no damage.
 @Suite("Concurrency")
 struct ConcurrencyTests {
-    let scratch: ScratchDirectory
+    let scratch: ScratchFolder
     let store: TestStore
 
     init() throws {
-        scratch = try ScratchDirectory()
+        scratch = try ScratchFolder("store-test")
         store = TestStore(scratch)
     }
 

@@ -1,5 +1,6 @@
 import ApexKeychain
 import ApexKeychainStore
+import ApexTestSupport
 import Foundation
 import Testing
 
@@ -13,11 +14,11 @@ import Testing
 /// at a point chosen from the seed (not the clock): after a delay, or after a number of acknowledged writes.
 @Suite("Crash consistency", .serialized)
 struct CrashTests {
-    let scratch: ScratchDirectory
+    let scratch: ScratchFolder
     let store: TestStore
 
     init() throws {
-        scratch = try ScratchDirectory()
+        scratch = try ScratchFolder("store-test")
         store = TestStore(scratch)
     }
 

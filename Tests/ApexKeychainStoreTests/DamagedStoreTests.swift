@@ -1,5 +1,6 @@
 import ApexKeychain
 import ApexKeychainStore
+import ApexTestSupport
 import Foundation
 import Testing
 
@@ -7,11 +8,11 @@ import Testing
 /// that no one throws a store away for a file of another kind.
 @Suite("Damaged stores")
 struct DamagedStoreTests {
-    let scratch: ScratchDirectory
+    let scratch: ScratchFolder
     let store: TestStore
 
     init() throws {
-        scratch = try ScratchDirectory()
+        scratch = try ScratchFolder("store-test")
         store = TestStore(scratch)
     }
 

@@ -1,5 +1,6 @@
 import ApexKeychain
 import ApexKeychainStore
+import ApexTestSupport
 import Foundation
 import Testing
 
@@ -11,11 +12,11 @@ import Testing
 /// writes `.NAME.creating-PID-UUID` temporaries, links the key file into place, then the store.
 @Suite("Interrupted creation")
 struct InterruptedCreationTests {
-    let scratch: ScratchDirectory
+    let scratch: ScratchFolder
     let store: TestStore
 
     init() throws {
-        scratch = try ScratchDirectory()
+        scratch = try ScratchFolder("store-test")
         store = TestStore(scratch)
     }
 

@@ -1,5 +1,6 @@
 import ApexKeychain
 import ApexKeychainStore
+import ApexTestSupport
 import Foundation
 import Testing
 
@@ -7,11 +8,11 @@ import Testing
 /// permissions don't stop, so the folder or file is made immutable (`chattr +i`), which stops root too.
 @Suite(
     "Read-only stores", .serialized,
-    .enabled(if: immutableFoldersAvailable, "needs chattr +i on a folder: root, on a file system with the flag"))
+    .enabled(if: ImmutableFiles.foldersAvailable, "needs chattr +i on a folder: root, on a file system with the flag"))
 struct ReadOnlyStoreTests {
-    let scratch: ScratchDirectory
+    let scratch: ScratchFolder
 
-    init() throws { scratch = try ScratchDirectory() }
+    init() throws { scratch = try ScratchFolder("store-test") }
 
     /// The contents of every file in `folder`, by name.
     func snapshot(_ folder: URL) throws -> [String: Data] {
@@ -52,8 +53,8 @@ struct ReadOnlyStoreTests {
         let folder = store.url.deletingLastPathComponent()
         let before = try snapshot(folder)
         #expect(Set(before.keys) == ["store.db", "store.db.key"], "the store was closed cleanly")
-        try #require(chattr("+i", folder.path))
-        defer { chattr("-i", folder.path) }
+        try #require(ImmutableFiles.chattr("+i", folder.path))
+        defer { ImmutableFiles.chattr("-i", folder.path) }
         do {
             let db = try store.open()
             #expect(db.isReadOnly)
@@ -64,7 +65,7 @@ struct ReadOnlyStoreTests {
             await expectWriteRefused(kc)
             #expect(try await kc.getItem("a") == "secret-of-a")
         }
-        chattr("-i", folder.path)
+        ImmutableFiles.chattr("-i", folder.path)
         #expect(try snapshot(folder) == before, "nothing in the folder changed")
         let kc = try keychain(try store.open())
         #expect(try await kc.getItem("a") == "secret-of-a")
@@ -74,8 +75,8 @@ struct ReadOnlyStoreTests {
     func readOnlyFile() async throws {
         let store = try await makeStore(in: "file")
         let before = try Data(contentsOf: store.url)
-        try #require(chattr("+i", store.url.path))
-        defer { chattr("-i", store.url.path) }
+        try #require(ImmutableFiles.chattr("+i", store.url.path))
+        defer { ImmutableFiles.chattr("-i", store.url.path) }
         do {
             let db = try store.open()
             #expect(db.isReadOnly)
@@ -83,7 +84,7 @@ struct ReadOnlyStoreTests {
             #expect(try await kc.getItem("a") == "secret-of-a")
             await expectWriteRefused(kc)
         }
-        chattr("-i", store.url.path)
+        ImmutableFiles.chattr("-i", store.url.path)
         #expect(try Data(contentsOf: store.url) == before)
     }
 
@@ -103,14 +104,14 @@ struct ReadOnlyStoreTests {
             }
         }
         let folder = copy.url.deletingLastPathComponent()
-        try #require(chattr("+i", folder.path))
-        defer { chattr("-i", folder.path) }
+        try #require(ImmutableFiles.chattr("+i", folder.path))
+        defer { ImmutableFiles.chattr("-i", folder.path) }
         let error = storeError { () throws(StoreError) in try copy.open() }
         #expect(error?.kind == .unreadable)
         #expect(error?.path == copy.url.path)
         #expect(error?.message.contains("the store's folder is read-only") == true, "\(error?.message ?? "")")
         #expect(error?.message.contains(copy.url.path + "-wal") == true, "\(error?.message ?? "")")
-        chattr("-i", folder.path)
+        ImmutableFiles.chattr("-i", folder.path)
         #expect(try await keychain(try copy.open()).getItem("b") == "secret-of-b", "the -wal file held the last write")
     }
 
@@ -119,8 +120,8 @@ struct ReadOnlyStoreTests {
         let folder = scratch.file("v1")
         let files = try SchemaMigrationTests.copyFixture(to: folder)
         let before = try snapshot(folder)
-        try #require(chattr("+i", folder.path))
-        defer { chattr("-i", folder.path) }
+        try #require(ImmutableFiles.chattr("+i", folder.path))
+        defer { ImmutableFiles.chattr("-i", folder.path) }
         do {
             let db = try SQLiteKeychainDatabase(opening: files.url, key: .keyFile(files.keyFile))
             #expect(db.isReadOnly)
@@ -128,7 +129,7 @@ struct ReadOnlyStoreTests {
             #expect(try await kc.getItem("token") == "old-secret-value")
             #expect(try await kc.getCredentials() == Credentials(username: "alice", password: "old-password-hunter2"))
         }
-        chattr("-i", folder.path)
+        ImmutableFiles.chattr("-i", folder.path)
         #expect(try snapshot(folder) == before)
         #expect(try RawDatabase(files.url).integer("PRAGMA user_version") == 1)
     }

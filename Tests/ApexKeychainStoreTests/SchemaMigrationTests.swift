@@ -1,5 +1,6 @@
 import ApexKeychain
 import ApexKeychainStore
+import ApexTestSupport
 import Foundation
 import Testing
 
@@ -9,7 +10,7 @@ import Testing
 /// `guarded` = "guarded-old" with biometryAny, all in service com.example.app).
 @Suite("Schema version 1 stores")
 struct SchemaMigrationTests {
-    let scratch: ScratchDirectory
+    let scratch: ScratchFolder
     let store: TestStore
 
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
@@ -28,7 +29,7 @@ struct SchemaMigrationTests {
     }
 
     init() throws {
-        scratch = try ScratchDirectory()
+        scratch = try ScratchFolder("store-test")
         store = TestStore(scratch)
         _ = try Self.copyFixture(to: scratch.url)
     }

@@ -1,5 +1,6 @@
 import ApexKeychain
 import ApexKeychainStore
+import ApexTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -7,11 +8,11 @@ import Testing
 /// Creating and opening the store file: what is refused, and with which error.
 @Suite("Store file")
 struct StoreFileTests {
-    let scratch: ScratchDirectory
+    let scratch: ScratchFolder
     let store: TestStore
 
     init() throws {
-        scratch = try ScratchDirectory()
+        scratch = try ScratchFolder("store-test")
         store = TestStore(scratch)
     }
 

@@ -1,6 +1,7 @@
 import ApexKeychain
 import ApexKeychainStore
 import ApexSQLite
+import ApexTestSupport
 import CSQLite
 import Foundation
 import Testing
@@ -9,30 +10,9 @@ import Testing
     import Glibc
 #endif
 
-// MARK: - A directory per test
-
-/// A fresh directory for one test, removed with everything in it when the test's suite instance goes away.
-final class ScratchDirectory: Sendable {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("apxk-store-test-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-
-    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
-
-    /// The names of the files in the directory, hidden ones included, sorted.
-    func names() throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: url.path).sorted()
-    }
-}
-
 /// One store in a scratch directory, with its default key file: created, reopened and looked at from outside.
 struct TestStore: Sendable {
-    let directory: ScratchDirectory
+    let directory: ScratchFolder
     let url: URL
     let keyFile: URL
 
@@ -42,14 +22,14 @@ struct TestStore: Sendable {
         let keyFile: URL
     }
 
-    init(_ directory: ScratchDirectory, name: String = "store.db") {
+    init(_ directory: ScratchFolder, name: String = "store.db") {
         self.directory = directory
         url = directory.file(name)
         keyFile = SQLiteKeychainDatabase.defaultKeyFile(for: url)
     }
 
     /// The store `name` in `folder` of the scratch directory (created when missing).
-    init(_ directory: ScratchDirectory, folder: String, name: String = "store.db") throws {
+    init(_ directory: ScratchFolder, folder: String, name: String = "store.db") throws {
         self.directory = directory
         let folderURL = directory.file(folder)
         try FileManager.default.createDirectory(at: folderURL, withIntermediateDirectories: true)
@@ -104,36 +84,6 @@ func contains(_ haystack: Data, _ needle: Data) -> Bool {
     guard !needle.isEmpty else { return true }
     return haystack.range(of: needle) != nil
 }
-
-// MARK: - Immutable files
-
-/// Runs `chattr FLAG PATH`; whether it succeeded.
-@discardableResult
-func chattr(_ flag: String, _ path: String) -> Bool {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/chattr")
-    process.arguments = [flag, path]
-    process.standardError = FileHandle.nullDevice
-    guard (try? process.run()) != nil else { return false }
-    process.waitUntilExit()
-    return process.terminationStatus == 0
-}
-
-/// Whether this machine can make a folder immutable (`chattr +i`: root, and a file system that has the flag),
-/// so that no file can be created in it, even by root: a read-only folder for a test that runs as root.
-let immutableFoldersAvailable: Bool = {
-    guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chattr") else { return false }
-    let probe = FileManager.default.temporaryDirectory.appendingPathComponent(
-        "apxk-chattr-folder-probe-\(UUID().uuidString)")
-    guard (try? FileManager.default.createDirectory(at: probe, withIntermediateDirectories: true)) != nil else {
-        return false
-    }
-    defer { try? FileManager.default.removeItem(at: probe) }
-    guard chattr("+i", probe.path) else { return false }
-    let blocked = !FileManager.default.createFile(atPath: probe.appendingPathComponent("x").path, contents: Data())
-    chattr("-i", probe.path)
-    return blocked
-}()
 
 // MARK: - SQLite from outside
 

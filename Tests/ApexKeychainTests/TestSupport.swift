@@ -1,5 +1,6 @@
 import ApexKeychain
 import ApexKeychainStore
+import ApexTestSupport
 import Foundation
 import Testing
 
@@ -17,23 +18,12 @@ enum DatabaseKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
         case .inMemory:
             return InMemoryKeychainDatabase()
         case .sqlite:
-            let folder = Self.root.appendingPathComponent(UUID().uuidString)
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let folder = try ScratchFolder.perProcess()
             let store = folder.appendingPathComponent("store.db")
             return try SQLiteKeychainDatabase.create(
                 at: store, key: .keyFile(SQLiteKeychainDatabase.defaultKeyFile(for: store)))
         }
     }
-
-    /// One folder per test process, under the system's temporary folder, removed with everything in it when the
-    /// process exits.
-    private static let root: URL = {
-        atexit {
-            try? FileManager.default.removeItem(
-                at: FileManager.default.temporaryDirectory.appendingPathComponent("apex-keychain-tests-\(getpid())"))
-        }
-        return FileManager.default.temporaryDirectory.appendingPathComponent("apex-keychain-tests-\(getpid())")
-    }()
 }
 
 /// A keychain's database and simulated device, with both at hand for scripting.

@@ -1,6 +1,7 @@
 import ApexDumps
 import ApexKeychain
 import ApexKeychainStore
+import ApexTestSupport
 import Foundation
 import Testing
 
@@ -70,7 +71,7 @@ struct BatchingTests {
     }
 
     static func store() throws -> SQLiteKeychainDatabase {
-        let folder = try TestStores.folder()
+        let folder = try ScratchFolder.perProcess()
         let url = folder.appendingPathComponent("store.db")
         return try SQLiteKeychainDatabase.create(
             at: url, key: .keyFile(SQLiteKeychainDatabase.defaultKeyFile(for: url)), device: .ios)

@@ -2,6 +2,7 @@ import ApexDumps
 import ApexKeychain
 import ApexKeychainStore
 import ApexMigration
+import ApexTestSupport
 import Foundation
 import Testing
 
@@ -11,7 +12,7 @@ import Testing
 @Suite("a store and a device that is not its own")
 struct DevicePairingTests {
     static func store(_ profile: DeviceProfile) throws -> SQLiteKeychainDatabase {
-        let url = try TestStores.folder().appendingPathComponent("store.db")
+        let url = try ScratchFolder.perProcess().appendingPathComponent("store.db")
         return try SQLiteKeychainDatabase.create(
             at: url, key: .keyFile(SQLiteKeychainDatabase.defaultKeyFile(for: url)), device: profile)
     }

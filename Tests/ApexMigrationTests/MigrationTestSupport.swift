@@ -2,27 +2,9 @@ import ApexDumps
 import ApexKeychain
 import ApexKeychainStore
 import ApexMigration
+import ApexTestSupport
 import Foundation
 import Testing
-
-/// Where the migration tests' stores go: one folder per test process, removed with everything in it when the
-/// process exits (each store in a folder of its own, as a store's key file goes beside it).
-enum TestStores {
-    private static let root: URL = {
-        atexit {
-            try? FileManager.default.removeItem(
-                at: FileManager.default.temporaryDirectory.appendingPathComponent("apxk-migration-tests-\(getpid())"))
-        }
-        return FileManager.default.temporaryDirectory.appendingPathComponent("apxk-migration-tests-\(getpid())")
-    }()
-
-    /// A new, empty folder under the process's.
-    static func folder() throws -> URL {
-        let folder = root.appendingPathComponent(UUID().uuidString)
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        return folder
-    }
-}
 
 /// A minimal importer for the migration's own tests: every generic-password record becomes a string item of
 /// the same service and account, protected as the record's `pdmn` and access-control flags say. Records whose
@@ -68,15 +50,13 @@ func dump(
     _ records: [(service: String, account: String, value: String, pdmn: String, flags: AccessControlFlags)],
     path: String = "dump.plist"
 ) -> Dump {
-    Dump(
-        path: path, format: .iosPlist,
-        content: .keychain(
-            records.enumerated().map { index, r in
-                KeychainRecord(
-                    location: "item \(index + 1)", itemClass: "genp", service: .string(r.service),
-                    account: .string(r.account), value: .data(Data(r.value.utf8)), protection: r.pdmn,
-                    accessControl: r.flags.isEmpty ? nil : AccessControlDescription(flags: r.flags, raw: "test"))
-            }))
+    keychainDump(
+        records.enumerated().map { index, r in
+            genericPasswordRecord(
+                service: r.service, account: r.account, value: r.value, protection: r.pdmn,
+                accessControl: r.flags.isEmpty ? nil : AccessControlDescription(flags: r.flags, raw: "test"),
+                location: "item \(index + 1)")
+        }, path: path)
 }
 
 /// A target on a fresh in-memory database and a simulated iPhone.

@@ -2,6 +2,7 @@ import ApexDumps
 import ApexKeychain
 import ApexKeychainStore
 import ApexMigration
+import ApexTestSupport
 import ExpoSecureStoreImporter
 import Foundation
 import Testing
@@ -15,7 +16,7 @@ struct OnDeviceMigrationTests {
     static func store(
         _ records: [(service: String, account: String, value: String)]
     ) throws -> (SQLiteKeychainDatabase, SimulatedDevice) {
-        let folder = try TestStores.folder()
+        let folder = try ScratchFolder.perProcess()
         let url = folder.appendingPathComponent("store.db")
         let database = try SQLiteKeychainDatabase.create(
             at: url, key: .keyFile(SQLiteKeychainDatabase.defaultKeyFile(for: url)), device: .ios)

@@ -1,3 +1,4 @@
+import ApexTestSupport
 import Foundation
 import Testing
 
@@ -44,18 +45,13 @@ enum CLIBinary {
 
 /// A temporary folder for one test, removed when the test ends, and the runner of the tool inside it.
 final class Sandbox: Sendable {
-    /// The folder.
-    let url: URL
+    /// The folder, removed when the sandbox goes.
+    let folder: ScratchFolder
 
-    init() throws {
-        url = URL(fileURLWithPath: NSTemporaryDirectory())
-            .appendingPathComponent("apxk-cli-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
+    /// The folder's URL.
+    var url: URL { folder.url }
 
-    deinit {
-        try? FileManager.default.removeItem(at: url)
-    }
+    init() throws { folder = try ScratchFolder("cli") }
 
     /// The absolute path of a file in the folder.
     func path(_ name: String) -> String { url.appendingPathComponent(name).path }

@@ -1,3 +1,4 @@
+import ApexTestSupport
 import Foundation
 import Testing
 
@@ -112,12 +113,12 @@ struct MigrateExitCodeTests {
 
     @Test(
         "74: a store that can't be written stops the run; a later run completes it",
-        .enabled(if: immutableFilesAvailable, "needs chattr +i on a file: root, on a file system with the flag"))
+        .enabled(if: ImmutableFiles.filesAvailable, "needs chattr +i on a file: root, on a file system with the flag"))
     func storeNotWritable() async throws {
         try await initStore()
         let store = sandbox.path("store.db")
-        try #require(chattr("+i", store))
-        defer { _ = chattr("-i", store) }
+        try #require(ImmutableFiles.chattr("+i", store))
+        defer { _ = ImmutableFiles.chattr("-i", store) }
         let result = try await sandbox.run(Self.migrate + ["--store", "store.db"])
         #expect(result.status == 74)
         #expect(result.out == "")
@@ -125,7 +126,7 @@ struct MigrateExitCodeTests {
             result.err == "apex-keychain: \(store): target: INTERNAL: service 'apex-keychain.migration': database "
                 + "error: \(store): the store is open read-only (this process can't write the store file or its folder); "
                 + "nothing was written\n")
-        try #require(chattr("-i", store))
+        try #require(ImmutableFiles.chattr("-i", store))
         let again = try await sandbox.run(Self.migrate + ["--store", "store.db"])
         #expect(again.status == 0)
         try expectGolden(again.out, "migrate-run.txt")
@@ -165,31 +166,6 @@ struct MigrateExitCodeTests {
                 + "run: chmod 600 \(store).key\n")
     }
 }
-
-/// Runs `chattr FLAG PATH`; whether it succeeded.
-func chattr(_ flag: String, _ path: String) -> Bool {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/chattr")
-    process.arguments = [flag, path]
-    process.standardError = FileHandle.nullDevice
-    guard (try? process.run()) != nil else { return false }
-    process.waitUntilExit()
-    return process.terminationStatus == 0
-}
-
-/// Whether this machine can make a file immutable (`chattr +i`: root, and a file system that has the flag).
-let immutableFilesAvailable: Bool = {
-    guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chattr") else { return false }
-    let probe = NSTemporaryDirectory() + "apxk-chattr-file-probe-\(UUID().uuidString)"
-    guard FileManager.default.createFile(atPath: probe, contents: Data()) else { return false }
-    defer { try? FileManager.default.removeItem(atPath: probe) }
-    guard chattr("+i", probe) else { return false }
-    let blocked =
-        FileManager.default.isWritableFile(atPath: probe) == false
-        || (try? Data("x".utf8).write(to: URL(fileURLWithPath: probe))) == nil
-    _ = chattr("-i", probe)
-    return blocked
-}()
 
 /// Gates for CI: a plan can fail a job when an item would end badly.
 @Suite("migrate --fail-on")

@@ -1,6 +1,7 @@
 import ApexDumps
 import ApexKeychain
 import ApexMigration
+import ApexTestSupport
 import ExpoSecureStoreImporter
 import Foundation
 import ReactNativeEncryptedStorageImporter

@@ -1,5 +1,6 @@
 import ApexDumps
 import ApexMigration
+import ApexTestSupport
 import Foundation
 import ReactNativeKeychainImporter
 import Testing

@@ -1,6 +1,7 @@
 import ApexDumps
 import ApexKeychain
 import ApexMigration
+import ApexTestSupport
 import ExpoSecureStoreImporter
 import Foundation
 import Testing
@@ -52,7 +53,7 @@ enum Expo {
 
     /// An iOS dump of `records`.
     static func keychain(_ records: [KeychainRecord], path: String = "keychain.plist") -> Dump {
-        Dump(path: path, format: .iosPlist, content: .keychain(records))
+        keychainDump(records, path: path)
     }
 
     /// An item as expo-secure-store writes it: the key's UTF-8 as data in account and generic, the value's UTF-8.

@@ -24,19 +24,6 @@ enum ImporterFixtures {
     }
 }
 
-/// A preferences dump of string entries, in the order given.
-func preferencesDump(_ path: String, format: DumpFormat = .sharedPreferences, _ entries: [(String, String)]) -> Dump {
-    Dump(
-        path: path, format: format,
-        content: .preferences(entries.map { PreferenceEntry(name: $0.0, value: .string($0.1)) }))
-}
-
-/// An iOS dump of `records`.
-func keychainDump(_ records: [KeychainRecord], path: String = "keychain.plist", format: DumpFormat = .iosPlist) -> Dump
-{
-    Dump(path: path, format: format, content: .keychain(records))
-}
-
 /// Records an issue for every secret that shows in an item's description, value description, verdict, notes,
 /// origin or protection as found. (`source.account` may hold a username: it is not checked.)
 func expectNoSecrets(

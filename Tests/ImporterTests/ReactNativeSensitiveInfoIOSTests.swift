@@ -1,6 +1,7 @@
 import ApexDumps
 import ApexKeychain
 import ApexMigration
+import ApexTestSupport
 import ExpoSecureStoreImporter
 import Foundation
 import ReactNativeKeychainImporter
@@ -37,10 +38,9 @@ enum RNSI {
     /// A generated sample file, read by the real readers under its sample path.
     static func sample(_ path: String) throws -> Dump {
         let file = try #require(try SampleTree.files().first { $0.path == path }, "\(path) is not generated")
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rnsi-\(UUID().uuidString)")
-        let url = scratch.appendingPathComponent(path)
+        let scratch = try ScratchFolder("rnsi")
+        let url = scratch.file(path)
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
         try file.data.write(to: url)
         var dump = try DumpReader.read(path: url.path)
         dump.path = path
