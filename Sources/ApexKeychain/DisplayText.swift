@@ -10,7 +10,7 @@ public enum DisplayText {
     /// backslash as `\\`, and everything else as it is. What is shown reads back to the exact text, so two
     /// different names never show alike, and a name that holds the text `\u{1B}` shows as `\\u{1B}`.
     ///
-    /// Escaped (see ``mustEscape(_:)``): the Unicode general categories Cc (controls: C0 with TAB, LF and CR,
+    /// Escaped (see `mustEscape(_:)`): the Unicode general categories Cc (controls: C0 with TAB, LF and CR,
     /// DEL, C1), Cf (format: zero-width space, joiners, the BOM, soft hyphen, the bidi controls, tags), Zl and Zp
     /// (the line and paragraph separators), Zs but U+0020 (spaces that can't be told from it), Cs and Cn
     /// (surrogates, noncharacters and code points unassigned in the Unicode version of the Swift runtime: nothing

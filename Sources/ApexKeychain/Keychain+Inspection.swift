@@ -60,8 +60,11 @@ extension Keychain {
     /// Checks everything a write of `key` with `options` would check — the key, the options and their
     /// combinations, what the device can give, the lock state, and that no other library holds the key —
     /// without writing or prompting.
-    /// - Parameter states: what ``keyStates()`` returned, to answer "does another library hold the key" without
-    ///   asking the database again; nil to ask it.
+    /// - Parameters:
+    ///   - key: the key the write would write.
+    ///   - options: the write's options, as ``setItem(_:_:_:)`` takes them.
+    ///   - states: what ``keyStates()`` returned, to answer "does another library hold the key" without asking
+    ///     the database again; nil to ask it.
     /// - Throws: the error the write would throw.
     public func checkWrite(
         _ key: String, _ options: SetOptions = SetOptions(), states: KeyStates? = nil

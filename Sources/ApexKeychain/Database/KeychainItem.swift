@@ -108,7 +108,7 @@ public struct ItemAttributes: Sendable, Equatable, Hashable {
             && ExactText.equal(a.path, b.path)
     }
 
-    /// Hashes the primary key, consistently with ``==``.
+    /// Hashes the primary key, consistently with ``==(_:_:)``.
     public func hash(into hasher: inout Hasher) { primaryKey.hash(into: &hasher) }
 
     /// The keychain's uniqueness constraint: two items with equal keys can't both exist. Strings compare byte
@@ -160,7 +160,7 @@ public struct ItemAttributes: Sendable, Equatable, Hashable {
                 && ExactText.equal(a.authenticationType, b.authenticationType) && ExactText.equal(a.path, b.path)
         }
 
-        /// Hashes the fields' bytes, consistently with ``==``.
+        /// Hashes the fields' bytes, consistently with ``==(_:_:)``.
         public func hash(into hasher: inout Hasher) {
             hasher.combine(itemClass)
             hasher.combine(synchronizable)

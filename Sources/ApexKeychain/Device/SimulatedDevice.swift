@@ -77,6 +77,7 @@ public final class SimulatedDevice: Device {
     ///   - hasStrongBox: whether an Android device has StrongBox.
     ///   - hasFaceIDUsageDescription: whether the app declares `NSFaceIDUsageDescription`.
     ///   - locked: whether the device starts locked (it has been unlocked since boot unless `unlockedSinceBoot`).
+    ///   - unlockedSinceBoot: whether the device has been unlocked since it started (false: before the first unlock).
     ///   - bundleIdentifier: the default service.
     ///   - teamIdentifier: the prefix of the default access group.
     ///   - defaultAnswer: how prompts end when no answer was scripted.
