@@ -20,13 +20,13 @@ public enum DeviceProfile: String, Sendable, CaseIterable, Codable {
 }
 
 extension DeviceProfile {
-    /// The profile's device as a ``SimulatedDevice``: what a store of a phone profile runs on, and, for `linux`,
+    /// The profile's device as a `SimulatedDevice`: what a store of a phone profile runs on, and, for `linux`,
     /// a machine without passphrase (no passcode, no biometrics), for plans made without a store. A store models
     /// a device's keychain, not one app: its iOS devices may use every access group. Its clock is the system's,
     /// so items get real dates. Its app is `com.example.app`.
     public var simulatedDevice: SimulatedDevice { simulatedDevice(bundleIdentifier: nil) }
 
-    /// The profile's device as a ``SimulatedDevice`` whose app is `bundleIdentifier` (its default service; on iOS,
+    /// The profile's device as a `SimulatedDevice` whose app is `bundleIdentifier` (its default service; on iOS,
     /// its default access group is `ABCDE12345.<bundleIdentifier>`), or `com.example.app` when nil.
     public func simulatedDevice(bundleIdentifier: String?) -> SimulatedDevice {
         let app = bundleIdentifier ?? Self.defaultBundleIdentifier

@@ -4,7 +4,7 @@ import ApexSodium
 import CSQLite
 import Foundation
 
-/// The embedded ``KeychainDatabase``: one SQLite file, values sealed with XChaCha20-Poly1305.
+/// The embedded `KeychainDatabase`: one SQLite file, values sealed with XChaCha20-Poly1305.
 ///
 /// ### Structure
 /// - Attributes that are not secret (class, service, account, access group, creator, label, generic metadata,

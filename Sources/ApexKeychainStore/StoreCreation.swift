@@ -16,7 +16,7 @@ extension SQLiteKeychainDatabase {
     ///
     /// The key file and the store are written under temporary names and linked into place, the key file first,
     /// so an interrupted creation leaves neither (or, interrupted between the two links, a key file that the
-    /// next creation recognises as its own leftover and removes: see ``CreationLeftovers``). Temporaries of
+    /// next creation recognises as its own leftover and removes: see `CreationLeftovers`). Temporaries of
     /// creations that are over are removed first. Nothing is left behind if creation fails.
     /// - Throws: ``StoreError`` `cannotCreate` when the store exists, when a key file is there that may belong to
     ///   another store, when a file can't be written, or when the passphrase is empty or longer than

@@ -4,7 +4,7 @@ import Foundation
 import Synchronization
 
 extension SQLiteKeychainDatabase {
-    /// The device this store models: a ``SimulatedDevice`` for the phone profiles (whose prompts succeed), or a
+    /// The device this store models: a `SimulatedDevice` for the phone profiles (whose prompts succeed), or a
     /// ``TerminalDevice`` for `linux`.
     /// - Parameter passcode: how the `linux` device asks for the passcode (the store's passphrase); by default it
     ///   asks on the terminal.
@@ -84,7 +84,7 @@ public enum PasscodeSource: Sendable {
     case none
 }
 
-/// This machine as a ``Device``: no biometric hardware; a passcode exists when the store has a passphrase, and
+/// This machine as a `Device`: no biometric hardware; a passcode exists when the store has a passphrase, and
 /// a read that needs it asks for the passphrase.
 public final class TerminalDevice: Device {
     let store: SQLiteKeychainDatabase

@@ -9,7 +9,7 @@ extension SQLiteKeychainDatabase {
     /// Opens an existing store.
     ///
     /// A store this process can't write (a read-only file or folder) is opened read-only (``isReadOnly``): it is
-    /// not migrated to the current schema version, and writes fail. See ``StoreConnection`` for how.
+    /// not migrated to the current schema version, and writes fail. See `StoreConnection` for how.
     /// - Throws: ``StoreError``: `notFound`, `notAStore` (not SQLite, or not a store), `damaged` (damaged or
     ///   truncated), `unreadable` (no permission, a read-only folder with changes in the `-wal` file, or not a
     ///   regular file: a folder, a pipe, a socket or a device), `newerVersion`, `keyFile` (missing, malformed, or

@@ -15,7 +15,9 @@ public final class StoreLock: Sendable {
     private let descriptor: Int32
 
     /// Takes the lock on the store at `url`, waiting for whoever holds it.
-    /// - Parameter waiting: called once, before waiting, when another process holds the lock.
+    /// - Parameters:
+    ///   - url: the store's file.
+    ///   - waiting: called once, before waiting, when another process holds the lock.
     /// - Throws: `io` when the store can't be opened or locked.
     public init(store url: URL, waiting: () -> Void) throws(StoreError) {
         let fd = open(url.path, O_RDONLY | O_CLOEXEC)
