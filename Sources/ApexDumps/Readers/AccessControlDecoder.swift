@@ -9,14 +9,14 @@ import Foundation
 /// friends (private-key use); a constraint is `true` or a dictionary of constraint keys.
 ///
 /// ### Recognition
-/// - `cpo` → ``AccessControlFlags/userPresence``; `cup` → ``AccessControlFlags/devicePasscode``;
-///   `cwtch` → ``AccessControlFlags/watch``.
-/// - `cbio` holding `pbioh`, or more than one entry → ``AccessControlFlags/biometryCurrentSet``; any other `cbio`
-///   → ``AccessControlFlags/biometryAny``.
-/// - `pkofn` equal to 1 → ``AccessControlFlags/or``; otherwise, with two or more constraints,
-///   ``AccessControlFlags/and``.
-/// - `prp` (at the ACL's top level or inside a constraint) → ``AccessControlFlags/applicationPassword``.
-/// - An `osgn` or `oa` operation → ``AccessControlFlags/privateKeyUsage``.
+/// - `cpo` → `AccessControlFlags.userPresence`; `cup` → `AccessControlFlags.devicePasscode`;
+///   `cwtch` → `AccessControlFlags.watch`.
+/// - `cbio` holding `pbioh`, or more than one entry → `AccessControlFlags.biometryCurrentSet`; any other `cbio`
+///   → `AccessControlFlags.biometryAny`.
+/// - `pkofn` equal to 1 → `AccessControlFlags.or`; otherwise, with two or more constraints,
+///   `AccessControlFlags.and`.
+/// - `prp` (at the ACL's top level or inside a constraint) → `AccessControlFlags.applicationPassword`.
+/// - An `osgn` or `oa` operation → `AccessControlFlags.privateKeyUsage`.
 /// - `prot` → ``AccessControlDescription/protection``.
 ///
 /// A constraint key the decoder does not know (any key of a constraint dictionary other than the above and the
@@ -91,7 +91,7 @@ public enum AccessControlDecoder {
     ///
     /// `"None"` means an access control without constraints; `""` means the item has none (nil). objection's agent
     /// compares the `pkofn` NSNumber object with a JavaScript number, which is never equal, so it likely prints
-    /// `And` for an Or as well (inferred from its source). `And` is kept as ``AccessControlFlags/and``: the
+    /// `And` for an Or as well (inferred from its source). `And` is kept as `AccessControlFlags.and`: the
     /// stricter reading, never a weaker one.
     ///
     /// - Returns: the description with `raw` = the words, or nil when there are no words, a word is unknown, or

@@ -55,7 +55,7 @@ public enum IOSPlistReader {
     /// - Returns: the items in file order (class by class in the order `genp`, `inet`, `cert`, `keys`, `idnt`
     ///   for the dictionary form, a class's arrays in file order).
     /// - Throws: ``DumpError`` with kind `.malformed` when the file is not an XML or binary plist, is truncated
-    ///   or otherwise malformed (see ``PlistParser``: a binary plist holding a set, a reference cycle, an XML
+    ///   or otherwise malformed (see `PlistParser`: a binary plist holding a set, a reference cycle, an XML
     ///   DOCTYPE that declares entities are among what is refused), nests deeper than ``DumpLimits/maxDepth``
     ///   inside an item, or holds an item or attribute of the wrong type (the message names the item and the
     ///   attribute, never a value), or whose shared objects, read out, would hold far more values than its size
