@@ -27,7 +27,7 @@ public enum MigrationSource: Sendable {
 ///
 /// A migration refuses, before it reads or writes anything (``MigrationError/source(_:)``), an empty list of
 /// importers, a ``MigrationPolicy/migrationID`` the ledger can't hold, and a database paired with a device that
-/// is not its own (``KeychainDatabase/problem(with:)``: a store's items must be written through the device the
+/// is not its own (`KeychainDatabase.problem(with:)`: a store's items must be written through the device the
 /// store models, or its own device's first read may invalidate them).
 public struct Migration: Sendable {
     /// The importers, in order of precedence: an item claimed by two goes to the first. At least one: a migration

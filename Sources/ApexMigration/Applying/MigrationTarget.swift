@@ -1,7 +1,7 @@
 import ApexKeychain
 import Synchronization
 
-/// Where items go: the package's keychains on one database and device, one ``Keychain`` per service (and
+/// Where items go: the package's keychains on one database and device, one `Keychain` per service (and
 /// access group), opened as needed.
 public final class MigrationTarget: Sendable {
     /// The database the keychains write to.

@@ -5,7 +5,7 @@ import Foundation
 /// that two importers never claim one record.
 public enum RecordClaims {
     /// The note of an item whose dump does not say whether it synchronizes through iCloud Keychain
-    /// (``KeychainRecord/synchronizableUnknown``), for the importers of libraries that can write synchronizable
+    /// (`KeychainRecord.synchronizableUnknown`), for the importers of libraries that can write synchronizable
     /// items; nil when the dump says.
     public static func unknownSyncNote(_ record: KeychainRecord) -> String? {
         guard record.synchronizableUnknown else { return nil }
@@ -14,7 +14,7 @@ public enum RecordClaims {
     }
 
     /// The record's `sync` as found, for a report's protection: `1`, `0`, or `unknown` where the dump does not say
-    /// (``KeychainRecord/synchronizableUnknown``).
+    /// (`KeychainRecord.synchronizableUnknown`).
     public static func syncAsFound(_ record: KeychainRecord) -> String {
         record.synchronizableUnknown ? "unknown" : record.synchronizable ? "1" : "0"
     }

@@ -121,7 +121,7 @@ public struct MigrationPolicy: Sendable, Equatable {
     public var batching: Batching
 
     /// How a run groups its writes: each batch of items is written in one transaction of the target database
-    /// (``KeychainDatabase/atomically(_:)``), with the batch's ledger entries, and costs one durable commit, plus
+    /// (`KeychainDatabase.atomically(_:)`), with the batch's ledger entries, and costs one durable commit, plus
     /// one more for the entries of the items read back. A batch closes at ``items`` items or once its writes
     /// have taken ``duration``, whichever comes first, so that another writer never waits much longer than that.
     /// A process that dies during a batch loses that batch's writes and nothing else; the next run makes them.
@@ -171,11 +171,11 @@ public struct MigrationPolicy: Sendable, Equatable {
     }
 
     /// The longest ``migrationID``, in UTF-16 code units: the ledger's longest record key,
-    /// `journal:<id>:<32 hex digits>`, must be a key the package can hold (``NameProblem/maxLength``).
+    /// `journal:<id>:<32 hex digits>`, must be a key the package can hold (`NameProblem.maxLength`).
     public static let maxMigrationIDLength = NameProblem.maxLength - longestLedgerKey(id: "").utf16.count
 
     /// Why `id` can't name a migration (empty, longer than ``maxMigrationIDLength``, or holding U+0000), or nil
-    /// when it can: the rule of the keys it goes into (``NameProblem``), for the longest of them.
+    /// when it can: the rule of the keys it goes into (`NameProblem`), for the longest of them.
     public static func problem(ofMigrationID id: String) -> String? {
         let rule = "a migration id must be 1 to \(maxMigrationIDLength) characters (UTF-16 code units) without U+0000"
         if id.isEmpty { return "the migration id is empty: \(rule)" }

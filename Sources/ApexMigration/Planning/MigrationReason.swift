@@ -50,7 +50,7 @@ public enum MigrationReason: Sendable, Hashable, Codable {
         .BIOMETRY_LOCKOUT, .AUTHENTICATION_FAILED, .MISSING_ENTITLEMENT,
     ]
 
-    /// The reason as the JSON report writes it: the ``KeychainErrorCode`` name, or the case's name.
+    /// The reason as the JSON report writes it: the `KeychainErrorCode` name, or the case's name.
     public var code: String {
         switch self {
         case .keychain(let code): code.rawValue

@@ -194,6 +194,9 @@ public struct MigrationReport: Sendable, Codable, Equatable {
 extension MigrationReport {
     /// The report of a plan (dry run) or of a run (with its results).
     /// - Parameters:
+    ///   - plan: the plan the report describes.
+    ///   - results: what a run's writes came to, by the index of their action in the plan; nil for a dry run.
+    ///   - device: the device profile the plan was made for.
     ///   - includeLabels: show accounts that are usernames; without it they are left out.
     public init(
         plan: MigrationPlan, results: [Int: ItemOutcome]? = nil, device: String, includeLabels: Bool
