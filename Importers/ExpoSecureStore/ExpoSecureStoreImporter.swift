@@ -13,11 +13,11 @@ import Foundation
 /// as the bare `S`; the target is service S (suffix removed) and key = the Expo key, a string. When one key is
 /// found under several spellings of a service (in the same access group), the copy expo-secure-store reads first
 /// (`S:no-auth`, then `S:auth`, then `S`; never a synchronizable one) is migrated and the others are
-/// ``SourceVerdict/shadowed(_:)``.
+/// `SourceVerdict.shadowed(_:)`.
 ///
 /// Protection is taken from the item as found, never from a version's documented default: `pdmn` to
-/// ``Accessible`` (the deprecated `dk` / `dku` to the nearest stronger class, with a note), the access control's
-/// flags to ``AccessControl`` (combinations the package can't express are ``SourceVerdict/blocked(_:)``). Items in
+/// `Accessible` (the deprecated `dk` / `dku` to the nearest stronger class, with a note), the access control's
+/// flags to `AccessControl` (combinations the package can't express are `SourceVerdict.blocked(_:)`). Items in
 /// an access group other than the app's default keep their group.
 ///
 /// ### Android
@@ -25,7 +25,7 @@ import Foundation
 /// SharedPreferences file only for entries of expo's JSON layout): JSON holding `ct`, `iv`, `tlen`, `scheme`, and
 /// since 12.5.0 `keystoreAlias` (the `keychainService` option, `key_v1` by default), `usesKeystoreSuffix` and
 /// `requireAuthentication`. New entries are named `<keystoreAlias>-<key>`; legacy ones (no `usesKeystoreSuffix`)
-/// by the bare key, with no record of their service. Values are ``SourceValue/sealed(_:)``: the AES key is in the
+/// by the bare key, with no record of their service. Values are `SourceValue.sealed(_:)`: the AES key is in the
 /// Android Keystore. The protection is still mapped: `requireAuthentication` true (or `biometry`) →
 /// biometryCurrentSet, `deviceCredentials` → biometryCurrentSetOrPasscode, false → none; a legacy entry, whose flag
 /// proves nothing, gets the stronger reading. The class is afterFirstUnlockThisDeviceOnly without authentication
@@ -37,14 +37,14 @@ import Foundation
 ///
 /// ### Services and filters
 /// Expo's default service is `app` on iOS and `key_v1` on Android; both become the target service `app`, so that
-/// one JavaScript call's items land in one place. ``ImportOptions/includeServices``,
-/// ``ImportOptions/excludeServices`` and ``ImportOptions/serviceMap`` name a service as found: an entry names
+/// one JavaScript call's items land in one place. `ImportOptions.includeServices`,
+/// `ImportOptions.excludeServices` and `ImportOptions.serviceMap` name a service as found: an entry names
 /// either the exact spelling (`app:auth`, `key_v1`) or the service without its suffix (`app`, which also matches
 /// Android's `key_v1`); the exact spelling is looked up first in the map. A filtered item is
-/// ``SourceVerdict/skipped(_:)``; the choice of which copy wins is made before filtering, so excluding the copy
+/// `SourceVerdict.skipped(_:)`; the choice of which copy wins is made before filtering, so excluding the copy
 /// Expo reads never promotes a copy it ignores.
 public struct ExpoSecureStoreImporter: Importer {
-    /// ``SourceLibrary/expoSecureStore``.
+    /// `SourceLibrary.expoSecureStore`.
     public var library: SourceLibrary { .expoSecureStore }
 
     /// Creates the importer.
