@@ -20,14 +20,14 @@ import Foundation
 /// `gena` (the same bytes as the account), so `gena` decides which importer takes an item: absent → this one,
 /// equal to the account → expo's, the JSON → this one. react-native-keychain writes no `gena` either, but its
 /// default service is the bundle id; an item under `app` without `gena` is taken as this library's unless
-/// `--from react-native-keychain` is given. With `--from react-native-sensitive-info` (``ImportOptions/libraries``
+/// `--from react-native-keychain` is given. With `--from react-native-sensitive-info` (`ImportOptions.libraries`
 /// naming only this library), every generic password without `gena` and label is claimed, whatever its service
 /// (the classic `keychainService` option leaves no other trace).
 ///
 /// Protection comes from the item as found, never from a version's default: `pdmn` (an item without one is
 /// blocked: Apple's `whenUnlocked` default is never assumed) and the access control's flags, mapped as
 /// expo-secure-store's are (userPresence → biometryAnyOrPasscode, biometryCurrentSet → biometryCurrentSet, …).
-/// The target is the service as found (or ``ImportOptions/serviceMap``), key = the JavaScript key, a string.
+/// The target is the service as found (or `ImportOptions.serviceMap`), key = the JavaScript key, a string.
 ///
 /// ### Android
 /// - 4.x and 5.0.1–5.5.8: plaintext values in `shared_prefs/shared_preferences.xml` (`app.xml` up to 5.0.0, or the
@@ -47,13 +47,13 @@ public struct ReactNativeSensitiveInfoImporter: Importer {
     /// The iOS and Android default service of 5.6.x and 6.x.
     public static let modernService = "default"
 
-    /// ``SourceLibrary/reactNativeSensitiveInfo``.
+    /// `SourceLibrary.reactNativeSensitiveInfo`.
     public var library: SourceLibrary { .reactNativeSensitiveInfo }
 
     /// Creates the importer.
     public init() {}
 
-    /// Whether this importer claims an iOS record (see the type's description): ``RecordClaims/sensitiveInfoShape(_:options:)``,
+    /// Whether this importer claims an iOS record (see the type's description): `RecordClaims.sensitiveInfoShape(_:options:)`,
     /// which react-native-keychain's importer asks too, so no record is claimed by both.
     public static func claims(_ record: KeychainRecord, options: ImportOptions) -> Bool {
         RNSIIOSFamily.of(record, options: options) != nil
