@@ -9,19 +9,19 @@ import Foundation
 /// ### iOS
 /// Every version writes a generic password with **no service**, account = the JavaScript key and data = the
 /// UTF-8 value, and nothing else: no class (Apple's default whenUnlocked), access control, sync or group. Such an
-/// item becomes a string under the key of the app's default service: ``ImportOptions/serviceMap`` for the
-/// service `""`, else ``ImportOptions/bundleID``, else the bundle id inferred from the access groups as
+/// item becomes a string under the key of the app's default service: `ImportOptions.serviceMap` for the
+/// service `""`, else `ImportOptions.bundleID`, else the bundle id inferred from the access groups as
 /// react-native-keychain's importer infers it (with a note); the service map's entry for that service, if any,
 /// moves them with it. The stored `pdmn` is trusted when the dump has one
 /// (patched copies set a class, issue #104).
 ///
 /// The library writes no mark, so an empty-service item is weak evidence. An item that carries an attribute the
 /// library never sets (gena, labl, crtr, desc, icmt, type, access control, sync) or sits in Apple's or another
-/// team's access group is another SDK's and is ``SourceVerdict/skipped(_:)``. The others are migrated, with a
+/// team's access group is another SDK's and is `SourceVerdict.skipped(_:)`. The others are migrated, with a
 /// note, unless the same dump holds such another SDK's empty-service item (by its attributes, in one of the app's
 /// groups): then nothing tells the two apart and
 /// they are skipped too, unless the user named the library (`--from react-native-encrypted-storage`,
-/// ``ImportOptions/libraries``). react-native-keychain's and expo-secure-store's importers leave every
+/// `ImportOptions.libraries`). react-native-keychain's and expo-secure-store's importers leave every
 /// empty-service generic password to this one.
 ///
 /// ### Android
@@ -29,14 +29,14 @@ import Foundation
 /// file by itself is any app's). Plain-text entries (1.0.0; 2.3.0–2.4.4 below API 23; the silent fallback of
 /// 2.3.0 and later when EncryptedSharedPreferences failed to open) are migrated as strings under their key. Entries
 /// of EncryptedSharedPreferences (AES-SIV names, AES-GCM values under the Tink keysets stored in the same file)
-/// are ``SourceValue/sealed(_:)``: their names are encrypted too, so neither the key nor the value is known. The
+/// are `SourceValue.sealed(_:)`: their names are encrypted too, so neither the key nor the value is known. The
 /// two kinds are told apart by content, entry by entry, since one file can hold both. Android entries go to the
-/// app's default service too: the service map's `""`, else ``ImportOptions/bundleID``.
+/// app's default service too: the service map's `""`, else `ImportOptions.bundleID`.
 public struct ReactNativeEncryptedStorageImporter: Importer {
     /// The SharedPreferences file of every version (`shared_prefs/RN_ENCRYPTED_STORAGE_SHARED_PREF.xml`).
     public static let sharedPreferencesFileName = RecordClaims.encryptedStorageFileName
 
-    /// ``SourceLibrary/reactNativeEncryptedStorage``.
+    /// `SourceLibrary.reactNativeEncryptedStorage`.
     public var library: SourceLibrary { .reactNativeEncryptedStorage }
 
     /// Creates the importer.
@@ -53,7 +53,7 @@ public struct ReactNativeEncryptedStorageImporter: Importer {
     /// The react-native-encrypted-storage items of `dumps`: the iOS items in dump and record order, then the
     /// Android entries in file and entry order.
     ///
-    /// - Throws: ``ImportError`` naming the file when a keyset entry of ``sharedPreferencesFileName`` is not a
+    /// - Throws: `ImportError` naming the file when a keyset entry of ``sharedPreferencesFileName`` is not a
     ///   Tink keyset in hex (the file is damaged, or not the library's).
     public func importItems(from dumps: [Dump], options: ImportOptions) throws(ImportError) -> [SourceItem] {
         var items = EncryptedStorageIOS(dumps: dumps, options: options).items()
@@ -66,7 +66,7 @@ public struct ReactNativeEncryptedStorageImporter: Importer {
 
     /// Whether `record` has react-native-encrypted-storage's shape: a generic password whose service is absent
     /// or empty (a dump that can't record the service says nothing), and not expo-secure-store's
-    /// (``RecordClaims/isEncryptedStorageShape(_:)``). react-native-keychain's importer leaves such items to this one.
+    /// (`RecordClaims.isEncryptedStorageShape(_:)`). react-native-keychain's importer leaves such items to this one.
     public static func hasItemShape(_ record: KeychainRecord) -> Bool { RecordClaims.isEncryptedStorageShape(record) }
 }
 
