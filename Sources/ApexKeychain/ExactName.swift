@@ -30,8 +30,10 @@ public struct ExactName: Hashable, Sendable {
         text.append(third)
     }
 
+    /// Whether the two names are the same bytes (no Unicode normalisation).
     public static func == (a: ExactName, b: ExactName) -> Bool { ExactText.equal(a.text, b.text) }
 
+    /// Hashes the name's UTF-8 bytes, consistently with ``==(_:_:)``.
     public func hash(into hasher: inout Hasher) {
         var text = text
         text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
