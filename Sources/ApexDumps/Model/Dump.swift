@@ -321,6 +321,7 @@ public struct KeychainRecord: Sendable, Equatable {
                 unreadable: unreadable))
     }
 
+    /// Whether the two records hold the same fields.
     public static func == (a: KeychainRecord, b: KeychainRecord) -> Bool {
         a.storage === b.storage || a.storage.fields == b.storage.fields
     }
