@@ -52,6 +52,7 @@ public struct ServiceMap: Sendable, Equatable, ExpressibleByDictionaryLiteral {
         return targets.filter { !present.contains($0.key) }.map(\.value.source).sorted()
     }
 
+    /// Whether the two maps name the same source services, byte for byte, with the same targets.
     public static func == (a: ServiceMap, b: ServiceMap) -> Bool {
         a.targets.count == b.targets.count
             && a.targets.allSatisfy { key, value in

@@ -287,6 +287,7 @@ public struct SourceItem: Sendable, Equatable, CustomStringConvertible {
                 verdict: verdict, notes: notes))
     }
 
+    /// Whether the two items are the same in every field.
     public static func == (a: SourceItem, b: SourceItem) -> Bool {
         a.storage === b.storage || a.storage.fields == b.storage.fields
     }
