@@ -59,32 +59,31 @@ extension Keychain {
 
     /// Checks everything a write of `key` with `options` would check — the key, the options and their
     /// combinations, what the device can give, the lock state, and that no other library holds the key —
-    /// without writing or prompting.
+    /// without writing or prompting. It runs the write's own preflight, so it throws exactly when
+    /// ``setItem(_:_:_:)``, ``setBytes(_:_:_:)`` or ``setCredentials(_:_:)`` (whose label is the username) with
+    /// these options would, short of a database fault during the write.
     /// - Parameters:
     ///   - key: the key the write would write.
     ///   - options: the write's options, as ``setItem(_:_:_:)`` takes them.
     ///   - states: what ``keyStates()`` returned, to answer "does another library hold the key" without asking
-    ///     the database again; nil to ask it.
+    ///     the database again; nil to ask it (a look-up that settles nothing).
     /// - Throws: the error the write would throw.
     public func checkWrite(
         _ key: String, _ options: SetOptions = SetOptions(), states: KeyStates? = nil
     )
         async throws(KeychainError)
     {
-        try Validation.name(key, "key")
-        if let label = options.label { try Validation.storedString(label, "label") }
-        let protection = try protection(for: options)
-        let state = try prepare(writing: true)
-        let outcome = ProtectionPolicy.check(
-            accessible: protection.accessible, accessControl: protection.accessControl,
-            authValidity: protection.authValidity, keyStorage: protection.keyStorage, state: state)
-        if let failure = outcome.failure { throw failure }
-        try checkUnlocked(protection.accessible, state, key: key)
-        let holder: KeyState
-        if let states { holder = states.state(of: key) } else { holder = try await keyState(key) }
-        if holder == .foreign {
-            throw KeychainError.invalid("key '\(key)' of service '\(service)' is held by another library's item")
+        _ = try preflight(key, label: options.label, options)
+        if let states {
+            if states.state(of: key) == .foreign { throw Self.heldByAnotherLibrary(key, service) }
+            return
         }
+        let found = try run { () throws(DatabaseError) in
+            try database.attributes(
+                matching: ItemQuery(
+                    itemClass: .genericPassword, service: service, account: key, accessGroup: accessGroup))
+        }
+        try refuseForeignHolder(key, among: found)
     }
 }
 

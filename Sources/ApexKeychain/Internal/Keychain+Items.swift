@@ -77,13 +77,21 @@ extension Keychain {
 
     // MARK: Writing
 
-    /// Writes an item. With `expecting`, only when the key still holds what the caller saw, checked in the
-    /// same database transaction as the write: returns false, having written nothing, when it does not.
-    @discardableResult
-    func write(
-        _ key: String, _ value: Data, encoding: ItemMetadata.Encoding, label: String?, _ set: SetOptions,
-        expecting: ExpectedHolder? = nil
-    ) throws(KeychainError) -> Bool {
+    /// What a write checked before it touched the database, for the write to go on with.
+    struct Preflight {
+        var protection: Protection
+        /// The device's state the checks were made on.
+        var state: DeviceState
+        /// Where the item's key lives (Android).
+        var securityLevel: HardwareSecurityLevel?
+    }
+
+    /// A write's preflight: every check it makes before the database, in the order of C1 (docs/CONFORMANCE.md):
+    /// the key and the label, the options and their combinations, the entitlement and the install check, what the
+    /// device can give (never weaker), then the lock state for the class written. The write and ``checkWrite`` both
+    /// call it, so a dry run answers what the write does; the one check left, who holds the key, is
+    /// ``refuseForeignHolder(_:among:)``, which the write makes inside its transaction.
+    func preflight(_ key: String, label: String?, _ set: SetOptions) throws(KeychainError) -> Preflight {
         try Validation.name(key, "key")
         if let label { try Validation.storedString(label, "label") }
         let protection = try protection(for: set)
@@ -93,13 +101,37 @@ extension Keychain {
             authValidity: protection.authValidity, keyStorage: protection.keyStorage, state: state)
         if let failure = outcome.failure { throw failure }
         try checkUnlocked(protection.accessible, state, key: key)
+        return Preflight(protection: protection, state: state, securityLevel: outcome.securityLevel)
+    }
+
+    /// The write's rule for the items found under a key (000-12): another library's item there refuses the write.
+    /// Only the key's own account counts: whatever sits under its staging account is settled or ignored.
+    func refuseForeignHolder(_ key: String, among found: [ItemAttributes]) throws(KeychainError) {
+        if found.contains(where: { !$0.isApexItem && ExactText.equal($0.account, key) }) {
+            throw Self.heldByAnotherLibrary(key, service)
+        }
+    }
+
+    static func heldByAnotherLibrary(_ key: String, _ service: String) -> KeychainError {
+        .invalid("key '\(key)' of service '\(service)' is held by another library's item")
+    }
+
+    /// Writes an item. With `expecting`, only when the key still holds what the caller saw, checked in the
+    /// same database transaction as the write: returns false, having written nothing, when it does not.
+    @discardableResult
+    func write(
+        _ key: String, _ value: Data, encoding: ItemMetadata.Encoding, label: String?, _ set: SetOptions,
+        expecting: ExpectedHolder? = nil
+    ) throws(KeychainError) -> Bool {
+        let checked = try preflight(key, label: label, set)
+        let (protection, state) = (checked.protection, checked.state)
 
         let metadata = ItemMetadata(
             encoding: encoding, accessControl: protection.accessControl, authValidity: protection.authValidity,
             hasLabel: label != nil,
             enrolledSet: protection.accessControl.isBoundToCurrentSet ? state.enrolledSet : nil,
             stateHash: protection.accessControl.isBoundToCurrentSet ? state.biometryStateHash : nil,
-            osMajor: state.platform.majorVersion, securityLevel: outcome.securityLevel)
+            osMajor: state.platform.majorVersion, securityLevel: checked.securityLevel)
         // A constant: the closures below borrow it, where a captured variable would be copied to each call.
         let item = KeychainItem(
             attributes: ItemAttributes(
@@ -149,14 +181,11 @@ extension Keychain {
         let found = try database.attributes(
             matching: ItemQuery(itemClass: .genericPassword, service: service, account: key, accessGroup: accessGroup),
             orAccount: stagingAccount)
+        if foreignIsError { try refuseForeignHolder(key, among: found) }
         var own: ItemAttributes?
         var staged: ItemAttributes?
         for item in found {
             if ExactText.equal(item.account, key) {
-                if foreignIsError, !item.isApexItem {
-                    throw KeychainError.invalid(
-                        "key '\(key)' of service '\(service)' is held by another library's item")
-                }
                 if own == nil, item.isApexItem { own = item }
             } else if staged == nil, item.isApexItem, ExactText.equal(item.account, stagingAccount) {
                 staged = item
