@@ -150,6 +150,8 @@ let package = Package(
         .testTarget(
             name: "ApexSQLiteTests", dependencies: ["ApexSQLite", "CSQLite"],
             path: "Tests/ApexSQLiteTests"),
+        // Known-answer tests of the libsodium wrapper (published vectors, or an independent implementation's).
+        .testTarget(name: "ApexSodiumTests", dependencies: ["ApexSodium"], path: "Tests/ApexSodiumTests"),
         .testTarget(
             name: "SystemLibraryTests", dependencies: ["CSQLite", "CSodium", "CLibXML2"],
             path: "Tests/SystemLibraryTests"),
