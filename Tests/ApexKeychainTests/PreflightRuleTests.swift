@@ -238,4 +238,21 @@ struct PreflightRuleTests {
         // 120 requests over no holder and 30 over each other holder: setItem with 8 others, the two with 2.
         #expect(compared == 3 * 120 + (8 + 2 + 2) * 30)
     }
+
+    /// A dry run writes nothing: not even the settling of a staged write that a read would do. (The install
+    /// check every call begins with is the app's, not the write's: a device that passed it is used here.)
+    @Test("checkWrite leaves the database as it found it, whoever holds the key", arguments: Holder.allCases)
+    func checkWriteWritesNothing(holder: Holder) async throws {
+        let items = try await Self.seeded(holder, key: "k")
+        let database = InMemoryKeychainDatabase()
+        for item in items { try database.add(item) }
+        let device = SimulatedDevice()
+        let keychain = try Keychain(KeychainOptions(service: Self.service), database: database, device: device)
+        _ = try await keychain.hasItem("other")
+        let before = database.allItems()
+        let writes = database.writeCount
+        for (request, _) in Self.requests { _ = await thrown { try await keychain.checkWrite("k", request) } }
+        #expect(database.writeCount == writes)
+        #expect(database.allItems() == before)
+    }
 }
