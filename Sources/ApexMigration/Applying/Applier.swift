@@ -48,18 +48,18 @@ public struct ItemOutcome: Sendable, Equatable {
 /// Where a run spent its time, by stage: what an app measuring its start-up, or the benchmark, wants to know.
 /// Items go in batches: a batch's writes, source removals and commit are counted as `apply`, its read-backs as
 /// `verify`, its ledger records (and the commit of the last batch's verified record) as `ledger`.
-public struct MigrationTimings: Sendable, Equatable {
+package struct MigrationTimings: Sendable, Equatable {
     /// Making the plan: the importers' mapping and the look-ups in the target.
-    public var plan: Duration = .zero
+    package var plan: Duration = .zero
     /// Writing the `create`s through the core, and committing them (source removal included).
-    public var apply: Duration = .zero
+    package var apply: Duration = .zero
     /// Reading each written item back and comparing it.
-    public var verify: Duration = .zero
+    package var verify: Duration = .zero
     /// The ledger's records (fingerprints, batches, the completion marker).
-    public var ledger: Duration = .zero
+    package var ledger: Duration = .zero
 
     /// Creates empty timings.
-    public init() {}
+    package init() {}
 }
 
 /// Writes every `create` through the core's API, reads each back, records it in the ledger, and removes a source

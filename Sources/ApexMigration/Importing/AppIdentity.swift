@@ -6,16 +6,16 @@ import Foundation
 /// Shared by the importers whose items go to the app's default service (react-native-keychain's default service,
 /// react-native-encrypted-storage's items, which have none): the bundle id given, else the one access group of
 /// the records that could be the app's.
-public struct AppIdentity: Sendable {
+package struct AppIdentity: Sendable {
     /// The app's bundle id: react-native-keychain's default service; nil when neither given nor inferable.
-    public var defaultService: String?
+    package var defaultService: String?
     /// The team prefix of the app's default access group, when a record shows it.
-    public var team: String?
+    package var team: String?
     /// How the default service was found, or why it is unknown (for items in the default service).
-    public var note: String
+    package var note: String
 
     /// The app as the user names it, or as the records' access groups show it.
-    public init(records: [KeychainRecord], bundleID: String?) {
+    package init(records: [KeychainRecord], bundleID: String?) {
         // The distinct access groups in the order they first occur (a dump has a handful among its items).
         var seen = Set<String>()
         var distinct: [String] = []
@@ -64,7 +64,7 @@ public struct AppIdentity: Sendable {
 
     /// `ABCDE12345.com.example.app` → (`ABCDE12345`, `com.example.app`): a ten-character team id of capitals
     /// and digits, a dot, and the rest.
-    public static func split(_ group: String) -> (team: String, bundle: String)? {
+    package static func split(_ group: String) -> (team: String, bundle: String)? {
         // The team and the dot are ASCII, so the first eleven bytes are the first eleven scalars.
         let bytes = group.utf8
         guard bytes.count > 11 else { return nil }
@@ -76,14 +76,14 @@ public struct AppIdentity: Sendable {
     }
 
     /// Whether `group` is the app's default access group (`<team>.<bundle id>`).
-    public func isDefaultGroup(_ group: String) -> Bool {
+    package func isDefaultGroup(_ group: String) -> Bool {
         guard let defaultService, let parts = Self.split(group) else { return false }
         return parts.bundle == defaultService && (team == nil || parts.team == team)
     }
 
     /// Why an item in `group` is not this app's, or nil: Apple's own groups, and groups of another team once the
     /// app's team is known.
-    public func foreignGroupReason(_ group: String) -> String? {
+    package func foreignGroupReason(_ group: String) -> String? {
         if group == "apple" || group == "ichat" || group.hasPrefix("com.apple.") {
             return "not the app's item: access group \(NoteText.quoted(group)) is Apple's"
         }
@@ -96,9 +96,9 @@ public struct AppIdentity: Sendable {
 }
 
 /// Names in notes and reasons.
-public enum NoteText {
+package enum NoteText {
     /// A name for a note: in quotes, control characters escaped, at most 120 characters.
-    public static func quoted(_ name: String) -> String {
+    package static func quoted(_ name: String) -> String {
         var text = ""
         for scalar in name.unicodeScalars.prefix(120) {
             if scalar.value < 0x20 || scalar.value == 0x7F {
@@ -113,7 +113,7 @@ public enum NoteText {
 
     /// The first attribute a library that writes only class, service, account and data (react-native-keychain,
     /// react-native-encrypted-storage) never sets, that `record` carries: another SDK's mark. Nil when none.
-    public static func foreignAttribute(_ record: KeychainRecord) -> String? {
+    package static func foreignAttribute(_ record: KeychainRecord) -> String? {
         if let generic = record.generic, !generic.bytes.isEmpty { return "a generic attribute (gena)" }
         if let label = record.label, isSet(label) { return "a label (labl)" }
         if let creator = record.creator, creator != 0 { return "a creator code (crtr)" }
@@ -124,7 +124,7 @@ public enum NoteText {
 
     /// Whether a text attribute holds something (dump tools print absent values in several ways: `None`,
     /// `(null)`, `0`, …).
-    public static func isSet(_ text: String) -> Bool {
+    package static func isSet(_ text: String) -> Bool {
         !["", "0", "(null)", "null", "<null>", "nil", "None"].contains(text.trimmingCharacters(in: .whitespaces))
     }
 }

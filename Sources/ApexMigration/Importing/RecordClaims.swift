@@ -3,11 +3,11 @@ import Foundation
 
 /// Which importer takes a keychain record that several libraries' layouts could fit: each importer asks here, so
 /// that two importers never claim one record.
-public enum RecordClaims {
+package enum RecordClaims {
     /// The note of an item whose dump does not say whether it synchronizes through iCloud Keychain
     /// (`KeychainRecord.synchronizableUnknown`), for the importers of libraries that can write synchronizable
     /// items; nil when the dump says.
-    public static func unknownSyncNote(_ record: KeychainRecord) -> String? {
+    package static func unknownSyncNote(_ record: KeychainRecord) -> String? {
         guard record.synchronizableUnknown else { return nil }
         return "the dump does not say whether the item synchronizes through iCloud Keychain: migrated as not "
             + "synchronizable (a plist or SQLite export of the keychain says)"
@@ -15,13 +15,13 @@ public enum RecordClaims {
 
     /// The record's `sync` as found, for a report's protection: `1`, `0`, or `unknown` where the dump does not say
     /// (`KeychainRecord.synchronizableUnknown`).
-    public static func syncAsFound(_ record: KeychainRecord) -> String {
+    package static func syncAsFound(_ record: KeychainRecord) -> String {
         record.synchronizableUnknown ? "unknown" : record.synchronizable ? "1" : "0"
     }
 
     /// Whether `record` is expo-secure-store's: a generic password with a service whose account and generic
     /// attribute hold the same non-empty bytes (expo writes the key into both).
-    public static func isExpoSecureStore(_ record: KeychainRecord) -> Bool {
+    package static func isExpoSecureStore(_ record: KeychainRecord) -> Bool {
         guard record.itemClass == "genp", record.service != nil, let account = record.account,
             let generic = record.generic
         else { return false }
@@ -29,18 +29,18 @@ public enum RecordClaims {
     }
 
     /// react-native-encrypted-storage's SharedPreferences file, in every version.
-    public static let encryptedStorageFileName = "RN_ENCRYPTED_STORAGE_SHARED_PREF.xml"
+    package static let encryptedStorageFileName = "RN_ENCRYPTED_STORAGE_SHARED_PREF.xml"
 
     /// Whether `dump` is react-native-encrypted-storage's Android file (by its name, which never changed): its
     /// plain-text entries hold whatever keys the app chose, so the other importers never read it by content.
-    public static func isEncryptedStorageFile(_ dump: Dump) -> Bool {
+    package static func isEncryptedStorageFile(_ dump: Dump) -> Bool {
         dump.format == .sharedPreferences && dump.fileName == encryptedStorageFileName
     }
 
     /// Whether `record` belongs to react-native-encrypted-storage's importer: a generic password whose service is
     /// empty or absent (a format that can't record the service says nothing), unless it is expo-secure-store's.
     /// react-native-keychain always writes a service (the bundle id by default), so its importer leaves these.
-    public static func isEncryptedStorageShape(_ record: KeychainRecord) -> Bool {
+    package static func isEncryptedStorageShape(_ record: KeychainRecord) -> Bool {
         guard record.itemClass == "genp", !isExpoSecureStore(record) else { return false }
         guard let service = record.service else { return !record.unrecorded.contains("svce") }
         return service.bytes.isEmpty
@@ -49,10 +49,10 @@ public enum RecordClaims {
     // MARK: react-native-sensitive-info
 
     /// react-native-sensitive-info's classic iOS default service (4.x–5.5.8, 6.0.0-alpha); expo-secure-store's too.
-    public static let sensitiveInfoClassicService = "app"
+    package static let sensitiveInfoClassicService = "app"
 
     /// How a record is react-native-sensitive-info's on iOS.
-    public enum SensitiveInfoShape: Sendable, Equatable {
+    package enum SensitiveInfoShape: Sendable, Equatable {
         /// No `gena` (4.x–5.5.8, 6.0.0-alpha): under the classic service, or any with its `--from`.
         case classic
         /// The JSON metadata of 5.6.x and 6.x in `gena`.
@@ -68,7 +68,7 @@ public enum RecordClaims {
     /// - 6.x's metadata HMAC key; or
     /// - no label, not Firebase's marker item (`_pfo`), and the classic service `app`; any service when the user
     ///   named react-native-sensitive-info alone, none when they named react-native-keychain alone.
-    public static func sensitiveInfoShape(_ record: KeychainRecord, options: ImportOptions) -> SensitiveInfoShape? {
+    package static func sensitiveInfoShape(_ record: KeychainRecord, options: ImportOptions) -> SensitiveInfoShape? {
         guard record.itemClass == "genp", let service = record.service?.text, !service.isEmpty,
             let account = record.account?.text
         else { return nil }
@@ -90,17 +90,17 @@ public enum RecordClaims {
 }
 
 /// The JSON metadata react-native-sensitive-info 5.6.x and 6.x keep in `gena` (and 6.x on Android in `metadata`).
-public struct SensitiveInfoMetadata: Sendable, Equatable {
+package struct SensitiveInfoMetadata: Sendable, Equatable {
     /// The access control the library was asked for (`none`, `biometryCurrentSet`, …).
-    public var accessControl: String
+    package var accessControl: String
     /// Where its key lives (`software`, `secureEnclave`, `strongBox`, …).
-    public var securityLevel: String
+    package var securityLevel: String
     /// 6.x's storage backend; nil in 5.6.x.
-    public var backend: String?
+    package var backend: String?
 
     /// The metadata of `bytes`, or nil when they are not an object with `accessControl`, `securityLevel` (strings)
     /// and a numeric `timestamp`.
-    public init?(_ bytes: Data) {
+    package init?(_ bytes: Data) {
         guard bytes.first == UInt8(ascii: "{"),
             let object = try? JSONSerialization.jsonObject(with: bytes) as? [String: Any]
         else { return nil }
@@ -108,7 +108,7 @@ public struct SensitiveInfoMetadata: Sendable, Equatable {
     }
 
     /// The metadata of a JSON object already parsed, or nil as for ``init(_:)-(Data)``.
-    public init?(_ object: [String: Any]) {
+    package init?(_ object: [String: Any]) {
         guard let control = object["accessControl"] as? String, let level = object["securityLevel"] as? String,
             object["timestamp"] is NSNumber
         else { return nil }
