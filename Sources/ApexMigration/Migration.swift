@@ -25,10 +25,11 @@ public enum MigrationSource: Sendable {
 /// pending for a library that a run has no importer for (or that ``ImportOptions/libraries`` leaves out) stay
 /// pending, and keep the migration open, until a run with its importer migrates them.
 ///
-/// A migration refuses, before it reads or writes anything (``MigrationError/source(_:)``), an empty list of
-/// importers, a ``MigrationPolicy/migrationID`` the ledger can't hold, and a database paired with a device that
-/// is not its own (`KeychainDatabase.problem(with:)`: a store's items must be written through the device the
-/// store models, or its own device's first read may invalidate them).
+/// A migration refuses, before it reads or writes anything, an empty list of importers and a
+/// ``MigrationPolicy/migrationID`` the ledger can't hold (``MigrationError/invalidPolicy(_:)``), and a database
+/// paired with a device that is not its own (``MigrationError/target(_:)``, or ``MigrationError/source(_:)`` for
+/// an on-device source; `KeychainDatabase.problem(with:)`: a store's items must be written through the device
+/// the store models, or its own device's first read may invalidate them).
 public struct Migration: Sendable {
     /// The importers, in order of precedence: an item claimed by two goes to the first. At least one: a migration
     /// without importers is refused.
@@ -59,7 +60,8 @@ public struct Migration: Sendable {
     }
 
     /// The plan: one action per source item, decided against the target as it is. Writes nothing.
-    /// - Throws: ``MigrationError``: `tryLater` when the source can't be read now, `importer`, `source`.
+    /// - Throws: ``MigrationError``: `tryLater` when the source can't be read now, `importer`, `source`, `target`,
+    ///   `invalidPolicy`.
     public func plan() async throws(MigrationError) -> MigrationPlan {
         let (plan, _) = try await makePlan()
         return plan
@@ -109,13 +111,14 @@ public struct Migration: Sendable {
     /// Plans, writes every `create` through the core, reads each back, and (when the policy says so) removes
     /// the verified source items. A second run finds everything `exists`; a run stopped anywhere loses nothing.
     /// - Throws: ``MigrationError``: `tryLater` (device locked: nothing removed or marked), `conflicts` (with
-    ///   `onConflict: .fail`: nothing written), `importer`, `source`.
+    ///   `onConflict: .fail`: nothing written), `importer`, `source`, `target`, `restoringParkedItems`,
+    ///   `invalidPolicy`.
     public func run(progress: (@Sendable (Int, Int) -> Void)? = nil) async throws(MigrationError) -> MigrationReport {
         try await timedRun(progress: progress).report
     }
 
-    /// ``run(progress:)``, also telling where the time went.
-    public func timedRun(
+    /// ``run(progress:)``, also telling where the time went (for the benchmark).
+    package func timedRun(
         progress: (@Sendable (Int, Int) -> Void)? = nil
     ) async throws(MigrationError)
         -> (report: MigrationReport, timings: MigrationTimings)
@@ -255,18 +258,20 @@ public struct Migration: Sendable {
     }
 
     /// Refuses what can't make a migration, before anything is read or written.
-    /// - Throws: `source` for an empty list of importers (its first run would find nothing and complete the
-    ///   migration for good), an id that can't name a migration (``MigrationPolicy/problem(ofMigrationID:)``), and
-    ///   a database paired with a device that is not its own (``KeychainDatabase/problem(with:)``), the target's
-    ///   or an on-device source's.
+    /// - Throws: `invalidPolicy` for an empty list of importers (its first run would find nothing and complete the
+    ///   migration for good) and an id that can't name a migration (``MigrationPolicy/problem(ofMigrationID:)``),
+    ///   and `target` (`INVALID_ARGUMENT`) or `source` for a
+    ///   database paired with a device that is not its own (`KeychainDatabase.problem(with:)`).
     func check() throws(MigrationError) {
         guard !importers.isEmpty else {
-            throw .source(
+            throw .invalidPolicy(
                 "a migration needs at least one importer: without one, a run finds nothing and completes the migration"
             )
         }
-        if let problem = MigrationPolicy.problem(ofMigrationID: policy.migrationID) { throw .source(problem) }
-        if let problem = target.database.problem(with: target.device) { throw .source("target: \(problem)") }
+        if let problem = MigrationPolicy.problem(ofMigrationID: policy.migrationID) { throw .invalidPolicy(problem) }
+        if let problem = target.database.problem(with: target.device) {
+            throw .target(KeychainError(.INVALID_ARGUMENT, problem))
+        }
         if case .database(let database, let device) = source, let problem = database.problem(with: device) {
             throw .source("source: \(problem)")
         }
@@ -285,7 +290,7 @@ public struct Migration: Sendable {
 
     /// A target keychain error as a migration outcome: a locked device is "try later", anything else stops.
     static func targetError(_ error: KeychainError) -> MigrationError {
-        error.code == .INTERACTION_NOT_ALLOWED ? .tryLater(error.message) : .source("target: \(error)")
+        error.code == .INTERACTION_NOT_ALLOWED ? .tryLater(error.message) : .target(error)
     }
 
     static func describe(_ device: any Device) -> String {
@@ -447,7 +452,7 @@ public struct Migration: Sendable {
                 }
             }
         } catch {
-            throw .source("can't put back the source items an interrupted run moved aside: \(error)")
+            throw .restoringParkedItems("\(error)")
         }
     }
 }

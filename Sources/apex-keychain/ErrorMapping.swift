@@ -47,14 +47,16 @@ enum ErrorMapping {
     }
 
     /// A migration that stopped as a whole: 75 try later, 1 conflicts (nothing written), 65 an importer
-    /// can't use a dump, 74 the target failed. `store` is the store's path, or nil for a plan without one.
+    /// can't use a dump, 74 the source or the target failed, the parked items could not be put back, or the
+    /// migration can't run as given. `store` is the store's path, or nil for a plan without one.
     static func migration(_ error: MigrationError, store: String?) -> CLIError {
         let prefix = store.map { "\($0): " } ?? ""
         switch error {
         case .tryLater: return CLIError(.temporaryFailure, prefix + error.description)
         case .conflicts: return CLIError(.failure, prefix + error.description)
         case .importer(let importError): return CLIError(.dataError, importError.description)
-        case .source: return CLIError(.ioError, prefix + error.description)
+        case .source, .target, .restoringParkedItems, .invalidPolicy:
+            return CLIError(.ioError, prefix + error.description)
         }
     }
 }

@@ -46,7 +46,12 @@ struct DevicePairingTests {
                 default: _ = try await migration.isComplete()
                 }
             }
-            guard case .source(let why)? = error else { continue }
+            guard case .target(let failure)? = error else {
+                Issue.record("\(call): \(String(describing: error)) is not a target failure")
+                continue
+            }
+            #expect(failure.code == .INVALID_ARGUMENT, "\(call)")
+            let why = failure.message
             #expect(why.contains("is not the one the store \(database.url.path) models ('linux')"), "\(why)")
             #expect(why.contains("platform iOS 18, not Linux"), "\(why)")
         }
@@ -59,7 +64,12 @@ struct DevicePairingTests {
         let migration = Migration(
             importers: [CompletionMarkerTests.expo], source: .dumps([dump([("svc", "expo-1", "v1", "ck", [])])]),
             target: MigrationTarget(database: database, device: SimulatedDevice(platform: .linux)))
-        await #expect(throws: MigrationError.self) { _ = try await migration.run() }
+        let error = await #expect(throws: MigrationError.self) { _ = try await migration.run() }
+        guard case .target(let failure)? = error else {
+            Issue.record("\(String(describing: error)) is not a target failure")
+            return
+        }
+        #expect(failure.code == .INVALID_ARGUMENT)
         #expect(try database.attributes(matching: ItemQuery()).isEmpty)
     }
 

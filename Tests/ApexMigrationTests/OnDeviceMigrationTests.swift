@@ -91,8 +91,8 @@ struct OnDeviceMigrationTests {
                 target: MigrationTarget(database: other, device: otherDevice),
                 policy: MigrationPolicy(removeSource: true, migrationID: id))
             let problem = try #require(MigrationPolicy.problem(ofMigrationID: id))
-            await #expect(throws: MigrationError.source(problem)) { try await refused.run() }
-            await #expect(throws: MigrationError.source(problem)) { try await refused.isComplete() }
+            await #expect(throws: MigrationError.invalidPolicy(problem)) { try await refused.run() }
+            await #expect(throws: MigrationError.invalidPolicy(problem)) { try await refused.isComplete() }
             #expect(try other.attributes(matching: ItemQuery()).map(\.isApexItem) == [false], "nothing written")
         }
     }

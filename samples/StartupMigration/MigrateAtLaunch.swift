@@ -40,10 +40,20 @@ func migrateAtLaunch(database: any KeychainDatabase, device: any Device) async -
             // Thrown only with `MigrationPolicy(onConflict: .fail)`, which this policy doesn't set. Nothing was
             // written.
             return "not migrated: \(count) conflicting items"
+        case .invalidPolicy(let why):
+            // The migration can't run as written (no importer): each launch stops the same way until an update of
+            // the app fixes it. Nothing was read or written.
+            return "migration stopped: \(why)"
         case .source(let why):
-            // The keychain failed for another reason (a database fault), or the policy's migrationID is one the
-            // ledger can't hold (the message says why: fix the app). An old item is removed only once its copy
-            // has been read back, so nothing is lost.
+            // The old items can't be read (a database fault). Nothing was removed.
+            return "migration stopped: \(why)"
+        case .target(let failure):
+            // The keychain failed for another reason (a database fault, `failure.code`). An old item is removed
+            // only once its copy has been read back, so nothing is lost.
+            return "migration stopped: \(failure.code.rawValue)"
+        case .restoringParkedItems(let why):
+            // Old items an interrupted launch moved aside could not be put back yet: they stay aside, and the
+            // next launch tries again.
             return "migration stopped: \(why)"
         case .importer(let problem):
             // An importer can't use what it found: nothing was migrated or removed. Each launch stops the same

@@ -1,0 +1,60 @@
+import ApexDumps
+import ApexKeychain
+import ApexMigration
+import Testing
+
+/// A migration that stops says which thing failed: a failure of the target is `.target`, with the keychain's error
+/// (it was a `.source` whose text began with "target:"), and a locked target is still `tryLater`.
+@Suite("MigrationError: which thing failed")
+struct MigrationErrorTests {
+    static let records: [(String, String, String, String, AccessControlFlags)] = [
+        ("app", "token", "sample-a", "ck", []), ("app", "refresh", "sample-b", "ck", []),
+    ]
+
+    @Test("a write of the target that fails stops the run with .target and the keychain error's code", arguments: 1...3)
+    func failedTargetWrite(number: Int) async throws {
+        let database = InMemoryKeychainDatabase()
+        let target = MigrationTarget(database: database, device: SimulatedDevice())
+        let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
+        database.failWrite(number: number, status: .io)
+        do {
+            let report = try await migration.run()
+            // A fault in an item's own write fails that item, not the run.
+            #expect(report.summary.failed == 1, "write \(number) failed neither the run nor an item")
+        } catch {
+            guard case .target(let failure) = error else {
+                Issue.record("write \(number): \(error) is not a target failure")
+                return
+            }
+            #expect(failure.code == .INTERNAL, "write \(number)")
+            #expect(error.description == "target: \(failure)")
+        }
+    }
+
+    @Test("the first write of a run, the ledger's, failing stops it with .target(INTERNAL)")
+    func failedLedgerWrite() async throws {
+        let database = InMemoryKeychainDatabase()
+        let target = MigrationTarget(database: database, device: SimulatedDevice())
+        let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
+        database.failWrite(number: 1, status: .io)
+        let error = await #expect(throws: MigrationError.self) { _ = try await migration.run() }
+        guard case .target(let failure)? = error else {
+            Issue.record("\(String(describing: error)) is not a target failure")
+            return
+        }
+        #expect(failure.code == .INTERNAL)
+    }
+
+    @Test("a locked target is tryLater, not a target failure")
+    func lockedTarget() async throws {
+        let database = InMemoryKeychainDatabase()
+        let target = MigrationTarget(database: database, device: SimulatedDevice())
+        let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
+        database.failWrite(number: 1, status: .interactionNotAllowed)
+        let error = await #expect(throws: MigrationError.self) { _ = try await migration.run() }
+        guard case .tryLater? = error else {
+            Issue.record("\(String(describing: error)) is not tryLater")
+            return
+        }
+    }
+}
