@@ -15,8 +15,8 @@ public enum MigrationSource: Sendable {
 ///
 /// An app calls it at start-up:
 /// ```swift
-/// let migration = Migration(importers: [ExpoSecureStoreImporter()], source: .database(db, device: device),
-///                           target: MigrationTarget(database: db, device: device))
+/// let migration = Migration(id: MigrationID("legacy-v1")!, importers: [ExpoSecureStoreImporter()],
+///                           source: .database(db, device: device), target: MigrationTarget(database: db, device: device))
 /// switch try await migration.runIfNeeded() { … }
 /// ```
 /// After a completed run, a later ``runIfNeeded(progress:)`` costs a look-up of its marker, which records the
@@ -25,12 +25,15 @@ public enum MigrationSource: Sendable {
 /// pending for a library that a run has no importer for (or that ``ImportOptions/libraries`` leaves out) stay
 /// pending, and keep the migration open, until a run with its importer migrates them.
 ///
-/// A migration refuses, before it reads or writes anything, an empty list of importers and a
-/// ``MigrationPolicy/migrationID`` the ledger can't hold (``MigrationError/invalidPolicy(_:)``), and a database
-/// paired with a device that is not its own (``MigrationError/target(_:)``, or ``MigrationError/source(_:)`` for
-/// an on-device source; `KeychainDatabase.problem(with:)`: a store's items must be written through the device
-/// the store models, or its own device's first read may invalidate them).
+/// A migration refuses, before it reads or writes anything, an empty list of importers
+/// (``MigrationError/invalidPolicy(_:)``), and a database paired with a device that is not its own
+/// (``MigrationError/target(_:)``, or ``MigrationError/source(_:)`` for an on-device source;
+/// `KeychainDatabase.problem(with:)`: a store's items must be written through the device the store models, or its
+/// own device's first read may invalidate them).
 public struct Migration: Sendable {
+    /// Names this migration's records in the target (its ledger and its completion marker): another migration of
+    /// the same target with another id shares none of them.
+    public let id: MigrationID
     /// The importers, in order of precedence: an item claimed by two goes to the first. At least one: a migration
     /// without importers is refused.
     public let importers: [any Importer]
@@ -41,10 +44,13 @@ public struct Migration: Sendable {
     /// What is allowed.
     public let policy: MigrationPolicy
 
-    /// Creates a migration.
+    /// Creates a migration named `id`: the runs of one migration, at each launch of the app, share its id; an
+    /// independent migration of the same target needs its own.
     public init(
-        importers: [any Importer], source: MigrationSource, target: MigrationTarget, policy: MigrationPolicy = .init()
+        id: MigrationID, importers: [any Importer], source: MigrationSource, target: MigrationTarget,
+        policy: MigrationPolicy = .init()
     ) {
+        self.id = id
         self.importers = importers
         self.source = source
         self.target = target
@@ -247,11 +253,11 @@ public struct Migration: Sendable {
         pending.sources += recorded.sources.filter { !have.contains($0) }
     }
 
-    /// The ledger of ``MigrationPolicy/migrationID``, once ``check()`` found nothing to refuse.
+    /// The ledger of ``id``, once ``check()`` found nothing to refuse.
     private func openLedger() throws(MigrationError) -> Ledger {
         try check()
         do {
-            return try Ledger(target: target, id: policy.migrationID)
+            return try Ledger(target: target, id: id.rawValue)
         } catch {
             throw Self.targetError(error)
         }
@@ -259,8 +265,7 @@ public struct Migration: Sendable {
 
     /// Refuses what can't make a migration, before anything is read or written.
     /// - Throws: `invalidPolicy` for an empty list of importers (its first run would find nothing and complete the
-    ///   migration for good) and an id that can't name a migration (``MigrationPolicy/problem(ofMigrationID:)``),
-    ///   and `target` (`INVALID_ARGUMENT`) or `source` for a
+    ///   migration for good), and `target` (`INVALID_ARGUMENT`) or `source` for a
     ///   database paired with a device that is not its own (`KeychainDatabase.problem(with:)`).
     func check() throws(MigrationError) {
         guard !importers.isEmpty else {
@@ -268,7 +273,6 @@ public struct Migration: Sendable {
                 "a migration needs at least one importer: without one, a run finds nothing and completes the migration"
             )
         }
-        if let problem = MigrationPolicy.problem(ofMigrationID: policy.migrationID) { throw .invalidPolicy(problem) }
         if let problem = target.database.problem(with: target.device) {
             throw .target(KeychainError(.INVALID_ARGUMENT, problem))
         }

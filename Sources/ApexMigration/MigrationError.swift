@@ -8,7 +8,7 @@ public enum MigrationError: Error, Sendable, Equatable, CustomStringConvertible 
     case tryLater(String)
     /// The plan has conflicts and the policy says to stop: nothing was written.
     case conflicts(Int)
-    /// The migration can't run as given (it has no importer: its first run would find nothing and complete the
+    /// The migration can't run as given: it has no importer (its first run would find nothing and complete the
     /// migration for good). Refused before anything is read or written; only a change of the app's code fixes it.
     case invalidPolicy(String)
     /// The source can't be read: an on-device source's keychain failed, or its database and device don't belong

@@ -24,6 +24,9 @@ import SampleDumps
 ///   associated data and inserted through raw sqlite3 in transactions of the run's batch size (one durable commit
 ///   per batch, WAL, synchronous=FULL), read back and opened, and the ledger's fingerprints and records.
 enum MigrationBench {
+    /// The id of the benchmark's migrations (each into a store of its own).
+    static let migrationID = MigrationID("bench")!
+
     /// One kind of dump.
     struct Scenario {
         let name: String
@@ -155,7 +158,10 @@ enum MigrationBench {
             let store = try SQLiteKeychainDatabase.create(
                 at: url, key: .keyFile(SQLiteKeychainDatabase.defaultKeyFile(for: url)), device: scenario.profile)
             let target = MigrationTarget(database: store, device: store.makeDevice(passcode: .none))
-            return (store, Migration(importers: [scenario.importer], source: .dumps(dumps), target: target))
+            return (
+                store,
+                Migration(id: Self.migrationID, importers: [scenario.importer], source: .dumps(dumps), target: target)
+            )
         }
         let storeURL = folder.appendingPathComponent("\(name).store")
         let (database, migration) = try newTarget(storeURL)
@@ -369,7 +375,7 @@ enum MigrationBench {
             let reopened = try SQLiteKeychainDatabase(
                 opening: database.url, key: .keyFile(SQLiteKeychainDatabase.defaultKeyFile(for: database.url)))
             let launch = Migration(
-                importers: [importer], source: .dumps([]),
+                id: Self.migrationID, importers: [importer], source: .dumps([]),
                 target: MigrationTarget(database: reopened, device: reopened.makeDevice(passcode: .none)))
             guard try await launch.isComplete() else { throw BenchError("\(name): not complete when reopened") }
             round.cold.append(Clock.seconds(since: started))

@@ -51,7 +51,7 @@ enum PlanningBench {
     /// The seconds one plan of `dump` takes, into an empty in-memory keychain (as a dry run plans).
     static func plan(_ dump: Dump) async throws -> (seconds: Double, conflicts: Int) {
         let migration = Migration(
-            importers: [RecordImporter()], source: .dumps([dump]),
+            id: MigrationBench.migrationID, importers: [RecordImporter()], source: .dumps([dump]),
             target: MigrationTarget(database: InMemoryKeychainDatabase(), device: SimulatedDevice()))
         let started = Clock.nanoseconds()
         let plan = try await migration.plan()

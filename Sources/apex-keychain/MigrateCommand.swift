@@ -83,10 +83,13 @@ struct MigrateCommand: RunnableCommand {
     /// `--migration-id <id>`.
     static let migrationID = OptionDefinition.option(
         "migration-id", valueName: "id",
-        help: "The name of the migration whose records the run keeps in the store and reads: the migrationID of "
+        help: "The name of the migration whose records the run keeps in the store and reads: the MigrationID of "
             + "an app's start-up migration, with --dry-run, checks what it wrote; a real run under it goes on with "
-            + "it, and once nothing is left marks it complete for the app too. (default: 'default', as "
-            + "MigrationPolicy's)")
+            + "it, and once nothing is left marks it complete for the app too. (default: 'default'; an app's "
+            + "migration names its own)")
+    /// The migration `migrate` runs without `--migration-id`: the one earlier versions of the tool ran, whose
+    /// records a store may hold.
+    static let defaultMigrationID = MigrationID("default")!
     /// `--on-conflict <action>`.
     static let onConflict = OptionDefinition.choice(
         "on-conflict", of: MigrationPolicy.OnConflict.self, valueName: "action",
@@ -169,7 +172,7 @@ struct MigrateCommand: RunnableCommand {
     /// What a conflict does.
     let onConflict: MigrationPolicy.OnConflict
     /// The migration's name in the store (`--migration-id`).
-    let migrationID: String
+    let migrationID: MigrationID
     /// The report's format.
     let format: Format
     /// The file the report is also written to.
@@ -225,9 +228,13 @@ struct MigrateCommand: RunnableCommand {
             androidBiometryAcceptsPasscode: try values.flag(Self.androidBiometryAcceptsPasscode),
             libraries: library.map { [$0] })
         onConflict = try values.enumeration(Self.onConflict, MigrationPolicy.OnConflict.self) ?? .skip
-        migrationID = try values.value(Self.migrationID) ?? MigrationPolicy().migrationID
-        if let problem = MigrationPolicy.problem(ofMigrationID: migrationID) {
-            throw .usage("'--migration-id': \(problem)")
+        if let given = try values.value(Self.migrationID) {
+            guard let id = MigrationID(given) else {
+                throw .usage("'--migration-id': \(MigrationID.problem(of: given) ?? "not a migration id")")
+            }
+            migrationID = id
+        } else {
+            migrationID = Self.defaultMigrationID
         }
         format = try values.enumeration(Self.format, Format.self) ?? .text
         let report = try values.value(Self.report)
@@ -295,14 +302,15 @@ struct MigrateCommand: RunnableCommand {
         try reportFile?.checkNotAnInput(
             ReportFile.inputs(paths: paths, dumps: input.dumps.map(\.path), store: store),
             standardInput: paths.contains("-"))
-        var policy = MigrationPolicy(onConflict: onConflict, migrationID: migrationID, importOptions: importOptions)
+        var policy = MigrationPolicy(onConflict: onConflict, importOptions: importOptions)
         // Every importer runs: items of a library --from leaves out are listed as skipped, not lost from view.
         let importers = DumpInput.importers(from: nil)
         guard let store else {
             let profile: DeviceProfile
             if let device { profile = device } else { profile = try input.defaultProfile() }
             let target = MigrationTarget(database: InMemoryKeychainDatabase(), device: profile.simulatedDevice)
-            let migration = Migration(importers: importers, source: .dumps(input.dumps), target: target, policy: policy)
+            let migration = Migration(
+                id: migrationID, importers: importers, source: .dumps(input.dumps), target: target, policy: policy)
             let planned = try await plan(migration, store: nil)
             // The dumps' records are not needed past the plan: released, and their memory returned to the system,
             // before its report is made.
@@ -329,7 +337,8 @@ struct MigrateCommand: RunnableCommand {
         }
         if policy.importOptions.bundleID == nil { policy.importOptions.bundleID = opened.database.bundleIdentifier }
         let target = MigrationTarget(database: opened.database, device: opened.device)
-        let migration = Migration(importers: importers, source: .dumps(input.dumps), target: target, policy: policy)
+        let migration = Migration(
+            id: migrationID, importers: importers, source: .dumps(input.dumps), target: target, policy: policy)
         if dryRun {
             let planned = try await plan(migration, store: opened.path)
             _ = consume migration

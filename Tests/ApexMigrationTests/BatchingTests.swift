@@ -44,7 +44,7 @@ struct BatchingTests {
 
     static func migration(_ target: MigrationTarget, _ batching: MigrationPolicy.Batching) -> Migration {
         Migration(
-            importers: [PlainImporter()], source: .dumps([dump(records)]), target: target,
+            id: .forTests, importers: [PlainImporter()], source: .dumps([dump(records)]), target: target,
             policy: MigrationPolicy(batching: batching))
     }
 

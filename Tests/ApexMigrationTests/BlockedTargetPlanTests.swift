@@ -38,7 +38,8 @@ struct BlockedTargetPlanTests {
         let good = dump([("app", "token", "sample-a", "ck", [])], path: "a.plist")
         let bad = dump([("app", "token", "sample-b", "ck", [])], path: "b.plist")
         let migration = Migration(
-            importers: [BlockingImporter(blocked: ["b.plist"])], source: .dumps([good, bad]), target: target)
+            id: .forTests, importers: [BlockingImporter(blocked: ["b.plist"])], source: .dumps([good, bad]),
+            target: target)
         let plan = try await migration.plan()
         #expect(plan.actions.map(\.action) == [.create, .blocked])
         let report = try await migration.run()
@@ -58,7 +59,8 @@ struct BlockedTargetPlanTests {
         let first = dump([("app", "token", "sample-a", "ck", [])], path: "a.plist")
         let second = dump([("app", "token", "sample-b", "ck", [])], path: "b.plist")
         let migration = Migration(
-            importers: [BlockingImporter(blocked: ["a.plist", "b.plist"])], source: .dumps([first, second]),
+            id: .forTests, importers: [BlockingImporter(blocked: ["a.plist", "b.plist"])],
+            source: .dumps([first, second]),
             target: target)
         let report = try await migration.run()
         #expect(report.items.map(\.action) == [.blocked, .blocked])
@@ -72,7 +74,8 @@ struct BlockedTargetPlanTests {
         let records = dump(
             [("app", "token", "sample-a", "ck", []), ("app", "other", "sample-b", "ck", [])], path: "a.plist")
         let migration = Migration(
-            importers: [BlockingImporter(unprotected: ["a.plist"])], source: .dumps([records]), target: target)
+            id: .forTests, importers: [BlockingImporter(unprotected: ["a.plist"])], source: .dumps([records]),
+            target: target)
         let report = try await migration.run()
         #expect(report.items.map(\.action) == [.blocked, .blocked])
         #expect(report.items.map(\.cause) == [.noEquivalent, .noEquivalent])

@@ -55,7 +55,7 @@ struct CompletionMarkerTests {
     static func migration(
         _ importers: [any Importer], _ target: MigrationTarget, source: MigrationSource = source
     ) -> Migration {
-        Migration(importers: importers, source: source, target: target)
+        Migration(id: .forTests, importers: importers, source: source, target: target)
     }
 
     /// The ledger's keychain of `target`, as a tool would open it.
@@ -236,7 +236,8 @@ struct CompletionMarkerTests {
         var policy = MigrationPolicy()
         if narrowedByOptions { policy.importOptions.libraries = [.expoSecureStore] }
         let narrowed = Migration(
-            importers: narrowedByOptions ? [Self.expo, Self.rnk] : [Self.expo], source: source, target: target,
+            id: .forTests, importers: narrowedByOptions ? [Self.expo, Self.rnk] : [Self.expo], source: source,
+            target: target,
             policy: policy)
         for _ in 0..<2 {
             guard case .ran(let report) = try await narrowed.runIfNeeded() else {

@@ -64,7 +64,8 @@ struct ConcurrentWriterTests {
         let records: [(service: String, account: String, value: String, pdmn: String, flags: AccessControlFlags)] = [
             ("app", "token", "sample-token-0001", "ck", []), ("app", "other", "sample-other-0002", "ck", []),
         ]
-        let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(records)]), target: target)
+        let migration = Migration(
+            id: .forTests, importers: [PlainImporter()], source: .dumps([dump(records)]), target: target)
         let report = try await migration.run()
 
         let token = try #require(report.items.first { $0.source.account == "token" })

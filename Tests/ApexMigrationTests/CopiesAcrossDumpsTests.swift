@@ -17,7 +17,7 @@ struct CopiesAcrossDumpsTests {
             ("app", "token", "sample-a", "ck", []), ("app", "pin", "sample-b", "aku", [.biometryCurrentSet]),
         ]
         let migration = Migration(
-            importers: [PlainImporter()],
+            id: .forTests, importers: [PlainImporter()],
             source: .dumps([dump(records, path: "a.plist"), dump(records, path: "copy/a.plist")]), target: target)
         let report = try await migration.run()
         #expect(report.items.map(\.action) == [.create, .create, .shadowed, .shadowed])
@@ -32,7 +32,8 @@ struct CopiesAcrossDumpsTests {
 
     /// The plan of a migration of `dumps` into an empty target.
     func plan(_ dumps: [Dump]) async throws -> MigrationPlan {
-        try await Migration(importers: [PlainImporter()], source: .dumps(dumps), target: memoryTarget()).plan()
+        try await Migration(id: .forTests, importers: [PlainImporter()], source: .dumps(dumps), target: memoryTarget())
+            .plan()
     }
 
     /// A dump at `path` of one item, `app`/`token`, with `value` and protection class `pdmn`.

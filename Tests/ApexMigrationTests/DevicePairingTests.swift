@@ -35,7 +35,7 @@ struct DevicePairingTests {
         try Self.seedBiometricItem(database, group: device.defaultAccessGroup)
         let before = try database.attributes(matching: ItemQuery())
         let migration = Migration(
-            importers: [CompletionMarkerTests.expo], source: .database(database, device: device),
+            id: .forTests, importers: [CompletionMarkerTests.expo], source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
         for call in ["run", "runIfNeeded", "plan", "isComplete"] {
             let error = await #expect(throws: MigrationError.self, "\(call)") {
@@ -62,7 +62,8 @@ struct DevicePairingTests {
     func dumpsThroughAnotherDevice() async throws {
         let database = try Self.store(.linux)
         let migration = Migration(
-            importers: [CompletionMarkerTests.expo], source: .dumps([dump([("svc", "expo-1", "v1", "ck", [])])]),
+            id: .forTests, importers: [CompletionMarkerTests.expo],
+            source: .dumps([dump([("svc", "expo-1", "v1", "ck", [])])]),
             target: MigrationTarget(database: database, device: SimulatedDevice(platform: .linux)))
         let error = await #expect(throws: MigrationError.self) { _ = try await migration.run() }
         guard case .target(let failure)? = error else {
@@ -108,7 +109,7 @@ struct DevicePairingTests {
         let device = database.makeDevice()
         try Self.seedBiometricItem(database, group: device.defaultAccessGroup)
         let migration = Migration(
-            importers: [CompletionMarkerTests.expo], source: .database(database, device: device),
+            id: .forTests, importers: [CompletionMarkerTests.expo], source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
         let report = try await migration.run()
         #expect(report.summary.verified == 1)

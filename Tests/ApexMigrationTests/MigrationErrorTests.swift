@@ -15,7 +15,8 @@ struct MigrationErrorTests {
     func failedTargetWrite(number: Int) async throws {
         let database = InMemoryKeychainDatabase()
         let target = MigrationTarget(database: database, device: SimulatedDevice())
-        let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
+        let migration = Migration(
+            id: .forTests, importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
         database.failWrite(number: number, status: .io)
         do {
             let report = try await migration.run()
@@ -35,7 +36,8 @@ struct MigrationErrorTests {
     func failedLedgerWrite() async throws {
         let database = InMemoryKeychainDatabase()
         let target = MigrationTarget(database: database, device: SimulatedDevice())
-        let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
+        let migration = Migration(
+            id: .forTests, importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
         database.failWrite(number: 1, status: .io)
         let error = await #expect(throws: MigrationError.self) { _ = try await migration.run() }
         guard case .target(let failure)? = error else {
@@ -49,7 +51,8 @@ struct MigrationErrorTests {
     func lockedTarget() async throws {
         let database = InMemoryKeychainDatabase()
         let target = MigrationTarget(database: database, device: SimulatedDevice())
-        let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
+        let migration = Migration(
+            id: .forTests, importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
         database.failWrite(number: 1, status: .interactionNotAllowed)
         let error = await #expect(throws: MigrationError.self) { _ = try await migration.run() }
         guard case .tryLater? = error else {

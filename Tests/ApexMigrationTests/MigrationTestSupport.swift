@@ -70,3 +70,9 @@ extension MigrationPlan {
         Dictionary(uniqueKeysWithValues: actions.map { ($0.item.source.account ?? "", $0.action) })
     }
 }
+
+extension MigrationID {
+    /// The id of the tests' migrations: the `migrate` command's when it is given none, whose ledger the tests read
+    /// as `Ledger(target:id: "default")`.
+    static let forTests = MigrationID("default")!
+}

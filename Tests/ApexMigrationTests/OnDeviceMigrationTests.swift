@@ -42,7 +42,7 @@ struct OnDeviceMigrationTests {
             ("app", "token", "sample-token-0001"), ("other", "name", "sample-name"),
         ])
         let migration = Migration(
-            importers: [PlainImporter()], source: .database(database, device: device),
+            id: .forTests, importers: [PlainImporter()], source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device))
         let report = try await migration.run()
         #expect(report.items.map(\.action) == [.conflict, .conflict])
@@ -55,7 +55,7 @@ struct OnDeviceMigrationTests {
             ("app", "token", "sample-token-0001"), ("other", "name", "sample-name"),
         ])
         let migration = Migration(
-            importers: [PlainImporter()], source: .database(database, device: device),
+            id: .forTests, importers: [PlainImporter()], source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
         let report = try await migration.run()
         #expect(report.items.map(\.action) == [.create, .create])
@@ -70,31 +70,28 @@ struct OnDeviceMigrationTests {
     }
 
     @Test(
-        "a migration id as long as the journal's key allows runs with removeSource; one longer is refused before anything is read or written"
+        "a migration id as long as the journal's key allows runs with removeSource; MigrationID refuses one longer, an empty one and one with U+0000"
     )
     func migrationIDLength() async throws {
-        let longest = String(repeating: "x", count: MigrationPolicy.maxMigrationIDLength)
-        #expect(MigrationPolicy.maxMigrationIDLength == 215)
+        let longest = String(repeating: "x", count: MigrationID.maxLength)
+        #expect(MigrationID.maxLength == 215)
+        let id = try #require(MigrationID(longest))
+        #expect(id.rawValue == longest && id.description == longest)
         let (database, device) = try Self.store([("app", "token", "sample-token-0001")])
         let migration = Migration(
-            importers: [PlainImporter()], source: .database(database, device: device),
-            target: MigrationTarget(database: database, device: device),
-            policy: MigrationPolicy(removeSource: true, migrationID: longest))
+            id: id, importers: [PlainImporter()], source: .database(database, device: device),
+            target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
         let report = try await migration.run()
         #expect(report.summary.verified == 1 && report.isComplete)
         #expect(try await migration.isComplete())
 
-        let (other, otherDevice) = try Self.store([("app", "token", "sample-token-0001")])
-        for id in ["", longest + "x", "a\u{0}b"] {
-            let refused = Migration(
-                importers: [PlainImporter()], source: .database(other, device: otherDevice),
-                target: MigrationTarget(database: other, device: otherDevice),
-                policy: MigrationPolicy(removeSource: true, migrationID: id))
-            let problem = try #require(MigrationPolicy.problem(ofMigrationID: id))
-            await #expect(throws: MigrationError.invalidPolicy(problem)) { try await refused.run() }
-            await #expect(throws: MigrationError.invalidPolicy(problem)) { try await refused.isComplete() }
-            #expect(try other.attributes(matching: ItemQuery()).map(\.isApexItem) == [false], "nothing written")
+        // An id that can't name a migration can't be made: no run is ever refused for its id.
+        for invalid in ["", longest + "x", "a\u{0}b"] {
+            #expect(MigrationID(invalid) == nil, "\(invalid.utf16.count) code units")
+            let problem = try #require(MigrationID.problem(of: invalid))
+            #expect(problem.contains("a migration id must be 1 to 215 characters (UTF-16 code units) without U+0000"))
         }
+        #expect(MigrationID.problem(of: "legacy-v1") == nil && MigrationID("legacy-v1")?.rawValue == "legacy-v1")
     }
 
     /// The expo sample dump's records, written into `database` as expo-secure-store's own items; returns a device
@@ -136,7 +133,7 @@ struct OnDeviceMigrationTests {
         let device = try Self.loadExpoSample(into: database)
         let before = try Self.foreign(database)
         let migration = Migration(
-            importers: [ExpoSecureStoreImporter()], source: .database(database, device: device),
+            id: .forTests, importers: [ExpoSecureStoreImporter()], source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
         let report = try await migration.run()
         let actions = Dictionary(
@@ -171,7 +168,7 @@ struct OnDeviceMigrationTests {
         let (database, _) = try Self.store([])
         let device = try Self.loadExpoSample(into: database)
         let migration = Migration(
-            importers: [ExpoSecureStoreImporter()], source: .database(database, device: device),
+            id: .forTests, importers: [ExpoSecureStoreImporter()], source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
         _ = try await migration.run()
         // As a process killed between its last batch and the completion marker leaves it.
@@ -198,7 +195,7 @@ struct OnDeviceMigrationTests {
         let before = Set(try Self.foreign(database).map { "\($0.service)/\($0.account)" })
         database.failPackageWrites(service: "app")
         let migration = Migration(
-            importers: [ExpoSecureStoreImporter()], source: .database(database, device: device),
+            id: .forTests, importers: [ExpoSecureStoreImporter()], source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
         let failed = try await migration.run()
         #expect(failed.summary.failed >= 2, "authToken and deviceSecret go to service app")
@@ -240,7 +237,7 @@ struct OnDeviceMigrationTests {
             ("app", "token", "sample-token-0001"), ("app", "skip-this", "sample-keep"),
         ])
         let migration = Migration(
-            importers: [PlainImporter()], source: .database(database, device: device),
+            id: .forTests, importers: [PlainImporter()], source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
         _ = try await migration.run()
         #expect(try Self.foreign(database).map(\.account) == ["skip-this"])
@@ -253,7 +250,7 @@ struct OnDeviceMigrationTests {
         let source = try Self.addToken(to: database, device, protection: .aku)
         database.failPackageWrites(service: "app")
         let removing = Migration(
-            importers: [PlainImporter()], source: .database(database, device: device),
+            id: .forTests, importers: [PlainImporter()], source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
         let failed = try await removing.run()
         #expect(failed.summary.failed == 1)
@@ -271,7 +268,7 @@ struct OnDeviceMigrationTests {
         _ = try Self.addToken(to: database, device, protection: .ck)
         database.failForeignDeletes(true)
         let migration = Migration(
-            importers: [PlainImporter()], source: .database(database, device: device),
+            id: .forTests, importers: [PlainImporter()], source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
         let first = try await migration.run()
         #expect(first.items.first?.result == .verified)
@@ -303,7 +300,7 @@ struct OnDeviceMigrationTests {
         database.failPackageWrites(service: "app")
         database.failRenames(true)
         let removing = Migration(
-            importers: [PlainImporter()], source: .database(database, device: device),
+            id: .forTests, importers: [PlainImporter()], source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
         _ = try await removing.run()
         #expect(try Self.foreign(database).map(\.account) == ["token\u{0}apex-parked"], "left aside, not deleted")
@@ -312,7 +309,7 @@ struct OnDeviceMigrationTests {
         database.failPackageWrites(service: nil)
         database.failRenames(false)
         let keeping = Migration(
-            importers: [PlainImporter()], source: .database(database, device: device),
+            id: .forTests, importers: [PlainImporter()], source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device))
         let next = try await keeping.run()
         #expect(next.items.map(\.action) == [.conflict], "the source item is back, holding its key")
@@ -327,7 +324,7 @@ struct OnDeviceMigrationTests {
         let device = SimulatedDevice(defaultAnswer: .canceled)
         let source = try Self.addToken(to: database, device, protection: .aku, accessControl: .biometryAny)
         let migration = Migration(
-            importers: [PlainImporter()], source: .database(database, device: device),
+            id: .forTests, importers: [PlainImporter()], source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
         let report = try await migration.run()
         #expect(report.items.first?.result == .failed)
@@ -347,15 +344,15 @@ struct OnDeviceMigrationTests {
         ])
         let options = ImportOptions(serviceMap: ["app": "moved"])
         let first = try await Migration(
-            importers: [PlainImporter()], source: .database(database, device: device),
+            id: .forTests, importers: [PlainImporter()], source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(importOptions: options)
         ).run()
         #expect(first.summary.verified == 1)
         #expect(try Self.foreign(database).count == 2, "without removeSource the sources stay")
         let second = try await Migration(
-            importers: [PlainImporter()], source: .database(database, device: device),
+            id: MigrationID("cleanup")!, importers: [PlainImporter()], source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device),
-            policy: MigrationPolicy(removeSource: true, migrationID: "cleanup", importOptions: options)
+            policy: MigrationPolicy(removeSource: true, importOptions: options)
         ).run()
         #expect(second.items.map(\.action) == [.exists, .skipped])
         #expect(try Self.foreign(database).map(\.account) == ["skip-this"])

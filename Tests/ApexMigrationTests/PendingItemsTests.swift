@@ -85,7 +85,7 @@ struct PendingItemsTests {
         var records = Self.records
         records[2].account = "blocked-and-combination"
         return Migration(
-            importers: [PlainImporter()], source: .dumps([dump(records)]),
+            id: .forTests, importers: [PlainImporter()], source: .dumps([dump(records)]),
             target: MigrationTarget(database: database, device: device), policy: policy)
     }
 
@@ -212,7 +212,7 @@ struct PendingItemsTests {
         try foreign("app", "pin", flags: [.devicePasscode])
         for index in 1...5 { try foreign("app", "skip-\(index)") }
         let migration = Migration(
-            importers: [PlainImporter()], source: .database(database, device: device),
+            id: .forTests, importers: [PlainImporter()], source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
 
         guard case .ran(let first) = try await migration.runIfNeeded() else { return }
@@ -245,7 +245,7 @@ struct PendingItemsTests {
             ("app", "a", "sample-a", "ck", []), ("app", "b", "sample-b", "ak", []), ("app", "c", "sample-c", "ak", []),
         ]
         let migration = Migration(
-            importers: [PlainImporter()], source: .dumps([dump(records)]),
+            id: .forTests, importers: [PlainImporter()], source: .dumps([dump(records)]),
             target: MigrationTarget(database: database, device: device))
         // The ledger's first record and item `a` are added, then the user locks the phone.
         database.after(adds: 3) { device.lock() }

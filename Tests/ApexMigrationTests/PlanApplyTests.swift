@@ -20,7 +20,8 @@ struct PlanApplyTests {
     @Test("the plan gives each item one action, and making it writes nothing")
     func planIsPure() async throws {
         let target = memoryTarget()
-        let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
+        let migration = Migration(
+            id: .forTests, importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
         let plan = try await migration.plan()
         #expect(
             plan.actionsByAccount == [
@@ -49,7 +50,7 @@ struct PlanApplyTests {
         let first = FilteredImporter(library: .expoSecureStore) { $0.origin.path == "a.plist" }
         let second = FilteredImporter(library: .reactNativeKeychain) { $0.source.account != "mine" }
         let migration = Migration(
-            importers: [first, second],
+            id: .forTests, importers: [first, second],
             source: .dumps([
                 dump([("app", "mine", "v1", "ck", []), ("app", "both", "v2", "ck", [])], path: "a.plist"),
                 dump([("app", "theirs", "v3", "ck", [])], path: "b.plist"),
@@ -71,7 +72,8 @@ struct PlanApplyTests {
         let second = FilteredImporter(library: .reactNativeKeychain) { _ in false }
         let twice = dump([("app", "one", "v1", "ck", []), ("app", "two", "v2", "ck", [])], path: "a.plist")
         let importers: [any Importer] = count == 1 ? [first] : [first, second]
-        let migration = Migration(importers: importers, source: .dumps([twice, twice]), target: memoryTarget())
+        let migration = Migration(
+            id: .forTests, importers: importers, source: .dumps([twice, twice]), target: memoryTarget())
         let plan = try await migration.plan()
         #expect(plan.actions.map(\.item.origin.location) == ["item 1", "item 2"])
         #expect(plan.actions.allSatisfy { $0.action == .create })
@@ -81,7 +83,8 @@ struct PlanApplyTests {
     func applyWritesAndVerifies() async throws {
         let device = SimulatedDevice()
         let target = memoryTarget(device: device)
-        let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
+        let migration = Migration(
+            id: .forTests, importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
         let report = try await migration.run()
         #expect(report.summary.create == 3)
         #expect(report.summary.written == 3)
@@ -98,7 +101,8 @@ struct PlanApplyTests {
     @Test("what apply does matches the dry run item for item")
     func applyMatchesPlan() async throws {
         let target = memoryTarget()
-        let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
+        let migration = Migration(
+            id: .forTests, importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
         let plan = try await migration.plan()
         let report = try await migration.run()
         #expect(report.items.map(\.action) == plan.actions.map(\.action))
@@ -108,7 +112,8 @@ struct PlanApplyTests {
     @Test("a second run finds everything in place: all exists, nothing written")
     func secondRunIsAllExists() async throws {
         let target = memoryTarget()
-        let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
+        let migration = Migration(
+            id: .forTests, importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
         _ = try await migration.run()
         let writes = (target.database as? InMemoryKeychainDatabase)?.writeCount
         let second = try await migration.run()
@@ -129,7 +134,7 @@ struct PlanApplyTests {
         let database = InMemoryKeychainDatabase()
         let target = MigrationTarget(database: database, device: SimulatedDevice())
         let migration = Migration(
-            importers: [PlainImporter()], source: .dumps([dump(records)]), target: target,
+            id: .forTests, importers: [PlainImporter()], source: .dumps([dump(records)]), target: target,
             policy: MigrationPolicy(batching: .init(items: 256, duration: .seconds(3600))))
         let report = try await migration.run()
         #expect(report.summary.verified == count)
@@ -142,7 +147,7 @@ struct PlanApplyTests {
         let ledgerKeys = try await target.keychain(service: "apex-keychain.migration").getAllKeys()
         #expect(ledgerKeys.filter { $0.hasPrefix("entries:default:") }.count == batches)
         let second = try await Migration(
-            importers: [PlainImporter()], source: .dumps([dump(records)]), target: target
+            id: .forTests, importers: [PlainImporter()], source: .dumps([dump(records)]), target: target
         ).plan()
         #expect(second.count(.exists) == count)
     }
@@ -152,7 +157,8 @@ struct PlanApplyTests {
         let database = FaultyDatabase()
         let target = MigrationTarget(database: database, device: SimulatedDevice())
         let records = Self.records.filter { $0.service == "app" && !$0.account.contains("-") } + [Self.records[2]]
-        let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(records)]), target: target)
+        let migration = Migration(
+            id: .forTests, importers: [PlainImporter()], source: .dumps([dump(records)]), target: target)
         database.failPackageWrites(service: "app")
         let report = try await migration.run()
         #expect(report.summary.failed == 2)
@@ -180,7 +186,8 @@ struct PlanApplyTests {
     @Test("timedRun tells where the time went; a run with nothing to write spends none on apply or verify")
     func timings() async throws {
         let target = memoryTarget()
-        let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
+        let migration = Migration(
+            id: .forTests, importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
         let (report, first) = try await migration.timedRun()
         #expect(report.summary.verified == 3)
         #expect(first.plan > .zero && first.apply > .zero && first.verify > .zero && first.ledger > .zero)
@@ -193,7 +200,8 @@ struct PlanApplyTests {
     @Test("after a completed run, runIfNeeded reads no source and writes nothing")
     func completedRunIsOneLookup() async throws {
         let target = memoryTarget()
-        let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
+        let migration = Migration(
+            id: .forTests, importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
         guard case .ran = try await migration.runIfNeeded() else {
             Issue.record("the first call must run")
             return
@@ -209,7 +217,8 @@ struct PlanApplyTests {
     @Test("a biometric item on a device without biometrics is blocked, never written weaker")
     func neverWeaker() async throws {
         let target = memoryTarget(device: SimulatedDevice(biometry: nil))
-        let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
+        let migration = Migration(
+            id: .forTests, importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
         let report = try await migration.run()
         let refresh = try #require(report.items.first { $0.target?.key == "refresh" })
         #expect(refresh.action == .blocked)
@@ -225,7 +234,8 @@ struct PlanApplyTests {
             value: Data("someone-else".utf8))
         try target.database.add(foreign)
         let migration = Migration(
-            importers: [PlainImporter()], source: .dumps([dump(Array(Self.records.prefix(1)))]), target: target)
+            id: .forTests, importers: [PlainImporter()], source: .dumps([dump(Array(Self.records.prefix(1)))]),
+            target: target)
         let report = try await migration.run()
         #expect(report.items.first?.action == .conflict)
         #expect(try target.database.value(for: foreign.attributes.primaryKey) == Data("someone-else".utf8))
@@ -240,7 +250,7 @@ struct PlanApplyTests {
                     service: "app", account: "token", accessGroup: target.device.defaultAccessGroup),
                 value: Data("someone-else".utf8)))
         let migration = Migration(
-            importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target,
+            id: .forTests, importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target,
             policy: MigrationPolicy(onConflict: .fail))
         await #expect(throws: MigrationError.conflicts(1)) { try await migration.run() }
         #expect(try target.database.attributes(matching: ItemQuery(creator: apexCreator)).isEmpty)
@@ -252,7 +262,7 @@ struct PlanApplyTests {
         let first = dump([("app", "token", "sample-a", "ck", [])], path: "a.plist")
         let second = dump([("legacy", "token", "sample-b", "ck", [])], path: "b.plist")
         let migration = Migration(
-            importers: [PlainImporter()], source: .dumps([first, second]), target: target,
+            id: .forTests, importers: [PlainImporter()], source: .dumps([first, second]), target: target,
             policy: MigrationPolicy(importOptions: ImportOptions(serviceMap: ["legacy": "app"])))
         let report = try await migration.run()
         #expect(report.items.map(\.action) == [.conflict, .conflict])
@@ -266,7 +276,8 @@ struct PlanApplyTests {
             ("cafe\u{301}", "token", "sample-decomposed", "ck", []),
         ]
         let target = memoryTarget()
-        let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(records)]), target: target)
+        let migration = Migration(
+            id: .forTests, importers: [PlainImporter()], source: .dumps([dump(records)]), target: target)
         let report = try await migration.run()
         #expect(report.items.map(\.action) == [.create, .create], "not two sources mapping to one key")
         #expect(report.summary.verified == 2)
@@ -281,7 +292,8 @@ struct PlanApplyTests {
         let app = try target.keychain(service: "app")
         try await app.setItem("token", "sample-token-0001", SetOptions(accessible: .afterFirstUnlock))
         let migration = Migration(
-            importers: [PlainImporter()], source: .dumps([dump(Array(Self.records.prefix(1)))]), target: target)
+            id: .forTests, importers: [PlainImporter()], source: .dumps([dump(Array(Self.records.prefix(1)))]),
+            target: target)
         #expect(try await migration.plan().actions.first?.action == .exists)
         try await app.setItem("token", "another-value", SetOptions(accessible: .afterFirstUnlock))
         #expect(try await migration.plan().actions.first?.action == .conflict)
@@ -292,7 +304,8 @@ struct PlanApplyTests {
         let device = SimulatedDevice()
         let target = memoryTarget(device: device)
         device.lock()
-        let migration = Migration(importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
+        let migration = Migration(
+            id: .forTests, importers: [PlainImporter()], source: .dumps([dump(Self.records)]), target: target)
         await #expect {
             try await migration.run()
         } throws: { error in

@@ -62,7 +62,7 @@ struct PlanningScaleTests {
             (service: "svc", account: "key", value: "same", pdmn: "ck", flags: AccessControlFlags())
         }
         let migration = Migration(
-            importers: [PlainImporter()], source: .dumps([dump(records)]), target: memoryTarget())
+            id: .forTests, importers: [PlainImporter()], source: .dumps([dump(records)]), target: memoryTarget())
         let plan = try await migration.plan()
         #expect(plan.count(.conflict) == 20_000)
         #expect(plan.actions.allSatisfy { $0.cause == .sharedTargetKey && ($0.reason?.utf8.count ?? 0) < 200 })

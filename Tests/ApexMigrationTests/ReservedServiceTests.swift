@@ -19,7 +19,7 @@ struct ReservedServiceTests {
                 (Migration.ledgerService, "expo-done:startup", "1", "cku", []), ("svc", "expo-1", "v1", "ck", []),
             ])
         ])
-        let migration = Migration(importers: [Self.expo], source: source, target: target)
+        let migration = Migration(id: .forTests, importers: [Self.expo], source: source, target: target)
         let plan = try await migration.plan()
         let blocked = try #require(plan.actions.first)
         #expect(blocked.action == .blocked)
@@ -38,7 +38,9 @@ struct ReservedServiceTests {
         // A run with a service map that moves it out of the reserved service migrates it.
         var policy = MigrationPolicy()
         policy.importOptions.serviceMap = [Migration.ledgerService: "moved"]
-        let next = try await Migration(importers: [Self.expo], source: source, target: target, policy: policy).run()
+        let next = try await Migration(
+            id: .forTests, importers: [Self.expo], source: source, target: target, policy: policy
+        ).run()
         #expect(next.items.first?.result == .verified)
         #expect(try await target.keychain(service: "moved").getItem("expo-done:startup") == "1")
     }
@@ -46,15 +48,16 @@ struct ReservedServiceTests {
     @Test("a service map into the ledger's service is blocked too, and can't mark another migration complete")
     func serviceMapIntoLedgerService() async throws {
         let target = memoryTarget()
-        var policy = MigrationPolicy(migrationID: "dumps")
+        var policy = MigrationPolicy()
         policy.importOptions.serviceMap = ["svc": Migration.ledgerService]
         let source = MigrationSource.dumps([dump([("svc", "expo-done:startup", "1", "cku", [])])])
-        let report = try await Migration(importers: [Self.expo], source: source, target: target, policy: policy).run()
+        let report = try await Migration(
+            id: MigrationID("dumps")!, importers: [Self.expo], source: source, target: target, policy: policy
+        ).run()
         #expect(report.items.map(\.action) == [.blocked])
         #expect(report.items.map(\.cause) == [.reservedService])
         let startup = Migration(
-            importers: [Self.expo], source: .dumps([]), target: target,
-            policy: MigrationPolicy(migrationID: "expo-startup"))
+            id: MigrationID("expo-startup")!, importers: [Self.expo], source: .dumps([]), target: target)
         #expect(try await !startup.isComplete())
     }
 
@@ -91,7 +94,7 @@ struct ReservedServiceTests {
         let (database, device, target, journalKey) = try Self.onDevice()
         try await target.keychain(service: Migration.ledgerService).setItem(journalKey, "{}garbage", options)
         let migration = Migration(
-            importers: [Self.expo], source: .database(database, device: device), target: target,
+            id: .forTests, importers: [Self.expo], source: .database(database, device: device), target: target,
             policy: MigrationPolicy(removeSource: true))
         let report = try await migration.run()
         #expect(report.summary.verified == 1)
@@ -107,7 +110,7 @@ struct ReservedServiceTests {
         let ledger = try target.keychain(service: Migration.ledgerService)
         try await ledger.setItem(journalKey, "{}garbage", SetOptions(accessible: .afterFirstUnlockThisDeviceOnly))
         let migration = Migration(
-            importers: [Self.expo], source: .database(database, device: device), target: target,
+            id: .forTests, importers: [Self.expo], source: .database(database, device: device), target: target,
             policy: MigrationPolicy(removeSource: true))
         let error = await #expect(throws: MigrationError.self) { _ = try await migration.run() }
         #expect(error?.description.contains("'\(journalKey)' is damaged") == true)
@@ -129,7 +132,7 @@ struct MissingEntitlementTests {
             value: .data(Data("v1".utf8)), protection: "ck", accessGroup: "ABCDE12345.com.example.shared")
         let source = MigrationSource.dumps([Dump(path: "dump.plist", format: .iosPlist, content: .keychain([record]))])
         let before = MigrationTarget(database: database, device: SimulatedDevice(accessGroups: .defaultOnly))
-        let first = Migration(importers: [CompletionMarkerTests.expo], source: source, target: before)
+        let first = Migration(id: .forTests, importers: [CompletionMarkerTests.expo], source: source, target: before)
         guard case .ran(let report) = try await first.runIfNeeded() else { throw CancellationError() }
         #expect(report.items.map(\.cause) == [.keychain(.MISSING_ENTITLEMENT)])
         #expect(report.items.map(\.state) == [.pending])
@@ -137,7 +140,7 @@ struct MissingEntitlementTests {
 
         let updated = MigrationTarget(
             database: database, device: SimulatedDevice(accessGroups: .listed(["ABCDE12345.com.example.shared"])))
-        let second = Migration(importers: [CompletionMarkerTests.expo], source: source, target: updated)
+        let second = Migration(id: .forTests, importers: [CompletionMarkerTests.expo], source: source, target: updated)
         guard case .ran(let next) = try await second.runIfNeeded() else { throw CancellationError() }
         #expect(next.items.map(\.result) == [.verified])
         #expect(try await second.isComplete())

@@ -19,6 +19,7 @@ struct SensitiveInfoOnDeviceTests {
         try OnDeviceMigrationTests.load("react-native-sensitive-info/ios/keychain.plist", into: database)
         let device = SimulatedDevice(bundleIdentifier: "com.example.rnsiapp", teamIdentifier: "A1B2C3D4E5")
         let migration = Migration(
+            id: .forTests,
             importers: [ExpoSecureStoreImporter(), ReactNativeSensitiveInfoImporter(), ReactNativeKeychainImporter()],
             source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))

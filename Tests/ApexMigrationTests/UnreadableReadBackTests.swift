@@ -18,7 +18,7 @@ struct UnreadableReadBackTests {
             ("app", "token", "sample-a", "ck", []), ("app", "pin", "sample-b", "aku", [.userPresence]),
         ]
         let report = try await Migration(
-            importers: [PlainImporter()], source: .dumps([dump(records)]), target: target
+            id: .forTests, importers: [PlainImporter()], source: .dumps([dump(records)]), target: target
         ).run()
         #expect(report.items.map(\.result) == [.verified, .unverified])
         #expect(report.items[1].cause == .keychain(.INTERACTION_NOT_ALLOWED))

@@ -115,7 +115,7 @@ enum BatchedMigration {
         let from: MigrationSource =
             source == .dump ? .dumps(try DumpReader.readAll(paths: [dump])) : .database(database, device: device)
         return Migration(
-            importers: importers, source: from,
+            id: .forTests, importers: importers, source: from,
             target: MigrationTarget(database: database, device: device),
             policy: MigrationPolicy(removeSource: source == .store))
     }
@@ -185,4 +185,10 @@ struct StoreSnapshot: Equatable {
         return differing(items, other.items) + differing(foreign, other.foreign).map { "foreign \($0)" }
             + differing(entries, others).map { "entry \($0)" } + records.symmetricDifference(other.records).sorted()
     }
+}
+
+extension MigrationID {
+    /// The id of the tests' migrations: the `migrate` command's when it is given none, whose ledger the tests read
+    /// as `Ledger(target:id: "default")`.
+    static let forTests = MigrationID("default")!
 }

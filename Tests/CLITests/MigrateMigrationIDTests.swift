@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `migrate --migration-id` names the migration whose records the run keeps and reads, as an app's
-/// `MigrationPolicy(migrationID:)` does: a run under the id of the migration that wrote the items finds its own
+/// `Migration(id:)` does: a run under the id of the migration that wrote the items finds its own
 /// items with access control `exists`, where another id can't compare them without a prompt (`conflict`).
 @Suite("migrate --migration-id")
 struct MigrateMigrationIDTests {

@@ -93,3 +93,9 @@ enum SHA256 {
         0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
     ]
 }
+
+extension MigrationID {
+    /// The id of the tests' migrations: the `migrate` command's when it is given none, whose ledger the tests read
+    /// as `Ledger(target:id: "default")`.
+    static let forTests = MigrationID("default")!
+}

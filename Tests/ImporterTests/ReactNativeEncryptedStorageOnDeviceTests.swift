@@ -29,6 +29,7 @@ struct ReactNativeEncryptedStorageOnDeviceTests {
         // importer takes only the items the library wrote, with no service.
         try add("com.example.other", "session", "sample-device-0003")
         let migration = Migration(
+            id: .forTests,
             importers: [
                 ExpoSecureStoreImporter(), ReactNativeKeychainImporter(), ReactNativeEncryptedStorageImporter(),
             ],

@@ -9,13 +9,14 @@ import ExpoSecureStoreImporter
 /// keychain the app uses from now on, which also holds the old library's items. Returns a line for the app's log.
 func migrateAtLaunch(database: any KeychainDatabase, device: any Device) async -> String {
     let migration = Migration(
+        // Names this migration's records in the keychain: a later launch finds them under the same id.
+        id: MigrationID("legacy-v1")!,
         // One importer per library the app used, in order of precedence: ReactNativeKeychainImporter(), …
         importers: [ExpoSecureStoreImporter()],
         source: .database(database, device: device),
         target: MigrationTarget(database: database, device: device),
         policy: MigrationPolicy(
-            removeSource: true, migrationID: "legacy-v1",
-            giveUp: .init(afterRuns: 10, reasons: [.keychain(.BIOMETRY_NOT_ENROLLED)])))
+            removeSource: true, giveUp: .init(afterRuns: 10, reasons: [.keychain(.BIOMETRY_NOT_ENROLLED)])))
     do {
         switch try await migration.runIfNeeded() {
         case .alreadyComplete:

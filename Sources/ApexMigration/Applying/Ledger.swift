@@ -87,7 +87,7 @@ final class Ledger {
         /// runs (their items are not planned again: what the app changed or removed since stays so), the others
         /// are planned in full, and the marker is rewritten with the set. That one run reads every source item;
         /// the alternative, taking the marker for the current importers, would never migrate an importer added
-        /// with the upgrade under the same ``MigrationPolicy/migrationID``.
+        /// with the upgrade under the same ``Migration/id``.
         case legacy
         /// The libraries (raw values) whose items the completed runs planned.
         case libraries(Set<String>)
@@ -422,7 +422,7 @@ final class Ledger {
     /// `journal:<migration id>:<target digest>`.
     private func journalKey(_ target: TargetItem) -> String { Self.journalKey(id: id, digest: Self.digest(target)) }
 
-    /// The key of a journal record: the ledger's longest key, which bounds ``MigrationPolicy/maxMigrationIDLength``.
+    /// The key of a journal record: the ledger's longest key, which bounds ``MigrationID/maxLength``.
     static func journalKey(id: String, digest: String) -> String { "journal:\(id):\(digest)" }
 
     /// Whether `text` is what ``digest(_:)`` makes: 32 lowercase hex digits.

@@ -109,10 +109,6 @@ public struct MigrationPolicy: Sendable, Equatable {
     /// Remove each source item once its target item has been written and read back (keychain-database
     /// sources only; a dump file is never modified). Off by default.
     public var removeSource: Bool
-    /// Names this migration's records in the target (its ledger and its completion marker), so that
-    /// independent migrations don't share them: 1 to ``maxMigrationIDLength`` UTF-16 code units, without U+0000
-    /// (a run refuses another with `MigrationError.source`, before it reads or writes anything).
-    public var migrationID: String
     /// What the importers are told.
     public var importOptions: ImportOptions
     /// When to stop retrying an item that stays pending; never by default.
@@ -170,34 +166,13 @@ public struct MigrationPolicy: Sendable, Equatable {
         }
     }
 
-    /// The longest ``migrationID``, in UTF-16 code units: the ledger's longest record key,
-    /// `journal:<id>:<32 hex digits>`, must be a key the package can hold (`NameProblem.maxLength`).
-    public static let maxMigrationIDLength = NameProblem.maxLength - longestLedgerKey(id: "").utf16.count
-
-    /// Why `id` can't name a migration (empty, longer than ``maxMigrationIDLength``, or holding U+0000), or nil
-    /// when it can: the rule of the keys it goes into (`NameProblem`), for the longest of them.
-    public static func problem(ofMigrationID id: String) -> String? {
-        let rule = "a migration id must be 1 to \(maxMigrationIDLength) characters (UTF-16 code units) without U+0000"
-        if id.isEmpty { return "the migration id is empty: \(rule)" }
-        switch NameProblem(of: longestLedgerKey(id: id)) {
-        case nil, .empty?: return nil
-        case .tooLong?: return "the migration id is \(id.utf16.count) UTF-16 code units long: \(rule)"
-        case .containsNUL?: return "the migration id holds U+0000: \(rule)"
-        }
-    }
-
-    private static func longestLedgerKey(id: String) -> String {
-        Ledger.journalKey(id: id, digest: String(repeating: "0", count: 2 * Ledger.digestBytes))
-    }
-
     /// Creates a policy.
     public init(
-        onConflict: OnConflict = .skip, removeSource: Bool = false, migrationID: String = "default",
-        importOptions: ImportOptions = ImportOptions(), giveUp: GiveUp = .never, batching: Batching = .standard
+        onConflict: OnConflict = .skip, removeSource: Bool = false, importOptions: ImportOptions = ImportOptions(),
+        giveUp: GiveUp = .never, batching: Batching = .standard
     ) {
         self.onConflict = onConflict
         self.removeSource = removeSource
-        self.migrationID = migrationID
         self.importOptions = importOptions
         self.giveUp = giveUp
         self.batching = batching

@@ -109,7 +109,7 @@ func migrate(store: String, keyFile: String, source: String, batch: Int, killAt:
         }
     }
     let migration = Migration(
-        importers: [ExpoSecureStoreImporter(), ReactNativeEncryptedStorageImporter()], source: from,
+        id: .forTests, importers: [ExpoSecureStoreImporter(), ReactNativeEncryptedStorageImporter()], source: from,
         target: MigrationTarget(database: counting, device: device),
         policy: policy)
     do {
@@ -119,4 +119,10 @@ func migrate(store: String, keyFile: String, source: String, batch: Int, killAt:
     } catch {
         fail(4, "the migration failed: \(error)")
     }
+}
+
+extension MigrationID {
+    /// The id of the tests' migrations: the `migrate` command's when it is given none, whose ledger the tests read
+    /// as `Ledger(target:id: "default")`.
+    static let forTests = MigrationID("default")!
 }

@@ -21,10 +21,11 @@ let legacy = LegacyKeychain.items(bundleID: bundleID)
 /// What the app does at launch: runs the migration unless an earlier launch completed it.
 func migrateAtLaunch(from dumps: [Dump]) async -> (text: String, ok: Bool) {
     let migration = Migration(
+        id: MigrationID("consumer-app-v1")!,
         importers: [ReactNativeKeychainImporter(), ExpoSecureStoreImporter(), ReactNativeEncryptedStorageImporter()],
         source: .dumps(dumps),
         target: MigrationTarget(database: database, device: device),
-        policy: MigrationPolicy(migrationID: "consumer-app-v1", importOptions: ImportOptions(bundleID: bundleID)))
+        policy: MigrationPolicy(importOptions: ImportOptions(bundleID: bundleID)))
     do {
         switch try await migration.runIfNeeded() {
         case .alreadyComplete:
