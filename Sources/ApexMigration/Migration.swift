@@ -108,7 +108,9 @@ public struct Migration: Sendable {
     /// blocked for a reason that can go away (no passcode yet, nothing enrolled, the device locked, a cancelled
     /// prompt), a conflict, a failed write. Items that can never succeed (no equivalent protection, sealed,
     /// skipped, shadowed) don't hold it open, nor do those the policy gave up on (``MigrationPolicy/giveUp``).
-    public func runIfNeeded(progress: (@Sendable (Int, Int) -> Void)? = nil) async throws(MigrationError) -> Outcome {
+    public func runIfNeeded(
+        progress: (@Sendable (MigrationProgress) -> Void)? = nil
+    ) async throws(MigrationError) -> Outcome {
         let ledger = try openLedger()
         if let done = try await completion(ledger), done.covers(libraries) { return .alreadyComplete }
         return .ran(try await timedRun(progress: progress, onlyPending: true).report)
@@ -116,16 +118,20 @@ public struct Migration: Sendable {
 
     /// Plans, writes every `create` through the core, reads each back, and (when the policy says so) removes
     /// the verified source items. A second run finds everything `exists`; a run stopped anywhere loses nothing.
+    /// - Parameter progress: told how many of the items to write are done (``MigrationProgress``), as each batch is
+    ///   written and read back, and once more at the end; called on the run's task, so it should return quickly.
     /// - Throws: ``MigrationError``: `tryLater` (device locked: nothing removed or marked), `conflicts` (with
     ///   `onConflict: .fail`: nothing written), `importer`, `source`, `target`, `restoringParkedItems`,
     ///   `invalidPolicy`.
-    public func run(progress: (@Sendable (Int, Int) -> Void)? = nil) async throws(MigrationError) -> MigrationReport {
+    public func run(
+        progress: (@Sendable (MigrationProgress) -> Void)? = nil
+    ) async throws(MigrationError) -> MigrationReport {
         try await timedRun(progress: progress).report
     }
 
     /// ``run(progress:)``, also telling where the time went (for the benchmark).
     package func timedRun(
-        progress: (@Sendable (Int, Int) -> Void)? = nil
+        progress: (@Sendable (MigrationProgress) -> Void)? = nil
     ) async throws(MigrationError)
         -> (report: MigrationReport, timings: MigrationTimings)
     {
@@ -135,7 +141,7 @@ public struct Migration: Sendable {
     /// A run; with `onlyPending`, of only the items an earlier run left pending and those of the libraries no
     /// earlier run planned (all of them when no earlier run left a record).
     private func timedRun(
-        progress: (@Sendable (Int, Int) -> Void)?, onlyPending: Bool
+        progress: (@Sendable (MigrationProgress) -> Void)?, onlyPending: Bool
     ) async throws(MigrationError)
         -> (report: MigrationReport, timings: MigrationTimings)
     {
@@ -282,7 +288,7 @@ public struct Migration: Sendable {
     }
 
     private func apply(
-        _ applier: Applier, _ plan: MigrationPlan, progress: (@Sendable (Int, Int) -> Void)?,
+        _ applier: Applier, _ plan: MigrationPlan, progress: (@Sendable (MigrationProgress) -> Void)?,
         timings: inout MigrationTimings
     ) async throws(MigrationError) -> Applier.Applied {
         do throws(KeychainError) {

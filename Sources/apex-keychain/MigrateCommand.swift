@@ -367,8 +367,8 @@ struct MigrateCommand: RunnableCommand {
         defer { withExtendedLifetime(lock) {} }
         var report: MigrationReport
         let progress = progressBar()
-        var update: (@Sendable (Int, Int) -> Void)?
-        if let progress { update = { done, total in progress.update(done: done, total: total) } }
+        var update: (@Sendable (MigrationProgress) -> Void)?
+        if let progress { update = { progress.update(done: $0.done, total: $0.total) } }
         do throws(MigrationError) {
             defer { progress?.end() }
             report = try await migration.run(progress: update)

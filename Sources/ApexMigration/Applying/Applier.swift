@@ -141,7 +141,7 @@ struct Applier {
     /// - Throws: a ledger write or a commit that failed (the target can't be written: the run stops; the
     ///   batches committed before stay, and a later run completes the rest).
     func apply(
-        _ plan: MigrationPlan, progress: (@Sendable (Int, Int) -> Void)?, timings: inout MigrationTimings
+        _ plan: MigrationPlan, progress: (@Sendable (MigrationProgress) -> Void)?, timings: inout MigrationTimings
     )
         async throws(KeychainError) -> Applied
     {
@@ -172,7 +172,7 @@ struct Applier {
                     applied.outcomes[index] = outcome
                 }
                 done += 1
-                progress?(done, creates.count)
+                progress?(MigrationProgress(done: done, total: creates.count))
             }
             if queue.isEmpty { break }
             var batch = try await ledger.newBatch()
@@ -209,7 +209,7 @@ struct Applier {
             if let finished = previous {
                 ledger.remember(finished.batch)
                 done += finished.items.count
-                progress?(done, creates.count)
+                progress?(MigrationProgress(done: done, total: creates.count))
             }
             timings.apply += clock.now - started - counted
             let batchItems = queue.prefix(results.count)
@@ -247,7 +247,7 @@ struct Applier {
             ledger.remember(finishing.batch)
             // The commit of the last record: the ledger's.
             timings.ledger += clock.now - started - finishing.spent
-            progress?(creates.count, creates.count)
+            progress?(MigrationProgress(done: creates.count, total: creates.count))
         }
         let started = clock.now
         try await confirmExisting(plan)
