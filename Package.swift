@@ -101,6 +101,14 @@ let package = Package(
             name: "StartupMigration",
             dependencies: ["ApexMigration", "ApexDumps", "ApexKeychain", "ExpoSecureStoreImporter"],
             path: "samples/StartupMigration"),
+        // The Swift blocks of docs/LIBRARY.md, one file each (built by the tests; LibraryGuideTests compares them).
+        .target(
+            name: "LibraryGuide",
+            dependencies: [
+                "ApexKeychain", "ApexKeychainStore", "ApexDumps", "ApexMigration", "ReactNativeKeychainImporter",
+                "ExpoSecureStoreImporter",
+            ],
+            path: "samples/LibraryGuide"),
         .executableTarget(
             name: "apex-keychain-demo", dependencies: ["ApexKeychain"],
             path: "Sources/apex-keychain-demo"),
@@ -144,7 +152,7 @@ let package = Package(
                 "apex-keychain", "ApexMigration", "ApexSQLite", "CSQLite", "store-writer", "ApexKeychain",
                 "ApexKeychainStore",
                 "ApexDumps", "ExpoSecureStoreImporter", "ReactNativeSensitiveInfoImporter",
-                "ReactNativeEncryptedStorageImporter", "SampleDumps",
+                "ReactNativeEncryptedStorageImporter", "SampleDumps", "LibraryGuide",
             ],
             path: "Tests/CLITests", exclude: ["Golden"]),
         .testTarget(

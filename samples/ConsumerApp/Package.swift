@@ -1,22 +1,26 @@
 // swift-tools-version:6.0
 // An app outside ApexKeychain that runs the start-up migration: it depends on the package's library products by
 // name, as any other package would. Build it with `swift build --package-path samples/ConsumerApp` from the
-// repository's root; scripts/consumer-app (a step of scripts/test) builds and runs it.
+// repository's root; scripts/consumer-app (a step of scripts/test) builds and runs it. From `import` down, this
+// file is docs/LIBRARY.md's "Add the package" block, line for line (LibraryGuideTests compares them).
 import PackageDescription
 
 let package = Package(
     name: "ConsumerApp",
     dependencies: [
-        // The repository's root. A path dependency's identity is its folder's name, which a clone may choose:
-        // `name:` fixes the name the products below are looked up in. (From a URL the identity is the last path
-        // component, `ApexKeychain`, and no name is needed.)
+        // ApexKeychain's folder, here the repository's root. A path dependency's identity is its folder's name,
+        // which a clone may choose: `name:` fixes the name the products are looked up in. From a URL,
+        // `.package(url: "<ApexKeychain repository URL>", from: "0.1.0")`, no name is needed.
         .package(name: "ApexKeychain", path: "../..")
     ],
     targets: [
         .executableTarget(
             name: "ConsumerApp",
             dependencies: [
+                // The products the app uses: the core, the store, the dump readers, the migration, and one
+                // importer per library the app used before.
                 .product(name: "ApexKeychain", package: "ApexKeychain"),
+                .product(name: "ApexKeychainStore", package: "ApexKeychain"),
                 .product(name: "ApexDumps", package: "ApexKeychain"),
                 .product(name: "ApexMigration", package: "ApexKeychain"),
                 .product(name: "ReactNativeKeychainImporter", package: "ApexKeychain"),
