@@ -60,4 +60,32 @@ struct MigrationErrorTests {
             return
         }
     }
+
+    @Test(
+        "source items an interrupted run moved aside that can't be put back stop the next run with restoringParkedItems"
+    )
+    func parkedItemsNotPutBack() async throws {
+        let device = SimulatedDevice()
+        let database = FaultyDatabase()
+        _ = try OnDeviceMigrationTests.addToken(to: database, device, protection: .ck)
+        // The write fails and so does renaming the source back: as if the process had died in between.
+        database.failPackageWrites(service: "app")
+        database.failRenames(true)
+        let migration = Migration(
+            id: .forTests, importers: [PlainImporter()], source: .database(database, device: device),
+            target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
+        _ = try await migration.run()
+        #expect(try await OnDeviceMigrationTests.journalKeys(database, device).count == 1)
+
+        // Renames still fail: the next run can't put the item back, and says so.
+        database.failPackageWrites(service: nil)
+        let error = await #expect(throws: MigrationError.self) { _ = try await migration.run() }
+        guard case .restoringParkedItems? = error else {
+            Issue.record("\(String(describing: error)) is not restoringParkedItems")
+            return
+        }
+        #expect(error?.description.hasPrefix("can't put back the source items an interrupted run moved aside") == true)
+        #expect(try OnDeviceMigrationTests.foreign(database).map(\.account) == ["token\u{0}apex-parked"], "still aside")
+        #expect(try await OnDeviceMigrationTests.journalKeys(database, device).count == 1, "the journal is kept")
+    }
 }
