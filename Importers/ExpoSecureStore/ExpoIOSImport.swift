@@ -56,7 +56,7 @@ package struct ExpoIOSImport {
         // Room for every record at once: grown by doubling, the array would leave its smaller copies behind.
         claimed.reserveCapacity(claimed.count + records.count)
         for (index, record) in records.enumerated() {
-            guard record.itemClass == "genp", let service = record.service?.text,
+            guard record.knownClass == .genericPassword, let service = record.service?.text,
                 let account = record.account, let generic = record.generic,
                 !account.bytes.isEmpty, account.bytes == generic.bytes, let key = account.text
             else { continue }

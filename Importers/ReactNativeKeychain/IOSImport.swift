@@ -15,7 +15,7 @@ struct IOSImport {
         var candidates: [(dump: Dump, record: KeychainRecord)] = []
         for dump in dumps {
             guard case .keychain(let records) = dump.content else { continue }
-            for record in records where record.itemClass == "genp" || record.itemClass == "inet" {
+            for record in records where [.genericPassword, .internetPassword].contains(record.knownClass) {
                 // expo-secure-store's, react-native-sensitive-info's and react-native-encrypted-storage's items are
                 // theirs alone.
                 if !KnownForeignItems.isExpoSecureStore(record), !KnownForeignItems.isEncryptedStorageShape(record),
@@ -69,7 +69,7 @@ struct IOSImport {
     private static func recorded(_ record: KeychainRecord) -> Recorded? {
         guard case .data(let value) = record.value else { return nil }
         return Recorded(
-            itemClass: record.itemClass, service: record.itemClass == "inet" ? nil : record.service?.bytes,
+            itemClass: record.itemClass, service: record.knownClass == .internetPassword ? nil : record.service?.bytes,
             account: record.account?.bytes, accessGroup: record.accessGroup, protection: record.protection,
             flags: record.accessControl?.flags.rawValue ?? 0, value: value)
     }
@@ -103,13 +103,13 @@ struct IOSImport {
     /// scope); nil for records already known not to be its.
     private func scope(_ record: KeychainRecord) -> String? {
         guard foreignReason(record) == nil, !Self.serverUnknown(record) else { return nil }
-        let name = record.itemClass == "inet" ? record.server ?? "" : record.service?.text ?? ""
+        let name = record.knownClass == .internetPassword ? record.server ?? "" : record.service?.text ?? ""
         return [record.itemClass, name, record.accessGroup ?? "", record.synchronizable ? "1" : "0"]
             .joined(separator: "\u{0}")
     }
 
     private func duplicateNote(_ record: KeychainRecord, count: Int) -> String {
-        let what = record.itemClass == "inet" ? "server" : "service"
+        let what = record.knownClass == .internetPassword ? "server" : "service"
         return
             "\(count) items share this \(what) in the dump; react-native-keychain keeps one per \(what) (each save deletes the others), so the others may be another SDK's: check which one the app wrote"
     }
@@ -122,7 +122,7 @@ struct IOSImport {
     // MARK: - One item
 
     private func item(_ dump: Dump, _ record: KeychainRecord) -> SourceItem {
-        let isInternet = record.itemClass == "inet"
+        let isInternet = record.knownClass == .internetPassword
         let source = SourceDescription(
             itemClass: record.itemClass, service: record.service?.text, account: record.account?.text,
             server: record.server, accessGroup: record.accessGroup, protection: protectionAsFound(record))
@@ -197,7 +197,7 @@ struct IOSImport {
     /// Whether the dump does not record the internet password's server at all (objection's JSON): its target key,
     /// `credentials:<server>`, is then unknown.
     private static func serverUnknown(_ record: KeychainRecord) -> Bool {
-        record.itemClass == "inet" && record.server == nil && record.unrecorded.contains("srvr")
+        record.knownClass == .internetPassword && record.server == nil && record.unrecorded.contains("srvr")
     }
 
     private static func unknownServer(_ dump: Dump) -> Blocked {

@@ -7,7 +7,7 @@ import Foundation
 enum KnownForeignItems {
     /// Why a record is recognisably not react-native-keychain's, or nil.
     static func reason(_ record: KeychainRecord) -> String? {
-        if record.itemClass == "genp", record.account?.text == "_pfo" {
+        if record.knownClass == .genericPassword, record.account?.text == "_pfo" {
             return
                 "another SDK's item: Firebase's marker item, which shares the app's default service (react-native-keychain issues #363 and #648)"
         }

@@ -145,7 +145,7 @@ private struct ObjectionItem {
         record.service = try string("service").map(DumpBytes.string)
         record.account = try string("account").map(DumpBytes.string)
         record.generic = try nonEmpty("generic").map(DumpBytes.string)
-        record.value = try value(itemClass: record.itemClass, zerosDropped: zerosDropped)
+        record.value = try value(itemClass: record.knownClass, zerosDropped: zerosDropped)
         record.protection = try nonEmpty("accessible_attribute").map(IOSAttributes.protectionCode)
         if let words = try nonEmpty("access_control") {
             if let description = AccessControlDecoder.decode(objectionWords: words) {
@@ -168,7 +168,7 @@ private struct ObjectionItem {
         record.accessGroup = try nonEmpty("entitlement_group")
         record.label = try nonEmpty("label")
         var mapped = Self.mappedFields
-        if record.itemClass == "inet" {
+        if record.knownClass == .internetPassword {
             // An internet password has no svce: objection prints "" for it, as for any missing attribute.
             if record.service == .string("") { record.service = nil }
             try internetAttributes(&record)
@@ -244,9 +244,9 @@ private struct ObjectionItem {
     }
 
     /// The value, by the rules in ``ObjectionJSONReader``'s documentation.
-    private func value(itemClass: String, zerosDropped: Bool) throws(DumpError) -> DumpValue {
+    private func value(itemClass: KeychainItemClass?, zerosDropped: Bool) throws(DumpError) -> DumpValue {
         let text = try string("data") ?? ""
-        if itemClass == "keys", text == Self.keyPlaceholder { return .absent }
+        if itemClass == .key, text == Self.keyPlaceholder { return .absent }
         guard let hex = try string("dataHex") else {
             return text.isEmpty
                 ? .damaged("objection wrote no dataHex and an empty data: the value is empty or not UTF-8 text")

@@ -41,7 +41,7 @@ package struct AppIdentity: Sendable {
         let bundles = Set(candidates.map(\.bundle))
         var services = Set<String>()
         if !bundles.isEmpty {
-            for record in records where record.itemClass == "genp" {
+            for record in records where record.knownClass == .genericPassword {
                 if let service = record.service?.text, bundles.contains(service) { services.insert(service) }
             }
         }

@@ -22,7 +22,7 @@ package enum RecordClaims {
     /// Whether `record` is expo-secure-store's: a generic password with a service whose account and generic
     /// attribute hold the same non-empty bytes (expo writes the key into both).
     package static func isExpoSecureStore(_ record: KeychainRecord) -> Bool {
-        guard record.itemClass == "genp", record.service != nil, let account = record.account,
+        guard record.knownClass == .genericPassword, record.service != nil, let account = record.account,
             let generic = record.generic
         else { return false }
         return !account.bytes.isEmpty && account.bytes == generic.bytes
@@ -41,7 +41,7 @@ package enum RecordClaims {
     /// empty or absent (a format that can't record the service says nothing), unless it is expo-secure-store's.
     /// react-native-keychain always writes a service (the bundle id by default), so its importer leaves these.
     package static func isEncryptedStorageShape(_ record: KeychainRecord) -> Bool {
-        guard record.itemClass == "genp", !isExpoSecureStore(record) else { return false }
+        guard record.knownClass == .genericPassword, !isExpoSecureStore(record) else { return false }
         guard let service = record.service else { return !record.unrecorded.contains("svce") }
         return service.bytes.isEmpty
     }
@@ -69,7 +69,7 @@ package enum RecordClaims {
     /// - no label, not Firebase's marker item (`_pfo`), and the classic service `app`; any service when the user
     ///   named react-native-sensitive-info alone, none when they named react-native-keychain alone.
     package static func sensitiveInfoShape(_ record: KeychainRecord, options: ImportOptions) -> SensitiveInfoShape? {
-        guard record.itemClass == "genp", let service = record.service?.text, !service.isEmpty,
+        guard record.knownClass == .genericPassword, let service = record.service?.text, !service.isEmpty,
             let account = record.account?.text
         else { return nil }
         if let generic = record.generic, !generic.bytes.isEmpty {
