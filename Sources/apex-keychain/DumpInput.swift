@@ -178,7 +178,7 @@ struct DumpMarks: Sendable {
     /// Facebook Conceal key file given without react-native-keychain's Android entries, the file it is the key of.
     func warnings(_ sources: [MigrationReport.Source]) -> [String] {
         let keychainEntries = sources.contains {
-            $0.library == SourceLibrary.reactNativeKeychain.rawValue && $0.platform == DumpPlatform.android.rawValue
+            $0.library == .reactNativeKeychain && $0.platform == .android
         }
         var warnings: [String] = []
         for source in sources where source.library == nil {
@@ -190,7 +190,7 @@ struct DumpMarks: Sendable {
                         + "FacebookConceal entries, which are in react-native-keychain's SharedPreferences file "
                         + "(shared_prefs/RN_KEYCHAIN.xml); give that file beside it")
             } else if !recognised.contains(source.path) {
-                warnings.append("\(path): no library's items were found in it (\(source.format))")
+                warnings.append("\(path): no library's items were found in it (\(source.format.rawValue))")
             }
         }
         return warnings

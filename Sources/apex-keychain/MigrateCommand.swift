@@ -381,7 +381,7 @@ struct MigrateCommand: RunnableCommand {
             }
             throw ErrorMapping.migration(error, store: opened.path)
         }
-        report.device = profile.rawValue
+        report.targetDevice = profile.rawValue
         for index in report.items.indices where !accounts.isEmpty {
             let source = report.items[index].source
             if let account = accounts[source.path + "\u{0}" + source.location] {
@@ -397,8 +397,8 @@ struct MigrateCommand: RunnableCommand {
         var warnings: [String] = []
         if let library {
             var others: [String: Int] = [:]
-            for item in report.items where item.source.library != library.rawValue {
-                others[item.source.library, default: 0] += 1
+            for item in report.items where item.source.library != library {
+                others[item.source.library.rawValue, default: 0] += 1
             }
             for (other, count) in others.sorted(by: { $0.key < $1.key }) {
                 warnings.append("--from \(library.rawValue): \(count) \(other) item(s) found and skipped")

@@ -48,7 +48,7 @@ struct BlockedTargetPlanTests {
         #expect(try await target.keychain(service: "app").getItem("token") == "sample-a")
         // The blocked item's report shows where it was meant to go, with no protection.
         let blocked = try #require(report.items[1].target)
-        #expect((blocked.service, blocked.key, blocked.kind) == ("app", "token", "string"))
+        #expect((blocked.service, blocked.key, blocked.kind) == ("app", "token", TargetKind.string))
         #expect(blocked.accessible == nil && blocked.accessControl == nil && blocked.synchronizable == nil)
         #expect(report.isComplete)
     }

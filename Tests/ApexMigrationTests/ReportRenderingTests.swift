@@ -136,9 +136,9 @@ struct ReportRenderingTests {
     static func targetCell(_ target: MigrationReport.ItemTarget?) -> String {
         guard let target else { return "-" }
         guard let accessible = target.accessible, let control = target.accessControl else {
-            return "\(target.service)/\(target.key) [\(target.kind), no equivalent protection]"
+            return "\(target.service)/\(target.key) [\(target.kind.rawValue), no equivalent protection]"
         }
-        return "\(target.service)/\(target.key) [\(target.kind), \(accessible), \(control)]"
+        return "\(target.service)/\(target.key) [\(target.kind.rawValue), \(accessible.rawValue), \(control.rawValue)]"
     }
 
     /// A name as the reports show it: unsafe scalars written as `\u{HEX}`, the backslash as `\\`.
@@ -156,9 +156,9 @@ struct ReportRenderingTests {
     static func referenceNames(_ item: MigrationReport.Item) -> [String] {
         var names = [item.source.service, item.source.server, item.source.account].compactMap { $0 }
         if names.first == "" {
-            names[0] = item.source.platform == "android" ? "(default)" : "(no service)"
+            names[0] = item.source.platform == .android ? "(default)" : "(no service)"
         } else if item.source.service == nil, item.source.server == nil, item.source.account != nil,
-            item.source.class == "genp"
+            item.source.class?.code == "genp"
         {
             names.insert("(no service)", at: 0)
         }
@@ -189,7 +189,7 @@ struct ReportRenderingTests {
                 item.source.protection.filter { !raw($0.value) }.sorted { $0.key < $1.key }
                 + item.source.protection.filter { raw($0.value) }.sorted { $0.key < $1.key }
             return [
-                cells(item)[0], shown(item.source.class ?? "-"),
+                cells(item)[0], shown(item.source.class?.code ?? "-"),
                 shown(protection.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")),
             ]
         }
@@ -211,14 +211,14 @@ struct ReportRenderingTests {
             return text
         }
         var out =
-            report.device.isEmpty
+            report.targetDevice.isEmpty
             ? ""
             : report.dryRun
-                ? "Dry run for device \(report.device): nothing was written.\n"
-                : "Migration on device \(report.device).\n"
+                ? "Dry run for device \(report.targetDevice): nothing was written.\n"
+                : "Migration on device \(report.targetDevice).\n"
         for source in report.sources {
             out +=
-                "source: \(shown(source.path)) (\(source.format), \(source.library ?? "no library recognised"), \(source.platform))\n"
+                "source: \(shown(source.path)) (\(source.format.rawValue), \(source.library?.rawValue ?? "no library recognised"), \(source.platform.rawValue))\n"
         }
         var start = 0
         while start < report.items.count {
@@ -234,7 +234,7 @@ struct ReportRenderingTests {
                 group.count > 1
                 ? group.first!.notes.filter { note in group.allSatisfy { $0.notes.contains(note) } } : []
             out +=
-                "\n\(first.library) \(first.platform): \(shown(first.path)), \(group.count == 1 ? "1 item" : "\(group.count) items")\n"
+                "\n\(first.library.rawValue) \(first.platform.rawValue): \(shown(first.path)), \(group.count == 1 ? "1 item" : "\(group.count) items")\n"
             for note in common { out += "  note (every item): \(shown(note))\n" }
             out += line(table[0]) + "\n"
             for item in group {
@@ -333,7 +333,8 @@ struct ReportRenderingTests {
                     "\(cells[3].debugDescription)")
             }
             let names = Self.referenceNames(item).joined(separator: " / ")
-            let found = "\(item.source.library) \(item.source.platform) \(names.isEmpty ? item.source.location : names)"
+            let found =
+                "\(item.source.library.rawValue) \(item.source.platform.rawValue) \(names.isEmpty ? item.source.location : names)"
             #expect(Self.codeSpans(cells[0]).joined() == Self.shown(found), "\(cells[0].debugDescription)")
         }
         #expect(

@@ -24,7 +24,7 @@ struct SensitiveInfoOnDeviceTests {
             source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
         let report = try await migration.run()
-        #expect(report.items.allSatisfy { $0.source.library == "react-native-sensitive-info" })
+        #expect(report.items.allSatisfy { $0.source.library == .reactNativeSensitiveInfo })
         #expect(report.items.count == 11)
         #expect(report.summary.create == 10 && report.summary.skipped == 1)
         #expect(report.summary.verified == 10 && report.summary.failed == 0)

@@ -36,13 +36,13 @@ struct ReactNativeEncryptedStorageOnDeviceTests {
             source: .database(database, device: device), target: MigrationTarget(database: database, device: device),
             policy: MigrationPolicy(removeSource: true))
         let report = try await migration.run()
-        let mine = report.items.filter { $0.source.library == "react-native-encrypted-storage" }
+        let mine = report.items.filter { $0.source.library == .reactNativeEncryptedStorage }
         #expect(mine.count == 2)
         #expect(mine.allSatisfy { $0.action == .create && $0.result == .verified })
         let keychain = try Keychain(KeychainOptions(service: "com.example.app"), database: database, device: device)
         #expect(try await keychain.getItem("session") == "sample-device-0001")
         #expect(try await keychain.getItem("pin") == "sample-device-0002")
-        #expect(report.items.filter { $0.source.library == "react-native-keychain" }.count == 1)
+        #expect(report.items.filter { $0.source.library == .reactNativeKeychain }.count == 1)
         let left = try database.attributes(matching: ItemQuery()).filter { !$0.isApexItem && $0.service.isEmpty }
         #expect(left.isEmpty, "the verified source items are removed")
     }

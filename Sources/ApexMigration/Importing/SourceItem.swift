@@ -59,7 +59,8 @@ public struct SourceOrigin: Sendable, Hashable, Codable {
 
 /// What an item looked like in the source, as found: enough to recognise it, never its value.
 public struct SourceDescription: Sendable, Equatable, Codable {
-    /// `genp` / `inet` (iOS); nil on Android.
+    /// The keychain item class as found (iOS: `genp`, `inet`, or any code the dump holds, kept as it is: the
+    /// report types it as ``MigrationReport/ItemClassFound``); nil on Android.
     public var itemClass: String?
     /// The service as found (iOS `svce`; Android: the entry prefix).
     public var service: String?
@@ -87,13 +88,14 @@ public struct SourceDescription: Sendable, Equatable, Codable {
     }
 }
 
-/// A source item's secret: readable, or sealed on the device. Its descriptions never show the secret.
+/// A source item's secret: readable, or sealed on the source device (the one the dump came from, not the
+/// report's ``MigrationReport/targetDevice``). Its descriptions never show the secret.
 public enum SourceValue: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
     /// A value (a string item's UTF-8, or bytes).
     case value(Data)
     /// Credentials: a username and a password.
     case credentials(username: String, password: String)
-    /// The value can't be read off the device; the reason says why (e.g. "Android Keystore key").
+    /// The value can't be read off the source device; the reason says why (e.g. "Android Keystore key").
     case sealed(String)
 
     /// `value (N bytes)`, `credentials`, `sealed: reason`: never the secret.

@@ -13,7 +13,7 @@ public enum MigrationAction: String, Sendable, Codable, CaseIterable {
     /// The protection can't be given on the device (never weaker), or the source uses an option the package
     /// does not support.
     case blocked
-    /// The value can't be read off the device; it must be migrated on the device.
+    /// The value can't be read off the source device (the one the dump came from); it must be migrated on that device.
     case sealed
     /// An older copy that the source library itself would never read.
     case shadowed

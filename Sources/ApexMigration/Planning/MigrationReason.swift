@@ -14,7 +14,7 @@ public enum MigrationReason: Sendable, Hashable, Codable {
     case skipped
     /// An older copy the source library itself never reads.
     case shadowed
-    /// The value can't be read off the device (an Android Keystore key): it must be migrated on the device.
+    /// The value can't be read off the source device (an Android Keystore key): it must be migrated on that device.
     case sealed
     /// The item has no place in the package (no target).
     case noTarget

@@ -9,13 +9,17 @@ public struct MigrationReport: Sendable, Codable, Equatable {
     public var formatVersion: Int
     /// Whether nothing was written.
     public var dryRun: Bool
-    /// The device profile the plan was made for.
-    public var device: String
+    /// The target device the plan was made for (JSON `device`): the device the items are written to, never the
+    /// one a dump came from (a source item's value that can't be read off that device is
+    /// ``SourceValue/sealed(_:)``). The command-line tool names it by its device profile (`ios`,
+    /// `ios-no-biometrics`, …); a report made by the library (`Migration`), by the target's platform (`iOS 18`).
+    /// Empty in an inventory (`inspect`), which has no target.
+    public var targetDevice: String
     /// The dumps read.
     public var sources: [Source]
     /// One entry per source item.
     public var items: [Item]
-    /// Counts.
+    /// The count of each action, and what a run did.
     public var summary: Summary
     /// The version of the tool that made the report (JSON `toolVersion`; nil when a library call made it).
     public var toolVersion: String?
@@ -25,7 +29,7 @@ public struct MigrationReport: Sendable, Codable, Equatable {
     public var store: String?
 
     enum CodingKeys: String, CodingKey {
-        case formatVersion, dryRun, device, sources, items, summary, toolVersion, timestamp, store
+        case formatVersion, dryRun, targetDevice = "device", sources, items, summary, toolVersion, timestamp, store
     }
 
     /// Every key, `null` for what is absent: the JSON contract has no optional keys at this level.
@@ -33,7 +37,7 @@ public struct MigrationReport: Sendable, Codable, Equatable {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(formatVersion, forKey: .formatVersion)
         try c.encode(dryRun, forKey: .dryRun)
-        try c.encode(device, forKey: .device)
+        try c.encode(targetDevice, forKey: .targetDevice)
         try c.encode(sources, forKey: .sources)
         try c.encode(items, forKey: .items)
         try c.encode(summary, forKey: .summary)
@@ -53,11 +57,16 @@ public struct MigrationReport: Sendable, Codable, Equatable {
 
     /// A dump that was read.
     public struct Source: Sendable, Codable, Equatable {
+        /// The dump's path as given (`(stdin)` for standard input).
         public var path: String
-        public var format: String
-        public var library: String?
-        public var platform: String
+        /// Its format, as the reader detected it.
+        public var format: DumpFormat
+        /// The library whose items it held; nil when it held none of any library the importers know.
+        public var library: SourceLibrary?
+        /// The platform its data comes from (that of ``format``).
+        public var platform: DumpPlatform
 
+        /// Every key, `null` for a missing library.
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encode(path, forKey: .path)
@@ -69,7 +78,10 @@ public struct MigrationReport: Sendable, Codable, Equatable {
 
     /// One source item: what was found, where it goes, and what happens.
     public struct Item: Sendable, Codable, Equatable {
+        /// The item as found.
         public var source: ItemSource
+        /// Where it goes; nil in an inventory, and where no target exists (no service name is known, a name the
+        /// package can't hold).
         public var target: ItemTarget?
         /// What the plan does (nil in an inventory).
         public var action: MigrationAction?
@@ -85,12 +97,15 @@ public struct MigrationReport: Sendable, Codable, Equatable {
         public var resultReason: String?
         /// Whether a later run may still change it (nil in an inventory).
         public var state: ItemState?
+        /// Every inferred or lossy step, for people.
         public var notes: [String]
 
         enum CodingKeys: String, CodingKey {
             case source, target, action, reason, cause = "reasonCode", result, resultReason, state, notes
         }
 
+        /// `target`, `action`, `reason`, `reasonCode` and `state` only with an action, `result` and `resultReason`
+        /// only with a result.
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encode(source, forKey: .source)
@@ -109,19 +124,33 @@ public struct MigrationReport: Sendable, Codable, Equatable {
         }
     }
 
-    /// The source side of an item, as found.
+    /// The source side of an item, as found. Its library and platform are typed (an importer made the item);
+    /// what the dump holds stays as found: ``class`` keeps a class code the keychain does not have, and
+    /// ``protection`` is text, whatever the source spells (an unknown `pdmn`, an Android cipher).
     public struct ItemSource: Sendable, Codable, Equatable {
-        public var library: String
-        public var platform: String
+        /// The library whose item it is.
+        public var library: SourceLibrary
+        /// The platform of its dump.
+        public var platform: DumpPlatform
+        /// The dump's path as given.
         public var path: String
+        /// The place in the dump (`genp item 3`, `entries "auth:u", "auth:p", "auth:c"`).
         public var location: String
-        public var `class`: String?
+        /// The keychain item class (iOS); nil on Android.
+        public var `class`: ItemClassFound?
+        /// The service as found (iOS `svce`; Android: the entry prefix).
         public var service: String?
+        /// The account as found; nil when it is a username and labels were not asked for.
         public var account: String?
+        /// The server of an internet password.
         public var server: String?
+        /// The access group as found.
         public var accessGroup: String?
+        /// The protection as found: `pdmn`, `accessControl`, `synchronizable`, `cipher`, … (names and values as
+        /// the source spells them, so a value outside the package's vocabulary is shown as it is).
         public var protection: [String: String]
 
+        /// Every key, `null` for what is absent.
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encode(library, forKey: .library)
@@ -137,18 +166,70 @@ public struct MigrationReport: Sendable, Codable, Equatable {
         }
     }
 
+    /// A keychain item class as a dump records it: one of the keychain's, or a code it does not have, kept as
+    /// found (an unknown class is reported, never dropped). Encoded as the code itself: `"genp"`, `"inet"`, ….
+    public enum ItemClassFound: Sendable, Codable, Hashable {
+        /// One of the keychain's classes.
+        case known(KeychainItemClass)
+        /// A code that is none of them, as found.
+        case other(String)
+
+        /// The class for a code as found.
+        public init(_ code: String) {
+            self = KeychainItemClass(rawValue: code).map(Self.known) ?? .other(code)
+        }
+
+        /// The code: the class's (`genp`), or the text as found.
+        public var code: String {
+            switch self {
+            case .known(let known): known.rawValue
+            case .other(let code): code
+            }
+        }
+
+        /// The class, when it is one of the keychain's.
+        public var known: KeychainItemClass? {
+            if case .known(let known) = self { known } else { nil }
+        }
+
+        /// By code: `.other("genp")` is `.known(.genericPassword)`.
+        public static func == (a: Self, b: Self) -> Bool { a.code == b.code }
+
+        /// By code, as ``==(_:_:)``.
+        public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+
+        /// Decodes the code.
+        public init(from decoder: any Decoder) throws {
+            self.init(try decoder.singleValueContainer().decode(String.self))
+        }
+
+        /// Encodes the code.
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.singleValueContainer()
+            try c.encode(code)
+        }
+    }
+
     /// The target side of an item. `accessible`, `accessControl` and `synchronizable` are nil (JSON `null`) for a
     /// `blocked` item whose protection has no equivalent in the package: its target says where it was meant to
     /// go, and no protection.
     public struct ItemTarget: Sendable, Codable, Equatable {
+        /// The target keychain's service.
         public var service: String
+        /// The key (`credentials` / `credentials:<server>` for credentials).
         public var key: String
-        public var kind: String
-        public var accessible: String?
-        public var accessControl: String?
+        /// How the value is stored.
+        public var kind: TargetKind
+        /// When the item can be read (the package's default when the target's options leave it out).
+        public var accessible: Accessible?
+        /// Who must be present to read it.
+        public var accessControl: AccessControl?
+        /// Whether it synchronizes through iCloud Keychain.
         public var synchronizable: Bool?
+        /// The access group; nil for the app's default group.
         public var accessGroup: String?
 
+        /// Every key, `null` for what is absent.
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encode(service, forKey: .service)
@@ -163,7 +244,12 @@ public struct MigrationReport: Sendable, Codable, Equatable {
 
     /// Counts by action, and what a run did.
     public struct Summary: Sendable, Codable, Equatable {
-        public var found = 0, create = 0, exists = 0, conflict = 0, blocked = 0, sealed = 0, shadowed = 0, skipped = 0
+        /// Every item.
+        public var found = 0
+        /// The items of each action.
+        public var create = 0, exists = 0, conflict = 0, blocked = 0, sealed = 0, shadowed = 0, skipped = 0
+        /// What a run did (0 in a plan): the items written, those read back equal, and those that failed or were
+        /// not verified.
         public var written = 0, verified = 0, failed = 0
 
         mutating func count(_ action: MigrationAction) {
@@ -196,18 +282,16 @@ extension MigrationReport {
     /// - Parameters:
     ///   - plan: the plan the report describes.
     ///   - results: what a run's writes came to, by the index of their action in the plan; nil for a dry run.
-    ///   - device: the device profile the plan was made for.
+    ///   - device: the target device's name (``targetDevice``).
     ///   - includeLabels: show accounts that are usernames; without it they are left out.
     public init(
         plan: MigrationPlan, results: [Int: ItemOutcome]? = nil, device: String, includeLabels: Bool
     ) {
         formatVersion = 1
         dryRun = results == nil
-        self.device = device
+        targetDevice = device
         sources = plan.dumps.map {
-            Source(
-                path: $0.path, format: $0.format.rawValue, library: $0.library?.rawValue, platform: $0.platform.rawValue
-            )
+            Source(path: $0.path, format: $0.format, library: $0.library, platform: $0.platform)
         }
         var summary = Summary()
         summary.found = plan.actions.count
@@ -233,11 +317,9 @@ extension MigrationReport {
     public init(inventory items: [SourceItem], dumps: [DumpSummary], includeLabels: Bool) {
         formatVersion = 1
         dryRun = true
-        device = ""
+        targetDevice = ""
         sources = dumps.map {
-            Source(
-                path: $0.path, format: $0.format.rawValue, library: $0.library?.rawValue, platform: $0.platform.rawValue
-            )
+            Source(path: $0.path, format: $0.format, library: $0.library, platform: $0.platform)
         }
         self.items = items.map {
             Item(
@@ -259,11 +341,11 @@ extension MigrationReport {
 extension MigrationReport.ItemSource {
     init(_ item: SourceItem, includeLabels: Bool) {
         let accountIsUsername = item.library == .reactNativeKeychain || item.target?.kind == .credentials
-        library = item.library.rawValue
-        platform = item.platform.rawValue
+        library = item.library
+        platform = item.platform
         path = item.origin.path
         location = item.origin.location
-        `class` = item.source.itemClass
+        `class` = item.source.itemClass.map(MigrationReport.ItemClassFound.init)
         service = item.source.service
         account = accountIsUsername && !includeLabels ? nil : item.source.account
         server = item.source.server
@@ -276,18 +358,20 @@ extension MigrationReport.ItemTarget {
     init(_ target: TargetItem) {
         service = target.service
         key = target.key
-        kind = target.kind.rawValue
+        kind = target.kind
         accessGroup = target.accessGroup
         guard target.protectionKnown else { return }
-        accessible = (target.options.accessible ?? Keychain.defaultAccessible).rawValue
-        accessControl = (target.options.accessControl ?? .none).rawValue
+        accessible = target.options.accessible ?? Keychain.defaultAccessible
+        accessControl = target.options.accessControl ?? AccessControl.none
         synchronizable = target.options.synchronizable ?? false
     }
 
     /// `service/key [kind, accessible, accessControl]` for the text and Markdown tables; `[kind, no equivalent
     /// protection]` when the protection has none.
     var text: String {
-        let protection = accessible.map { "\($0), \(accessControl ?? "none")" } ?? "no equivalent protection"
-        return "\(service)/\(key) [\(kind), \(protection)]"
+        let protection =
+            accessible.map { "\($0.rawValue), \((accessControl ?? AccessControl.none).rawValue)" }
+            ?? "no equivalent protection"
+        return "\(service)/\(key) [\(kind.rawValue), \(protection)]"
     }
 }

@@ -10,8 +10,10 @@ extension MigrationReport.ItemSource {
     func shownName(namingDefaultService: Bool) -> String {
         var names = [service, server, account].compactMap { $0 }
         if namingDefaultService, names.first == "" {
-            names[0] = platform == DumpPlatform.android.rawValue ? "(default)" : "(no service)"
-        } else if namingDefaultService, service == nil, server == nil, account != nil, self.class == "genp" {
+            names[0] = platform == .android ? "(default)" : "(no service)"
+        } else if namingDefaultService, service == nil, server == nil, account != nil,
+            self.class?.known == .genericPassword
+        {
             // A generic password whose dump records no service at all.
             names.insert("(no service)", at: 0)
         }
@@ -27,7 +29,8 @@ extension MigrationReport {
     private var rows: [[String]] {
         concurrentMap(count: items.count) { index in
             let source = items[index].source
-            let found = "\(source.library) \(source.platform) \(source.shownName(namingDefaultService: true))"
+            let found =
+                "\(source.library.rawValue) \(source.platform.rawValue) \(source.shownName(namingDefaultService: true))"
             let target = items[index].target?.text ?? "-"
             let action = actionText(index)
             let reason: String
@@ -65,11 +68,13 @@ extension MigrationReport {
 
     private func renderedMarkdown() -> RenderedText {
         var out = RenderedText(capacity: 256 + items.count * 240)
-        out.append("\(Self.Opening.markdown)\(dryRun ? " (dry run)" : "")\n\nDevice: `\(device)`\n\n")
+        out.append("\(Self.Opening.markdown)\(dryRun ? " (dry run)" : "")\n\nDevice: `\(targetDevice)`\n\n")
         for source in sources {
             out.append("- ")
             out.appendCodeSpan(DisplayText.escaped(source.path))
-            out.append(": \(source.format), \(source.library ?? "no library recognised"), \(source.platform)\n")
+            out.append(
+                ": \(source.format.rawValue), \(source.library?.rawValue ?? "no library recognised"), "
+                    + "\(source.platform.rawValue)\n")
         }
         out.append("\n| Item | Target | Action | Reason | Notes |\n|---|---|---|---|---|\n")
         let (rows, items) = (rows, items)

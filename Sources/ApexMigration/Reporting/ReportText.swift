@@ -36,7 +36,7 @@ extension MigrationReport {
             let found = DisplayText.escaped(source.shownName(namingDefaultService: true))
             if inventory {
                 return ReportRow(
-                    cells: [found, DisplayText.escaped(source.class ?? "-")],
+                    cells: [found, DisplayText.escaped(source.class?.code ?? "-")],
                     reason: DisplayText.escaped(Self.protectionText(source.protection)))
             }
             let target = items[index].target?.text
@@ -99,16 +99,17 @@ extension MigrationReport {
         let width = requested.map { max($0, Self.narrowestTextWidth) }
         var out = RenderedText(capacity: 256 + items.count * 200)
         // An inventory (`inspect`) has no device and no heading.
-        if !device.isEmpty {
+        if !targetDevice.isEmpty {
             let heading =
                 dryRun
-                ? "\(Self.Opening.textDryRun)\(device): nothing was written." : "\(Self.Opening.textRun)\(device)."
+                ? "\(Self.Opening.textDryRun)\(targetDevice): nothing was written."
+                : "\(Self.Opening.textRun)\(targetDevice)."
             out.appendWrapped(heading, width: width, indent: 0)
         }
         for source in sources {
             out.appendWrapped(
-                "source: \(DisplayText.escaped(source.path)) (\(source.format), "
-                    + "\(source.library ?? "no library recognised"), \(source.platform))",
+                "source: \(DisplayText.escaped(source.path)) (\(source.format.rawValue), "
+                    + "\(source.library?.rawValue ?? "no library recognised"), \(source.platform.rawValue))",
                 width: width, indent: 2)
         }
         let rows = textRows
@@ -120,7 +121,8 @@ extension MigrationReport {
             out.append("\n")
             let count = group.range.count == 1 ? "1 item" : "\(group.range.count) items"
             out.appendWrapped(
-                "\(group.library) \(group.platform): \(DisplayText.escaped(group.path)), \(count)", width: width,
+                "\(group.library.rawValue) \(group.platform.rawValue): \(DisplayText.escaped(group.path)), \(count)",
+                width: width,
                 indent: 2)
             for note in group.commonNotes {
                 out.appendWrapped("  note (every item): \(DisplayText.escaped(note))", width: width, indent: 4)
@@ -139,7 +141,7 @@ extension MigrationReport {
             }
         }
         out.append("\n")
-        if isInventory || (items.isEmpty && device.isEmpty) {
+        if isInventory || (items.isEmpty && targetDevice.isEmpty) {
             out.append("found \(summary.found) item(s)\n")
         } else {
             out.appendWrapped("summary: \(summaryLine)", width: width, indent: 2)
@@ -168,8 +170,8 @@ struct ReportRow: Sendable {
 /// Consecutive items of one dump and library, and the notes all of them have.
 struct ReportGroup: Sendable {
     var path: String
-    var library: String
-    var platform: String
+    var library: SourceLibrary
+    var platform: DumpPlatform
     var range: Range<Int>
     var commonNotes: [String] = []
 }
