@@ -12,10 +12,10 @@ import Foundation
 func loadDeviceKeychain(from path: String, into database: any KeychainDatabase, device: any Device) throws {
     let dump = try DumpReader.read(path: path)
     guard case .keychain(let records) = dump.content else { return }
-    for record in records where record.itemClass == "genp" {
+    for record in records where record.knownClass == .genericPassword {
         guard let service = record.service?.text, let account = record.account?.text,
             case .data(let value) = record.value,
-            let domain = record.protection.flatMap(ProtectionDomain.init(rawValue:))
+            let domain = record.protectionDomain
         else { continue }
         try database.add(
             KeychainItem(
