@@ -18,7 +18,7 @@ extension PlistXMLParser {
         // SafeXML's way (no network, entities or DTD; a bare DOCTYPE only; nothing printed), streaming.
         try SafeXML.stream(
             parts, documentTypes: .bareOnly, inChunks: inChunks, chunkLimit: chunkLimit, builder: { Builder() },
-            content: { installCallbacks($0) }
+            content: content
         ) { state, wellFormed, builder throws(PlistParseError) in
             if let line = state.refusedLine { throw PlistParseError(.xmlDeclaresDTD, detail: "line \(line)") }
             // Where libxml2 stopped and why, in words (never the document's text).
@@ -29,40 +29,36 @@ extension PlistXMLParser {
 
     // MARK: Callbacks
 
-    /// Sets this parser's content callbacks on the handler, so that no element, text or comment node is ever made.
-    private static func installCallbacks(_ sax: UnsafeMutablePointer<xmlSAXHandler>) {
-        // One function for text and white space, so libxml2 never asks whether blanks are ignorable.
-        let characters: charactersSAXFunc = { context, bytes, length in
-            guard let context, let bytes, let builder = PlistXMLParser.builder(context) else { return }
-            builder.pointee.characters(context, UnsafeBufferPointer(start: bytes, count: Int(length)))
-        }
-        sax.pointee.characters = characters
-        sax.pointee.ignorableWhitespace = characters
-        sax.pointee.cdataBlock = { context, bytes, length in
-            guard let context, let builder = PlistXMLParser.builder(context) else { return }
-            builder.pointee.cdata(context, UnsafeBufferPointer(start: bytes, count: bytes == nil ? 0 : Int(length)))
-        }
-        sax.pointee.startElementNs = { context, localName, prefix, uri, _, _, _, _, _ in
+    /// This parser's content callbacks, for SafeXML's one handler: no element, text or comment node is ever made.
+    private static let content = SAXContent(
+        startElement: { context, localName, prefix, uri, _, _, _, _, _ in
             guard let context, let localName, let builder = PlistXMLParser.builder(context) else { return }
             builder.pointee.startElement(context, localName, prefix: prefix, uri: uri)
-        }
-        sax.pointee.endElementNs = { context, _, _, _ in
+        },
+        endElement: { context, _, _, _ in
             guard let context, let builder = PlistXMLParser.builder(context) else { return }
             builder.pointee.endElement()
-        }
-        sax.pointee.reference = { context, _ in
+        },
+        characters: { context, bytes, length in
+            guard let context, let bytes, let builder = PlistXMLParser.builder(context) else { return }
+            builder.pointee.characters(context, UnsafeBufferPointer(start: bytes, count: Int(length)))
+        },
+        cdata: { context, bytes, length in
+            guard let context, let builder = PlistXMLParser.builder(context) else { return }
+            builder.pointee.cdata(context, UnsafeBufferPointer(start: bytes, count: bytes == nil ? 0 : Int(length)))
+        },
+        reference: { context, _ in
             guard let context, let builder = PlistXMLParser.builder(context) else { return }
             builder.pointee.reference()
-        }
-        sax.pointee.comment = { context, _ in
+        },
+        comment: { context, _ in
             guard let context, let builder = PlistXMLParser.builder(context) else { return }
             builder.pointee.skipped(.comment, line: Int(xmlSAX2GetLineNumber(context)))
-        }
-        sax.pointee.processingInstruction = { context, _, _ in
+        },
+        processingInstruction: { context, _, _ in
             guard let context, let builder = PlistXMLParser.builder(context) else { return }
             builder.pointee.skipped(.instruction, line: Int(xmlSAX2GetLineNumber(context)))
-        }
-    }
+        })
 
     /// The builder behind a callback's user data (the parser context).
     private static func builder(_ context: UnsafeMutableRawPointer) -> UnsafeMutablePointer<Builder>? {
@@ -70,66 +66,6 @@ extension PlistXMLParser {
     }
 
     // MARK: Building
-
-    /// An element name the parser knows.
-    fileprivate enum Tag: Int, CaseIterable {
-        case plist, array, dict, key, string, data, date, integer, real, `true`, `false`, other
-
-        /// The element name (`other` has none).
-        var name: String {
-            switch self {
-            case .plist: "plist"
-            case .array: "array"
-            case .dict: "dict"
-            case .key: "key"
-            case .string: "string"
-            case .data: "data"
-            case .date: "date"
-            case .integer: "integer"
-            case .real: "real"
-            case .true: "true"
-            case .false: "false"
-            case .other: ""
-            }
-        }
-    }
-
-    /// A child node as a walk over the document would have seen it, for the line an error names.
-    fileprivate enum Child {
-        case none, element, text, comment, instruction, cdata, reference
-    }
-
-    /// An open element that is being read: the `<plist>` root, a container, or an element holding text.
-    fileprivate struct Frame {
-        var tag: Tag
-        /// The line of its start tag.
-        var line: Int
-        /// Its last child so far, and that child's line.
-        var last: Child = .none
-        var lastLine = 0
-        /// An `<array>`'s values.
-        var elements: [PlistNode] = []
-        /// A `<dict>`'s entries, and its key waiting for a value.
-        var entries: [(key: PlistNode, value: PlistNode)] = []
-        var pendingKey: String?
-        /// A `<plist>`'s element children so far, and its value.
-        var values = 0
-        var value: PlistNode?
-
-        init(_ tag: Tag, line: Int) {
-            self.tag = tag
-            self.line = line
-        }
-
-        /// The line a walk over the document gives a CDATA section or reference child now: that of the child before
-        /// it when that is an element, text, comment or processing instruction, else that of this element.
-        var lineOfNextChild: Int {
-            switch last {
-            case .element, .text, .comment, .instruction: lastLine
-            case .none, .cdata, .reference: line
-            }
-        }
-    }
 
     /// The parse state the callbacks share.
     fileprivate struct Builder {
@@ -495,10 +431,4 @@ extension PlistXMLParser {
     fileprivate static func string(_ name: UnsafePointer<xmlChar>) -> String {
         String(decoding: UnsafeBufferPointer(start: name, count: strlen(name)), as: UTF8.self)
     }
-}
-
-extension PlistXMLParser.Tag {
-    /// Whether the element holds text (a scalar or a key) rather than elements. Asked of a frame's stored tag, so
-    /// that no frame is copied out of the stack to answer it.
-    var holdsText: Bool { self != .plist && self != .array && self != .dict }
 }

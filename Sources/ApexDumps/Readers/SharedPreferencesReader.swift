@@ -57,7 +57,7 @@ public enum SharedPreferencesReader {
         // SafeXML's way (no network, entities or DTD; any DOCTYPE refused; nothing printed), streaming.
         return try SafeXML.stream(
             [data], documentTypes: .refused, inChunks: inChunks, chunkLimit: chunkLimit,
-            builder: { Builder(path: path) }, content: { installCallbacks($0) }
+            builder: { Builder(path: path) }, content: content
         ) { state, wellFormed, builder throws(DumpError) in
             if let line = state.refusedLine {
                 throw DumpError(
@@ -79,43 +79,39 @@ public enum SharedPreferencesReader {
 
     // MARK: - Callbacks
 
-    /// Sets this reader's content callbacks on the handler, so that no element, text or comment node is ever made.
-    private static func installCallbacks(_ sax: UnsafeMutablePointer<xmlSAXHandler>) {
-        // One function for text and white space, so libxml2 never asks whether blanks are ignorable.
-        let characters: charactersSAXFunc = { context, bytes, length in
-            guard let context, let bytes, let builder = SharedPreferencesReader.builder(context) else { return }
-            builder.pointee.characters(context, UnsafeBufferPointer(start: bytes, count: Int(length)))
-        }
-        sax.pointee.characters = characters
-        sax.pointee.ignorableWhitespace = characters
-        sax.pointee.cdataBlock = { context, bytes, length in
-            guard let context, let builder = SharedPreferencesReader.builder(context) else { return }
-            builder.pointee.cdata(context, UnsafeBufferPointer(start: bytes, count: bytes == nil ? 0 : Int(length)))
-        }
-        sax.pointee.startElementNs = { context, localName, prefix, uri, _, _, count, defaulted, attributes in
+    /// This reader's content callbacks, for SafeXML's one handler: no element, text or comment node is ever made.
+    private static let content = SAXContent(
+        startElement: { context, localName, prefix, uri, _, _, count, defaulted, attributes in
             guard let context, let localName, let builder = SharedPreferencesReader.builder(context) else { return }
             // Attributes come as (local name, prefix, URI, value, end of value); libxml2's tree leaves out the
             // defaulted ones, which come last.
             let attributes = Attributes(base: attributes, count: attributes == nil ? 0 : Int(count - defaulted))
             builder.pointee.startElement(context, localName, prefix: prefix, uri: uri, attributes: attributes)
-        }
-        sax.pointee.endElementNs = { context, _, _, _ in
+        },
+        endElement: { context, _, _, _ in
             guard let context, let builder = SharedPreferencesReader.builder(context) else { return }
             builder.pointee.endElement()
-        }
-        sax.pointee.reference = { context, _ in
+        },
+        characters: { context, bytes, length in
+            guard let context, let bytes, let builder = SharedPreferencesReader.builder(context) else { return }
+            builder.pointee.characters(context, UnsafeBufferPointer(start: bytes, count: Int(length)))
+        },
+        cdata: { context, bytes, length in
+            guard let context, let builder = SharedPreferencesReader.builder(context) else { return }
+            builder.pointee.cdata(context, UnsafeBufferPointer(start: bytes, count: bytes == nil ? 0 : Int(length)))
+        },
+        reference: { context, _ in
             guard let context, let builder = SharedPreferencesReader.builder(context) else { return }
             builder.pointee.reference()
-        }
-        sax.pointee.comment = { context, _ in
+        },
+        comment: { context, _ in
             guard let context, let builder = SharedPreferencesReader.builder(context) else { return }
             builder.pointee.skipped(context, .comment)
-        }
-        sax.pointee.processingInstruction = { context, _, _ in
+        },
+        processingInstruction: { context, _, _ in
             guard let context, let builder = SharedPreferencesReader.builder(context) else { return }
             builder.pointee.skipped(context, .instruction)
-        }
-    }
+        })
 
     /// The builder behind a callback's user data (the parser context).
     private static func builder(_ context: UnsafeMutableRawPointer) -> UnsafeMutablePointer<Builder>? {

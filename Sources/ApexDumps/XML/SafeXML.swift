@@ -1,6 +1,6 @@
 // XML/: what the XML readers share. SafeXML (this file) runs libxml2 the one safe way on untrusted input, around
-// each reader's own SAX callbacks (PlistXMLParser, SharedPreferencesReader), feeding it a chunk at a time
-// (XMLChunkedInput); XMLProlog finds a document's root element without parsing it, for format detection.
+// each reader's own SAX callbacks (PlistXMLParser, SharedPreferencesReader) set on the one handler
+// (SAXHandler.swift), feeding it a chunk at a time (XMLChunkedInput); XMLProlog finds a document's root element without parsing it, for format detection.
 
 import CLibXML2
 import Foundation
@@ -65,7 +65,7 @@ enum SafeXML {
 
     /// What the callbacks reach through the parser context's `_private` pointer: this type's state and the
     /// caller's own.
-    private struct Shared {
+    struct Shared {
         var state = State()
         var user: UnsafeMutableRawPointer?
     }
@@ -75,13 +75,13 @@ enum SafeXML {
     /// no copy of it; with `inChunks` false, or in another encoding, it is read from one buffer.
     /// - Parameters:
     ///   - user: the caller's state, which its callbacks find with ``user(_:)``.
-    ///   - content: sets the caller's element, text and other content callbacks on the handler (the error and
-    ///     DOCTYPE callbacks are this type's); nil keeps libxml2's tree builder.
+    ///   - content: the caller's element, text and other content callbacks (the error and DOCTYPE callbacks are
+    ///     this type's: ``handler(content:documentTypes:)``); nil keeps libxml2's tree builder.
     /// - Returns: the document (the caller frees it; an empty shell when `content` streams), what the callbacks
     ///   saw, and whether libxml2 found the document well-formed.
     static func parse(
         _ parts: [Data], documentTypes: DocumentTypes, user: UnsafeMutableRawPointer?, inChunks: Bool = true,
-        chunkLimit: Int = 16 * 1024, content: ((UnsafeMutablePointer<xmlSAXHandler>) -> Void)?
+        chunkLimit: Int = 16 * 1024, content: SAXContent?
     ) -> (document: xmlDocPtr?, state: State, wellFormed: Bool) {
         xmlInitParser()
         guard let context = xmlNewParserCtxt() else {
@@ -97,34 +97,8 @@ enum SafeXML {
         }
         context.pointee._private = UnsafeMutableRawPointer(shared)
 
-        if let sax = context.pointee.sax {
-            content?(sax)
-            // Errors go to this context's handler, which keeps the first code and line and prints nothing; a
-            // fatal error (what stops a document being well-formed) replaces a lesser one kept before it (a
-            // namespace or validity error), so that a message names what ended the parse.
-            sax.pointee.serror = { userData, error in
-                guard let error, let shared = SafeXML.shared(userData) else { return }
-                let fatal = error.pointee.level == XML_ERR_FATAL
-                let state = shared.pointee.state
-                guard state.firstErrorCode == 0 || (fatal && !state.firstErrorIsFatal) else { return }
-                shared.pointee.state.firstErrorCode = error.pointee.code
-                shared.pointee.state.firstErrorLine = error.pointee.line
-                shared.pointee.state.firstErrorIsFatal = fatal
-            }
-            switch documentTypes {
-            case .refused:
-                sax.pointee.internalSubset = { userData, _, _, _ in SafeXML.refuse(userData) }
-                sax.pointee.externalSubset = { userData, _, _, _ in SafeXML.refuse(userData) }
-            case .bareOnly:
-                sax.pointee.internalSubset = { _, _, _, _ in }
-                sax.pointee.externalSubset = { _, _, _, _ in }
-                sax.pointee.elementDecl = { userData, _, _, _ in SafeXML.refuse(userData) }
-                sax.pointee.attributeDecl = { userData, _, _, _, _, _, _ in SafeXML.refuse(userData) }
-                sax.pointee.notationDecl = { userData, _, _, _ in SafeXML.refuse(userData) }
-                sax.pointee.unparsedEntityDecl = { userData, _, _, _, _ in SafeXML.refuse(userData) }
-            }
-            sax.pointee.entityDecl = { userData, _, _, _, _, _ in SafeXML.refuse(userData) }
-        }
+        // The one SAX handler (SAXHandler.swift): SAX2, the reader's content callbacks, the error and DOCTYPE ones.
+        context.pointee.sax?.pointee = handler(content: content, documentTypes: documentTypes)
 
         // Errors that libxml2 raises without a parser context go to the thread's structured handler: silence it
         // for the duration of the parse and put back whatever the host program had.
@@ -133,11 +107,6 @@ enum SafeXML {
         xmlSetStructuredErrorFunc(nil) { _, _ in }
         defer { xmlSetStructuredErrorFunc(savedHandlerContext, savedHandler) }
 
-        // Safe options only: no network, no entity substitution, no DTD loading, no error output; short text
-        // kept inside its node; big line numbers so that messages name the right line in long files.
-        let options = Int32(
-            bitPattern: XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue
-                | XML_PARSE_COMPACT.rawValue | XML_PARSE_BIG_LINES.rawValue)
         let document: xmlDocPtr?
         if inChunks, let first = parts.first, XMLChunkedInput.readsInChunks(first) {
             let input = XMLChunkedInput(parts, chunkLimit: chunkLimit)
@@ -165,7 +134,7 @@ enum SafeXML {
     /// well-formed) and makes the result from its builder. The document shell libxml2 returns is freed here.
     static func stream<Builder, Result, Failure: Error>(
         _ parts: [Data], documentTypes: DocumentTypes, inChunks: Bool = true, chunkLimit: Int = 16 * 1024,
-        builder make: () -> Builder, content: @escaping (UnsafeMutablePointer<xmlSAXHandler>) -> Void,
+        builder make: () -> Builder, content: SAXContent,
         finish: (_ state: State, _ wellFormed: Bool, _ builder: inout Builder) throws(Failure) -> Result
     ) throws(Failure) -> Result {
         var chunked = inChunks
@@ -209,14 +178,14 @@ enum SafeXML {
     }
 
     /// What is shared behind a SAX callback's user data (the parser context).
-    private static func shared(_ userData: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<Shared>? {
+    static func shared(_ userData: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<Shared>? {
         guard let userData else { return nil }
         return userData.assumingMemoryBound(to: xmlParserCtxt.self).pointee._private?.assumingMemoryBound(
             to: Shared.self)
     }
 
     /// Records the first refused DOCTYPE or declaration and stops the parser.
-    private static func refuse(_ userData: UnsafeMutableRawPointer?) {
+    static func refuse(_ userData: UnsafeMutableRawPointer?) {
         guard let userData, let shared = shared(userData) else { return }
         if shared.pointee.state.refusedLine == nil {
             shared.pointee.state.refusedLine = Int(xmlSAX2GetLineNumber(userData))
