@@ -1,4 +1,5 @@
 import ApexDumps
+import ApexSQLite
 import CSQLite
 import Foundation
 
@@ -119,29 +120,25 @@ enum ReaderBench {
         return try PropertyListSerialization.data(fromPropertyList: items, format: .xml, options: 0)
     }
 
+    /// A decrypted keychain export of `count` generic passwords, written through ApexSQLite: every result code is
+    /// checked, and the statement binds from its own memory (no `SQLITE_TRANSIENT` here).
     private static func makeSQLite(_ path: String, _ count: Int) throws {
-        var db: OpaquePointer?
-        guard sqlite3_open(path, &db) == SQLITE_OK else { throw BenchError("can't create \(path)") }
-        defer { sqlite3_close(db) }
-        let schema = """
+        let db = try Connection(path: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        try db.execute(
+            """
             CREATE TABLE genp(rowid INTEGER PRIMARY KEY, cdat REAL, mdat REAL, acct BLOB, svce BLOB, v_Data BLOB,
               agrp TEXT, pdmn TEXT, sync INTEGER);
-            BEGIN;
-            """
-        guard sqlite3_exec(db, schema, nil, nil, nil) == SQLITE_OK else { throw BenchError("schema") }
-        var statement: OpaquePointer?
-        sqlite3_prepare_v2(
-            db,
-            "INSERT INTO genp(cdat, mdat, acct, svce, v_Data, agrp, pdmn, sync) VALUES (7e8, 7e8, ?, 'com.example.app', ?, 'ABCDE12345.com.example.app', 'ck', 0)",
-            -1, &statement, nil)
-        defer { sqlite3_finalize(statement) }
-        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
-        for index in 0..<count {
-            sqlite3_reset(statement)
-            sqlite3_bind_text(statement, 1, "user\(index)@example.com", -1, transient)
-            sqlite3_bind_text(statement, 2, "sample-token-\(index)", -1, transient)
-            guard sqlite3_step(statement) == SQLITE_DONE else { throw BenchError("insert") }
+            """)
+        let insert = try db.prepare(
+            "INSERT INTO genp(cdat, mdat, acct, svce, v_Data, agrp, pdmn, sync) VALUES (7e8, 7e8, ?, 'com.example.app', ?, 'ABCDE12345.com.example.app', 'ck', 0)"
+        )
+        try db.transaction {
+            for index in 0..<count {
+                insert.reset()
+                try insert.bind(1, "user\(index)@example.com")
+                try insert.bind(2, "sample-token-\(index)")
+                try insert.run()
+            }
         }
-        sqlite3_exec(db, "COMMIT", nil, nil, nil)
     }
 }
