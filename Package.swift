@@ -39,10 +39,10 @@ let package = Package(
 
         .target(name: "ApexKeychain", path: "Sources/ApexKeychain"),
         .target(
-            name: "ApexKeychainStore", dependencies: ["ApexKeychain", "ApexSQLite", "ApexSodium", "CSQLite"],
+            name: "ApexKeychainStore", dependencies: ["ApexKeychain", "ApexSQLite", "ApexSodium"],
             path: "Sources/ApexKeychainStore"),
         .target(
-            name: "ApexDumps", dependencies: ["ApexKeychain", "ApexSQLite", "CSQLite", "CLibXML2"],
+            name: "ApexDumps", dependencies: ["ApexKeychain", "ApexSQLite", "CLibXML2"],
             path: "Sources/ApexDumps"),
         .target(
             name: "ApexMigration", dependencies: ["ApexKeychain", "ApexDumps", "ApexSodium"],
@@ -91,7 +91,7 @@ let package = Package(
         // The generated sample dumps of samples/ and the test fixtures (made-up secrets only), and the large
         // dumps of the benchmark; dump-samples writes them.
         .target(
-            name: "SampleDumps", dependencies: ["ApexDumps", "ApexSQLite", "ApexSodium", "CSQLite"],
+            name: "SampleDumps", dependencies: ["ApexDumps", "ApexSQLite", "ApexSodium"],
             path: "Sources/SampleDumps"),
         .executableTarget(
             name: "dump-samples", dependencies: ["SampleDumps"],
@@ -119,13 +119,13 @@ let package = Package(
         .testTarget(
             name: "ApexKeychainStoreTests",
             dependencies: [
-                "ApexTestSupport", "ApexKeychain", "ApexKeychainStore", "ApexSQLite", "CSQLite", "store-writer",
+                "ApexTestSupport", "ApexKeychain", "ApexKeychainStore", "ApexSQLite", "store-writer",
             ],
             path: "Tests/ApexKeychainStoreTests", exclude: ["Fixtures"]),
         .testTarget(
             name: "ApexDumpsTests",
             dependencies: [
-                "ApexTestSupport", "ApexDumps", "ApexKeychain", "ApexSQLite", "CSQLite", "CLibXML2", "dump-samples",
+                "ApexTestSupport", "ApexDumps", "ApexKeychain", "ApexSQLite", "CLibXML2", "dump-samples",
             ],
             path: "Tests/ApexDumpsTests", resources: [.copy("Fixtures")]),
         .testTarget(
@@ -149,7 +149,7 @@ let package = Package(
             name: "CLITests",
             dependencies: [
                 "ApexTestSupport",
-                "apex-keychain", "ApexMigration", "ApexSQLite", "CSQLite", "store-writer", "ApexKeychain",
+                "apex-keychain", "ApexMigration", "ApexSQLite", "store-writer", "ApexKeychain",
                 "ApexKeychainStore",
                 "ApexDumps", "ExpoSecureStoreImporter", "ReactNativeSensitiveInfoImporter",
                 "ReactNativeEncryptedStorageImporter", "SampleDumps", "LibraryGuide",

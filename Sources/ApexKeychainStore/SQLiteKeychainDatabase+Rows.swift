@@ -1,6 +1,5 @@
 import ApexKeychain
 import ApexSQLite
-import CSQLite
 import Foundation
 
 /// Transactions, rows and sealing for ``SQLiteKeychainDatabase``.
@@ -10,7 +9,8 @@ extension SQLiteKeychainDatabase {
     /// Runs `body` in a transaction begun `IMMEDIATE` (retried while another process holds the write lock beyond
     /// the busy timeout), commits, or rolls back and rethrows. Inside the transaction already open on this
     /// thread, `body` runs in a savepoint: when it throws, only its own writes are undone. SQLite errors become
-    /// ``DatabaseError``s; other errors pass through unchanged.
+    /// ``DatabaseError``s; other errors pass through unchanged, unless the rollback after them fails too (then
+    /// the error names both).
     ///
     /// When SQLite has ended the outer transaction itself (it rolls the whole transaction back after some I/O
     /// errors, `SQLITE_FULL` or `SQLITE_NOMEM`), a write inside it fails with `io` instead of committing on its
@@ -39,55 +39,77 @@ extension SQLiteKeychainDatabase {
         defer { transactionDepth -= 1 }
         do {
             return try connection.transaction(.immediate, busyRetries: 20, body)
-        } catch let sqliteError as SQLiteError {
-            throw databaseError(sqliteError)
+        } catch {
+            switch error {
+            case .sqlite(let error):
+                throw databaseError(error)
+            case .body(let error as SQLiteError, let rollbackError):
+                throw databaseError(error.followed(byRollbackError: rollbackError))
+            case .body(let error, nil):
+                throw error
+            case .body(let error, let rollbackError?):
+                // The transaction may still be open: the caller must hear that the rollback failed.
+                let failure = storeError(error)
+                throw DatabaseError(failure.status, "\(failure.message); undoing it failed too: \(rollbackError)")
+            }
         }
     }
 
-    /// A write of one statement: a transaction whose errors are all ``DatabaseError``s, or, inside a transaction
-    /// already open, the statement alone.
+    /// A write: a transaction (``transaction(savepoint:_:)``), or, inside a transaction already open, the body
+    /// alone (for a body of one write statement, which SQLite undoes by itself when it fails). With ``read(_:)``,
+    /// the one place where the errors of the connection become ``DatabaseError``s (``databaseError(_:)``).
     func write<T>(_ body: () throws -> T) throws(DatabaseError) -> T {
         do {
             return try transaction(savepoint: false, body)
-        } catch let error as DatabaseError {
-            throw error
         } catch {
-            throw DatabaseError(.io, "\(url.path): \(error)")
+            throw storeError(error)
         }
     }
 
-    /// A read under the connection lock.
-    func locked<T>(_ body: () throws(DatabaseError) -> T) throws(DatabaseError) -> T {
+    /// A read under the connection lock; its errors become ``DatabaseError``s as a ``write(_:)``'s do.
+    func read<T>(_ body: () throws -> T) throws(DatabaseError) -> T {
         lock.lock()
         defer { lock.unlock() }
-        return try body()
-    }
-
-    func sql<T>(_ body: () throws(SQLiteError) -> T) throws(DatabaseError) -> T {
         do {
             return try body()
         } catch {
-            throw databaseError(error)
+            throw storeError(error)
         }
     }
 
+    /// What a read or write throws for `error`: a ``DatabaseError`` as it is, a SQLite error by
+    /// ``databaseError(_:)``, anything else as `io`.
+    private func storeError(_ error: any Error) -> DatabaseError {
+        switch error {
+        case let error as DatabaseError: error
+        case let error as SQLiteError: databaseError(error)
+        case let error as RowError<DatabaseError>:
+            switch error {
+            case .sqlite(let error): databaseError(error)
+            case .read(let error): error
+            }
+        default: DatabaseError(.io, "\(url.path): \(error)")
+        }
+    }
+
+    /// The store's error for a SQLite error: busy, damaged, or else `io`.
     func databaseError(_ error: SQLiteError) -> DatabaseError {
         if error.isBusy {
             return DatabaseError(.io, "\(url.path): the store stayed busy (another process is writing); try again")
         }
-        if error.primary == SQLITE_CORRUPT || error.primary == SQLITE_NOTADB {
+        if error.primary == .corrupt || error.primary == .notADB {
             return DatabaseError(.damaged, "\(url.path): the store is damaged or truncated: \(error)")
         }
         return DatabaseError(.io, "\(url.path): \(error)")
     }
 
-    func runMapped(_ statement: Statement) throws(DatabaseError) {
+    /// Runs a statement that writes a row: a constraint failure is a `duplicateItem` (the primary key is the
+    /// table's one constraint); other SQLite errors are the caller's to map.
+    func runInsertOrUpdate(_ statement: Statement) throws {
         do {
             try statement.run()
-        } catch  where error.code & 0xFF == SQLITE_CONSTRAINT {
+        } catch  where error.primary == .constraint {
             throw DatabaseError(.duplicateItem, "the item already exists")
-        } catch {
-            throw databaseError(error)
         }
     }
 
@@ -119,7 +141,7 @@ extension SQLiteKeychainDatabase {
         let a = item.attributes
         let statement = try connection.statement(Self.insertSQL)
         try bindRow(statement, a, value: item.value)
-        try runMapped(statement)
+        try runInsertOrUpdate(statement)
     }
 
     /// Binds a parameter for each of ``rowColumns`` (``ItemColumn/parameter``): the attributes, `value` sealed

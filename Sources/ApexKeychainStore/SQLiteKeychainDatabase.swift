@@ -1,7 +1,6 @@
 import ApexKeychain
 import ApexSQLite
 import ApexSodium
-import CSQLite
 import Foundation
 
 /// The embedded `KeychainDatabase`: one SQLite file, values sealed with XChaCha20-Poly1305.
@@ -94,7 +93,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
             let update = try connection.statement(Self.updateSQL)
             try bindRow(update, a, value: item.value)
             try update.bind(ItemColumn.nextParameter, id)
-            try runMapped(update)
+            try runInsertOrUpdate(update)
         }
     }
 
@@ -103,17 +102,17 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
         try write {
             let select = try connection.statement(rowWithIDSQL)
             try bindPrimaryKey(select, key, from: 1)
-            let found = try select.firstRow { row throws(SQLiteError) in
-                (row.int64(0), Result { () throws(DatabaseError) in try openRow(row, from: 1, key: key) })
+            let found = try select.readFirstRow { row throws(DatabaseError) in
+                (row.int64(0), try openRow(row, from: 1, key: key))
             }
             guard let (id, opened) = found else { throw DatabaseError(.itemNotFound, "no such item") }
-            var (moved, value) = try opened.get()
+            var (moved, value) = opened
             defer { Sodium.wipe(&value) }
             moved.account = account
             let update = try connection.statement(Self.updateSQL)
             try bindRow(update, moved, value: value)
             try update.bind(ItemColumn.nextParameter, id)
-            try runMapped(update)
+            try runInsertOrUpdate(update)
         }
     }
 
@@ -152,66 +151,45 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
         _ select: SQL, _ query: ItemQuery, orAccount account: String? = nil, upTo upper: String? = nil,
         keep: (Statement) -> Bool = { _ in true }
     ) throws(DatabaseError) -> [ItemAttributes] {
-        try locked { () throws(DatabaseError) in
-            let statement = try sql { () throws(SQLiteError) in try connection.statement(select) }
-            try sql { () throws(SQLiteError) in try bind(statement, query, orAccount: account, upTo: upper) }
-            do {
-                return try statement.allRows { row in keep(row) ? try attributes(of: row, from: 0) : nil }
-                    .compactMap { $0 }
-            } catch let error as SQLiteError {
-                throw databaseError(error)
-            } catch {
-                throw error as? DatabaseError ?? DatabaseError(.io, "\(url.path): \(error)")
+        try read {
+            let statement = try connection.statement(select)
+            try bind(statement, query, orAccount: account, upTo: upper)
+            return try statement.readAllRows { row throws(DatabaseError) in
+                keep(row) ? try attributes(of: row, from: 0) : nil
             }
+            .compactMap { $0 }
         }
     }
 
     /// The accounts of the matching items, answered from the primary-key index without reading the rows.
     public func accounts(matching query: ItemQuery) throws(DatabaseError) -> [String] {
-        try locked { () throws(DatabaseError) in
-            let statement = try sql { () throws(SQLiteError) in
-                try connection.statement(Self.accountsSQL[Self.shape(query)])
-            }
-            try sql { () throws(SQLiteError) in try bind(statement, query) }
-            do {
-                return try statement.allRows { row in row.string(0) ?? "" }
-            } catch {
-                throw (error as? SQLiteError).map(databaseError) ?? DatabaseError(.io, "\(url.path): \(error)")
-            }
+        try read {
+            let statement = try connection.statement(Self.accountsSQL[Self.shape(query)])
+            try bind(statement, query)
+            return try statement.allRows { row in row.string(0) ?? "" }
         }
     }
 
     /// The value of the item under `key`.
     public func value(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Data {
-        try locked { () throws(DatabaseError) in
-            let select = try sql { () throws(SQLiteError) in
-                try connection.statement(rowSQL)
-            }
-            try sql { () throws(SQLiteError) in try bindPrimaryKey(select, key, from: 1) }
-            let found = try sql { () throws(SQLiteError) in
-                try select.firstRow { row in
-                    Result { () throws(DatabaseError) in try openValue(row, from: 0, key: key) }
-                }
-            }
+        try read {
+            let select = try connection.statement(rowSQL)
+            try bindPrimaryKey(select, key, from: 1)
+            let found = try select.readFirstRow { row throws(DatabaseError) in try openValue(row, from: 0, key: key) }
             guard let found else { throw DatabaseError(.itemNotFound, "no such item") }
-            return try found.get()
+            return found
         }
     }
 
     /// The item under `key` with its value: one SELECT of the row.
     public func item(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> KeychainItem? {
-        try locked { () throws(DatabaseError) in
-            let select = try sql { () throws(SQLiteError) in try connection.statement(rowSQL) }
-            try sql { () throws(SQLiteError) in try bindPrimaryKey(select, key, from: 1) }
-            let found = try sql { () throws(SQLiteError) in
-                try select.firstRow { row in
-                    Result { () throws(DatabaseError) in
-                        let (attributes, value) = try openRow(row, from: 0, key: key)
-                        return KeychainItem(attributes: attributes, value: value)
-                    }
-                }
+        try read {
+            let select = try connection.statement(rowSQL)
+            try bindPrimaryKey(select, key, from: 1)
+            return try select.readFirstRow { row throws(DatabaseError) in
+                let (attributes, value) = try openRow(row, from: 0, key: key)
+                return KeychainItem(attributes: attributes, value: value)
             }
-            return try found?.get()
         }
     }
 
@@ -265,7 +243,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
     /// Whether the app install marker of the modelled device is recorded in the store.
     /// - Throws: when the store can't be read (never "no marker" for "don't know").
     public func hasInstallMarker() throws(DatabaseError) -> Bool {
-        try locked { () throws(DatabaseError) in try metaValue("install_marker") != nil }
+        try read { try metaValue("install_marker") != nil }
     }
 
     /// Records the install marker.
@@ -276,12 +254,11 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
     static let metaValueSQL = SQL("SELECT value FROM meta WHERE name = ?")
     static let setMetaSQL = SQL("INSERT OR REPLACE INTO meta(name, value) VALUES (?, ?)")
 
-    func metaValue(_ name: String) throws(DatabaseError) -> Data? {
-        let statement = try sql { () throws(SQLiteError) in
-            try connection.statement(Self.metaValueSQL)
-        }
-        try sql { () throws(SQLiteError) in try statement.bind(1, name) }
-        return try sql { () throws(SQLiteError) in try statement.firstRow { $0.data(0) } } ?? nil
+    /// The `meta` row `name`'s value (inside a ``read(_:)``).
+    func metaValue(_ name: String) throws(SQLiteError) -> Data? {
+        let statement = try connection.statement(Self.metaValueSQL)
+        try statement.bind(1, name)
+        return try statement.firstRow { $0.data(0) } ?? nil
     }
 
     func setMeta(_ name: String, _ value: Data) throws {

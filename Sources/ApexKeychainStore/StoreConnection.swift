@@ -1,5 +1,4 @@
 import ApexSQLite
-import CSQLite
 import Foundation
 
 #if canImport(Glibc)
@@ -28,7 +27,7 @@ enum StoreConnection {
     static func open(_ path: String) throws(StoreError) -> (Connection, version: Int, readOnly: Bool) {
         let connection: Connection
         do {
-            connection = try Connection(path: path, flags: SQLITE_OPEN_READWRITE)
+            connection = try Connection(path: path, mode: .readWrite)
         } catch {
             throw openError(error, path: path)
         }
@@ -37,7 +36,7 @@ enum StoreConnection {
             let version = try schemaVersion(connection)
             return (connection, version, connection.isReadOnly)
         } catch
-            where error.primary == SQLITE_READONLY || error.primary == SQLITE_CANTOPEN || error.primary == SQLITE_PERM
+            where error.primary == .readOnly || error.primary == .cantOpen || error.primary == .perm
         {
             // Falls through to the read-only open below.
         } catch {
@@ -59,7 +58,7 @@ enum StoreConnection {
         let immutable: Connection
         do {
             immutable = try Connection(
-                path: Connection.immutableURI(path: path), flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_URI)
+                path: Connection.immutableURI(path: path), mode: [.readOnly, .uri])
         } catch {
             throw openError(error, path: path)
         }
@@ -96,15 +95,15 @@ enum StoreConnection {
         }
         let isSQLite = startsWithSQLiteHeader(path)
         switch error.primary {
-        case SQLITE_CORRUPT:
+        case .corrupt:
             return damaged(error, path: path)
-        case SQLITE_NOTADB where isSQLite:
+        case .notADB where isSQLite:
             return damaged(error, path: path)
-        case SQLITE_NOTADB:
+        case .notADB:
             return StoreError(.notAStore, path: path, "not a store: the file is not a SQLite database")
-        case SQLITE_BUSY, SQLITE_LOCKED:
+        case .busy, .locked:
             return StoreError(.io, path: path, "the store stayed busy (another process is writing); try again")
-        case SQLITE_IOERR, SQLITE_NOMEM, SQLITE_FULL, SQLITE_READONLY, SQLITE_CANTOPEN, SQLITE_PERM:
+        case .ioErr, .nomem, .full, .readOnly, .cantOpen, .perm:
             return StoreError(.io, path: path, "can't read the store: \(error.message)")
         default:
             if !isSQLite, fileSize(path) == 0 {

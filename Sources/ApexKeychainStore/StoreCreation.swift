@@ -1,6 +1,5 @@
 import ApexSQLite
 import ApexSodium
-import CSQLite
 import Foundation
 
 #if canImport(Glibc)
@@ -122,10 +121,10 @@ extension SQLiteKeychainDatabase {
 
     /// Writes the schema and the metadata rows into the new, empty file at `temporary`, in one transaction.
     private static func writeSchema(_ temporary: String, meta: [(String, Data)], path: String) throws(StoreError) {
-        do {
-            let connection = try Connection(path: temporary, flags: SQLITE_OPEN_READWRITE)
+        do throws(SQLiteError) {
+            let connection = try Connection(path: temporary, mode: .readWrite)
             try configure(connection, readOnly: false)
-            try connection.transaction(.immediate) {
+            try connection.transaction(.immediate) { () throws(SQLiteError) in
                 for step in StoreSchema.migrations { try connection.execute(step) }
                 try connection.execute("PRAGMA user_version = \(StoreSchema.currentVersion)")
                 let statement = try connection.prepare("INSERT INTO meta(name, value) VALUES (?, ?)")

@@ -53,12 +53,12 @@ extension SQLiteKeychainDatabase {
     /// Whether `passphrase` opens this store (the `linux` device's passcode check).
     public func verifyPassphrase(_ passphrase: Data) -> Bool {
         guard usesPassphrase, !passphrase.isEmpty,
-            let salt = try? locked({ () throws(DatabaseError) in try metaValue("pwhash_salt") }),
-            let ops = (try? locked({ () throws(DatabaseError) in try metaValue("pwhash_ops") })).flatMap({ $0 })
+            let salt = try? read({ try metaValue("pwhash_salt") }),
+            let ops = (try? read({ try metaValue("pwhash_ops") })).flatMap({ $0 })
                 .flatMap({ String(data: $0, encoding: .utf8) }).flatMap(UInt64.init),
-            let mem = (try? locked({ () throws(DatabaseError) in try metaValue("pwhash_mem") })).flatMap({ $0 })
+            let mem = (try? read({ try metaValue("pwhash_mem") })).flatMap({ $0 })
                 .flatMap({ String(data: $0, encoding: .utf8) }).flatMap(Int.init),
-            let wrapped = try? locked({ () throws(DatabaseError) in try metaValue("wrapped_master") })
+            let wrapped = try? read({ try metaValue("wrapped_master") })
         else { return false }
         var bytes = Array(passphrase)
         defer { Sodium.wipe(&bytes) }

@@ -1,7 +1,6 @@
 import ApexKeychain
 import ApexSQLite
 import ApexSodium
-import CSQLite
 import Foundation
 
 /// Opening a store file.
@@ -47,17 +46,17 @@ extension SQLiteKeychainDatabase {
         else {
             throw StoreError(.notAStore, path: path, "not a store: its metadata is missing or damaged")
         }
-        do {
+        do throws(SQLiteError) {
             try Self.configure(connection, readOnly: readOnly)
             if version < StoreSchema.currentVersion, !readOnly {
-                try connection.transaction(.immediate) {
+                try connection.transaction(.immediate) { () throws(SQLiteError) in
                     for step in StoreSchema.migrations[version...] { try connection.execute(step) }
                     try connection.execute("PRAGMA user_version = \(StoreSchema.currentVersion)")
                 }
             }
         } catch {
             throw StoreError(
-                .io, path: path, "can't prepare the store: \((error as? SQLiteError)?.message ?? "\(error)")")
+                .io, path: path, "can't prepare the store: \(error.message)")
         }
         let kek: SecretKey
         switch source {

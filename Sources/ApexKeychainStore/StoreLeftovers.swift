@@ -1,5 +1,4 @@
 import ApexSQLite
-import CSQLite
 import Foundation
 
 #if canImport(Glibc)
@@ -106,7 +105,7 @@ enum CreationLeftovers {
     /// `keyFile` (read as a key file is read to open a store: a key file others can read proves nothing).
     static func isWrapped(store: String, by keyFile: String) -> Bool {
         guard let kek = try? SQLiteKeychainDatabase.readKeyFile(keyFile),
-            let connection = try? Connection(path: store, flags: SQLITE_OPEN_READONLY),
+            let connection = try? Connection(path: store, mode: .readOnly),
             let statement = try? connection.prepare("SELECT value FROM meta WHERE name = 'wrapped_master'"),
             let wrapped = (try? statement.firstRow({ $0.data(0) })) ?? nil
         else { return false }

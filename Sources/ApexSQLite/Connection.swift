@@ -12,28 +12,53 @@ package let sqliteMagic = Data("SQLite format 3\0".utf8)
 /// in it: SQLite's messages name columns and constraints, not values, and the SQL holds `?` for every parameter.
 package struct SQLiteError: Error, CustomStringConvertible, CustomDebugStringConvertible, Sendable {
     /// The result code, extended when the connection asked for extended codes.
-    package let code: Int32
+    package let code: ResultCode
     /// `sqlite3_errmsg` (or `sqlite3_errstr` when there is no connection to ask).
     package let message: String
     /// The SQL of the statement that failed, or "" for a call that has none (opening, loading an image).
     package let sql: String
     /// The `errno` of the failed system call behind the error, or 0.
     package var systemError: Int32 = 0
+    /// The rollback that followed this failure inside a transaction or savepoint, when it failed too.
+    private var rollback: Rollback?
 
-    package init(code: Int32, message: String, sql: String = "", systemError: Int32 = 0) {
+    /// A failed rollback, kept by the error it followed (a class: a struct can't hold its own type).
+    private final class Rollback: Sendable {
+        let error: SQLiteError
+        init(_ error: SQLiteError) { self.error = error }
+    }
+
+    package init(code: ResultCode, message: String, sql: String = "", systemError: Int32 = 0) {
         self.code = code
         self.message = message
         self.sql = sql
         self.systemError = systemError
     }
 
-    package var description: String { "SQLite error \(code): \(message)" }
-    package var debugDescription: String { sql.isEmpty ? description : "\(description) (in: \(sql))" }
-    /// The primary result code (`SQLITE_READONLY` for `SQLITE_READONLY_DIRECTORY`).
-    package var primary: Int32 { code & 0xFF }
-    package var isBusy: Bool { primary == SQLITE_BUSY || primary == SQLITE_LOCKED }
+    /// The error of the rollback that SQLite ran after this one failed, when that rollback failed too (the
+    /// transaction may then still be open).
+    package var rollbackError: SQLiteError? { rollback?.error }
+
+    /// This error, with `rollbackError` the error of the rollback after it (nil: the rollback succeeded).
+    package func followed(byRollbackError rollbackError: SQLiteError?) -> SQLiteError {
+        guard let rollbackError, rollback == nil else { return self }
+        var error = self
+        error.rollback = Rollback(rollbackError)
+        return error
+    }
+
+    package var description: String {
+        "SQLite error \(code): \(message)" + (rollbackError.map { "; the rollback failed too: \($0)" } ?? "")
+    }
+    package var debugDescription: String {
+        let own = "SQLite error \(code): \(message)" + (sql.isEmpty ? "" : " (in: \(sql))")
+        return own + (rollbackError.map { "; the rollback failed too: \(String(reflecting: $0))" } ?? "")
+    }
+    /// The primary result code (`readOnly` for `readOnlyDirectory`).
+    package var primary: ResultCode { code.primary }
+    package var isBusy: Bool { primary == .busy || primary == .locked }
     /// SQLite's English text for the result code (`sqlite3_errstr`), which never quotes the database.
-    package var codeText: String { String(cString: sqlite3_errstr(code)) }
+    package var codeText: String { String(cString: sqlite3_errstr(code.rawValue)) }
 }
 
 /// The text of a statement that a connection prepares once and keeps: made once (a `static let`, or a property of
@@ -72,8 +97,14 @@ package final class Connection {
     /// The statements of the savepoint at each depth opened so far (``savepointSQL(_:)``).
     private var savepointStatements: [(begin: SQL, release: SQL, rollback: SQL)] = []
 
-    /// Opens `path`, a file path, or a `file:` URI when `flags` has `SQLITE_OPEN_URI`. `SQLITE_OPEN_NOMUTEX` is
-    /// always added. With `extendedResultCodes`, errors carry extended result codes.
+    /// Opens `path`, a file path, or a `file:` URI when `mode` has ``OpenMode/uri``. The connection is used by one
+    /// thread at a time (`SQLITE_OPEN_NOMUTEX`). With `extendedResultCodes`, errors carry extended result codes.
+    package convenience init(path: String, mode: OpenMode, extendedResultCodes: Bool = true) throws(SQLiteError) {
+        try self.init(path: path, flags: mode.rawValue, extendedResultCodes: extendedResultCodes)
+    }
+
+    /// Opens `path` with SQLite's `SQLITE_OPEN_*` `flags` (``init(path:mode:extendedResultCodes:)`` names them);
+    /// `SQLITE_OPEN_NOMUTEX` is always added.
     package init(path: String, flags: Int32, extendedResultCodes: Bool = true) throws(SQLiteError) {
         var db: OpaquePointer?
         let rc = sqlite3_open_v2(path, &db, flags | SQLITE_OPEN_NOMUTEX, nil)
@@ -81,7 +112,7 @@ package final class Connection {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
             let systemError = db.map { sqlite3_system_errno($0) } ?? 0
             if let db { sqlite3_close_v2(db) }
-            throw SQLiteError(code: rc, message: message, systemError: systemError)
+            throw SQLiteError(code: ResultCode(rawValue: rc), message: message, systemError: systemError)
         }
         handle = db
         if extendedResultCodes { sqlite3_extended_result_codes(db, 1) }
@@ -94,7 +125,7 @@ package final class Connection {
         _ bytes: UnsafeMutableRawPointer, count: Int, owner: AnyObject?, extendedResultCodes: Bool = false
     ) throws(SQLiteError) -> Connection {
         let connection = try Connection(
-            path: ":memory:", flags: SQLITE_OPEN_READWRITE, extendedResultCodes: extendedResultCodes)
+            path: ":memory:", mode: .readWrite, extendedResultCodes: extendedResultCodes)
         let size = Int64(count)
         let rc = sqlite3_deserialize(
             connection.handle, "main", bytes.assumingMemoryBound(to: UInt8.self), size, size,
@@ -173,7 +204,7 @@ package final class Connection {
     /// The error for `rc`, with the connection's message and `errno`.
     package func error(_ rc: Int32, sql: String = "") -> SQLiteError {
         SQLiteError(
-            code: rc, message: String(cString: sqlite3_errmsg(handle)), sql: sql,
+            code: ResultCode(rawValue: rc), message: String(cString: sqlite3_errmsg(handle)), sql: sql,
             systemError: sqlite3_system_errno(handle))
     }
 
@@ -206,45 +237,101 @@ package final class Connection {
 
     /// `ROLLBACK`, when a transaction is open: SQLite may have rolled it back already (after `SQLITE_FULL`, an
     /// I/O error, `SQLITE_NOMEM`…), and then there is nothing to undo.
-    package func rollbackIfOpen() {
+    package func rollbackIfOpen() throws(SQLiteError) {
         guard isInTransaction else { return }
-        try? statement(Self.rollbackSQL).run()
+        try statement(Self.rollbackSQL).run()
     }
 
-    /// Runs `body` in a transaction and commits, or rolls back and rethrows `body`'s error. Inside a transaction
-    /// already open, `body` runs in a ``savepoint(_:)`` instead: its failure undoes only its own writes.
+    /// Runs `body` in a transaction and commits, or rolls back and throws `body`'s error. Inside a transaction
+    /// already open, `body` runs in a ``savepoint(_:)`` instead: its failure undoes only its own writes. When the rollback fails too, the error thrown is the first failure with the
+    /// rollback's as its ``SQLiteError/rollbackError``.
     package func transaction<T>(
-        _ kind: TransactionKind = .deferred, busyRetries: Int = 0, _ body: () throws -> T
-    ) throws -> T {
-        if isInTransaction { return try savepoint(body) }
-        try begin(kind, busyRetries: busyRetries)
+        _ kind: TransactionKind = .deferred, busyRetries: Int = 0, _ body: () throws(SQLiteError) -> T
+    ) throws(SQLiteError) -> T {
         do {
-            let result = try body()
-            try commit()
-            return result
+            return try inTransaction(kind, busyRetries: busyRetries, body)
         } catch {
-            rollbackIfOpen()
-            throw error
+            throw error.sqliteError
         }
     }
 
+    /// The transaction above, for a body that throws errors of its own: the error thrown says whether SQLite failed (`BEGIN`, `COMMIT`) or the body did, with the rollback's
+    /// failure, if any.
+    package func transaction<T, Failure: Error>(
+        _ kind: TransactionKind = .deferred, busyRetries: Int = 0, _ body: () throws(Failure) -> T
+    ) throws(TransactionError<Failure>) -> T {
+        try inTransaction(kind, busyRetries: busyRetries, body)
+    }
+
+    private func inTransaction<T, Failure: Error>(
+        _ kind: TransactionKind, busyRetries: Int, _ body: () throws(Failure) -> T
+    ) throws(TransactionError<Failure>) -> T {
+        if isInTransaction { return try inSavepoint(body) }
+        do {
+            try begin(kind, busyRetries: busyRetries)
+        } catch {
+            throw .sqlite(error)
+        }
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            throw .body(error, rollbackError: rollbackError { () throws(SQLiteError) in try rollbackIfOpen() })
+        }
+        do {
+            try commit()
+        } catch {
+            let rollback = rollbackError { () throws(SQLiteError) in try rollbackIfOpen() }
+            throw .sqlite(error.followed(byRollbackError: rollback))
+        }
+        return result
+    }
+
     /// Runs `body` between `SAVEPOINT` and `RELEASE`; when it throws, rolls back to the savepoint (if the
-    /// transaction is still open) and rethrows. Outside a transaction, the savepoint begins one (deferred).
-    package func savepoint<T>(_ body: () throws -> T) throws -> T {
+    /// transaction is still open) and throws its error, with the rollback's failure when that failed too (for a
+    /// body that throws SQLite's errors only, ``TransactionError/sqliteError`` is the one error). Outside a
+    /// transaction, the savepoint begins one (deferred).
+    package func savepoint<T, Failure: Error>(_ body: () throws(Failure) -> T) throws(TransactionError<Failure>) -> T {
+        try inSavepoint(body)
+    }
+
+    private func inSavepoint<T, Failure: Error>(
+        _ body: () throws(Failure) -> T
+    ) throws(TransactionError<Failure>) -> T {
         savepointDepth += 1
         defer { savepointDepth -= 1 }
         let sql = savepointSQL(savepointDepth)
-        try statement(sql.begin).run()
         do {
-            let result = try body()
-            try statement(sql.release).run()
-            return result
+            try statement(sql.begin).run()
         } catch {
-            if isInTransaction {
-                try? statement(sql.rollback).run()
-                try? statement(sql.release).run()
-            }
-            throw error
+            throw .sqlite(error)
+        }
+        let undo = { () throws(SQLiteError) in
+            guard self.isInTransaction else { return }
+            try self.statement(sql.rollback).run()
+            try self.statement(sql.release).run()
+        }
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            throw .body(error, rollbackError: rollbackError(undo))
+        }
+        do {
+            try statement(sql.release).run()
+        } catch {
+            throw .sqlite(error.followed(byRollbackError: rollbackError(undo)))
+        }
+        return result
+    }
+
+    /// The error of `rollback`, or nil when it succeeds.
+    private func rollbackError(_ rollback: () throws(SQLiteError) -> Void) -> SQLiteError? {
+        do {
+            try rollback()
+            return nil
+        } catch {
+            return error
         }
     }
 
@@ -261,3 +348,39 @@ package final class Connection {
 
 @available(*, unavailable)
 extension Connection: Sendable {}
+
+/// A failed ``Connection/transaction(_:busyRetries:_:)`` or ``Connection/savepoint(_:)`` whose body throws errors
+/// of its own: SQLite's failure or the body's, each kept with the rollback's failure after it.
+package enum TransactionError<Failure: Error>: Error, CustomStringConvertible {
+    /// `BEGIN`, `SAVEPOINT`, `COMMIT` or `RELEASE` failed; a rollback that failed after it is the error's
+    /// ``SQLiteError/rollbackError``.
+    case sqlite(SQLiteError)
+    /// The body threw; `rollbackError` is the rollback's error after it, when the rollback failed too.
+    case body(Failure, rollbackError: SQLiteError?)
+
+    package var description: String {
+        switch self {
+        case .sqlite(let error): "\(error)"
+        case .body(let error, let rollback):
+            "\(error)" + (rollback.map { "; the rollback failed too: \($0)" } ?? "")
+        }
+    }
+
+    /// The rollback's error, wherever it is kept.
+    package var rollbackError: SQLiteError? {
+        switch self {
+        case .sqlite(let error): error.rollbackError
+        case .body(_, let rollback): rollback
+        }
+    }
+}
+
+extension TransactionError where Failure == SQLiteError {
+    /// The one SQLite error: SQLite's own, or the body's with the rollback's failure kept in it.
+    package var sqliteError: SQLiteError {
+        switch self {
+        case .sqlite(let error): error
+        case .body(let error, let rollback): error.followed(byRollbackError: rollback)
+        }
+    }
+}

@@ -111,20 +111,62 @@ package final class Statement {
         return try read(self)
     }
 
+    /// ``firstRow(_:)`` for a `read` that throws errors of its own: the error thrown says whether the step
+    /// failed (SQLite's error) or `read` did.
+    package func readFirstRow<T, Failure: Error>(
+        _ read: (Statement) throws(Failure) -> T
+    ) throws(RowError<Failure>) -> T? {
+        defer { sqlite3_reset(raw) }
+        do {
+            guard try step() else { return nil }
+        } catch {
+            throw .sqlite(error)
+        }
+        do {
+            return try read(self)
+        } catch {
+            throw .read(error)
+        }
+    }
+
     /// Reads every row with `read`, then resets the statement.
-    package func allRows<T>(_ read: (Statement) throws -> T) throws -> [T] {
+    package func allRows<T>(_ read: (Statement) throws(SQLiteError) -> T) throws(SQLiteError) -> [T] {
         defer { sqlite3_reset(raw) }
         var rows: [T] = []
         while try step() { rows.append(try read(self)) }
         return rows
     }
 
+    /// ``allRows(_:)`` for a `read` that throws errors of its own: the error thrown says whether a step failed
+    /// (SQLite's error) or `read` did.
+    package func readAllRows<T, Failure: Error>(
+        _ read: (Statement) throws(Failure) -> T
+    ) throws(RowError<Failure>) -> [T] {
+        defer { sqlite3_reset(raw) }
+        var rows: [T] = []
+        while true {
+            do {
+                guard try step() else { return rows }
+            } catch {
+                throw .sqlite(error)
+            }
+            do {
+                rows.append(try read(self))
+            } catch {
+                throw .read(error)
+            }
+        }
+    }
+
     // MARK: Columns (numbered from 0)
 
     package var columnCount: Int32 { sqlite3_column_count(raw) }
 
-    /// The column's storage class: `SQLITE_INTEGER`, `SQLITE_FLOAT`, `SQLITE_TEXT`, `SQLITE_BLOB` or `SQLITE_NULL`.
-    package func type(_ column: Int32) -> Int32 { sqlite3_column_type(raw, column) }
+    /// The column's storage class (`sqlite3_column_type`).
+    package func storageClass(_ column: Int32) -> StorageClass {
+        // SQLite has no other storage class; NULL stands for any it might add.
+        StorageClass(rawValue: sqlite3_column_type(raw, column)) ?? .null
+    }
 
     package func isNull(_ column: Int32) -> Bool { sqlite3_column_type(raw, column) == SQLITE_NULL }
 
@@ -165,3 +207,10 @@ package final class Statement {
 
 @available(*, unavailable)
 extension Statement: Sendable {}
+
+/// A failed ``Statement/readAllRows(_:)`` or ``Statement/readFirstRow(_:)``: a step failed (SQLite's error), or
+/// `read` did.
+package enum RowError<Failure: Error>: Error {
+    case sqlite(SQLiteError)
+    case read(Failure)
+}

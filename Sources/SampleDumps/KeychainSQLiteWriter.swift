@@ -1,6 +1,5 @@
 import ApexDumps
 import ApexSQLite
-import CSQLite
 import Foundation
 
 /// Writes a decrypted keychain export: a SQLite database with `genp` and `inet` tables whose columns carry the
@@ -33,7 +32,7 @@ enum KeychainSQLiteWriter {
             let database: Connection
             do {
                 database = try Connection(
-                    path: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, extendedResultCodes: false)
+                    path: path, mode: [.readWrite, .create], extendedResultCodes: false)
             } catch {
                 throw Failure(description: "cannot create \(path)")
             }
@@ -44,10 +43,10 @@ enum KeychainSQLiteWriter {
         return try Data(contentsOf: URL(fileURLWithPath: path))
     }
 
-    private static func fill(_ database: Connection, items: [SampleItem]) throws {
+    private static func fill(_ database: Connection, items: [SampleItem]) throws(SQLiteError) {
         try database.execute("PRAGMA journal_mode = DELETE; PRAGMA page_size = 4096;")
         try database.execute(schema)
-        try database.transaction {
+        try database.transaction { () throws(SQLiteError) in
             let genp = try database.prepare(
                 "INSERT INTO genp(cdat, mdat, labl, crtr, acct, svce, gena, agrp, pdmn, sync, accc, v_Data) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
             )

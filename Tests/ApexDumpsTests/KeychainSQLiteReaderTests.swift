@@ -1,7 +1,6 @@
 import ApexDumps
 import ApexSQLite
 import ApexTestSupport
-import CSQLite
 import Foundation
 import Testing
 
@@ -10,7 +9,7 @@ private final class TestDatabase {
     let connection: Connection
 
     init(_ path: String) throws {
-        connection = try Connection(path: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        connection = try Connection(path: path, mode: [.readWrite, .create])
     }
 
     func run(_ sql: String, sourceLocation: SourceLocation = #_sourceLocation) {
@@ -587,7 +586,7 @@ enum WALFixture {
 
     /// The accounts of `genp` in row order, as SQLite reads the database and its WAL.
     static func accounts(_ path: String) -> [String] {
-        guard let database = try? Connection(path: path, flags: SQLITE_OPEN_READWRITE) else { return ["open failed"] }
+        guard let database = try? Connection(path: path, mode: .readWrite) else { return ["open failed"] }
         guard let statement = try? database.prepare("SELECT acct FROM genp ORDER BY rowid") else {
             return ["prepare failed"]
         }

@@ -1,5 +1,4 @@
 import ApexSQLite
-import CSQLite
 import Foundation
 import Testing
 
@@ -11,7 +10,7 @@ extension KeychainSQLiteReaderTests {
     func unreadableProtection() throws {
         let folder = try DumpScratch()
         let path = folder.path + "/export.db"
-        let connection = try Connection(path: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        let connection = try Connection(path: path, mode: [.readWrite, .create])
         try connection.execute(
             """
             CREATE TABLE genp(acct TEXT, svce TEXT, v_Data BLOB, pdmn TEXT, sync INTEGER, accc BLOB);

@@ -1,6 +1,5 @@
 import ApexDumps
 import ApexSQLite
-import CSQLite
 import Foundation
 import Testing
 
@@ -17,7 +16,7 @@ struct KeychainSQLiteWALModeTests {
     /// leaves it: the header says WAL and the `-wal` and `-shm` files are gone.
     private static func makeWALMode(_ path: String, _ sql: String = "") throws {
         do {
-            let connection = try Connection(path: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+            let connection = try Connection(path: path, mode: [.readWrite, .create])
             try connection.execute(sql + "PRAGMA journal_mode = WAL;")
         }
         let header = try Data(contentsOf: URL(fileURLWithPath: path)).prefix(20)

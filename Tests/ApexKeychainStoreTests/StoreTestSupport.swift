@@ -2,7 +2,6 @@ import ApexKeychain
 import ApexKeychainStore
 import ApexSQLite
 import ApexTestSupport
-import CSQLite
 import Foundation
 import Testing
 
@@ -94,8 +93,7 @@ final class RawDatabase {
 
     init(_ url: URL, create: Bool = false) throws {
         connection = try Connection(
-            path: url.path, flags: SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0), extendedResultCodes: false
-        )
+            path: url.path, mode: create ? [.readWrite, .create] : .readWrite, extendedResultCodes: false)
         connection.setBusyTimeout(milliseconds: 10_000)
     }
 

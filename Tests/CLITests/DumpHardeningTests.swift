@@ -1,5 +1,4 @@
 import ApexSQLite
-import CSQLite
 import Foundation
 import Testing
 
@@ -38,7 +37,7 @@ struct DumpHardeningTests {
         "a keychain SQLite export with a WAL is read in memory: nothing is created under TMPDIR, not even for a moment")
     func sqliteExportLeavesNoCopy() async throws {
         let export = sandbox.path("export.db")
-        let writer = try Connection(path: export, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        let writer = try Connection(path: export, mode: [.readWrite, .create])
         defer { withExtendedLifetime(writer) {} }
         let sql = """
             PRAGMA journal_mode = WAL;

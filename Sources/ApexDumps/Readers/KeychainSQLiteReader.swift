@@ -1,5 +1,4 @@
 import ApexSQLite
-import CSQLite
 import Foundation
 
 /// Reads a decrypted keychain export: a SQLite database with `genp` (generic password) and `inet` (internet
@@ -323,11 +322,11 @@ extension KeychainSQLiteReader {
     /// The dump error for a failed SQLite call: by result code only (SQLite's messages can quote schema text).
     fileprivate static func dumpError(_ error: SQLiteError, path: String) -> DumpError {
         switch error.primary {
-        case SQLITE_NOTADB:
+        case .notADB:
             DumpError(.malformed, path: path, "not a SQLite database, or its header is damaged")
-        case SQLITE_CORRUPT:
+        case .corrupt:
             DumpError(.malformed, path: path, "the SQLite database is damaged (truncated or corrupt)")
-        case SQLITE_CANTOPEN, SQLITE_IOERR, SQLITE_PERM, SQLITE_NOMEM:
+        case .cantOpen, .ioErr, .perm, .nomem:
             DumpError(.unreadable, path: path, "cannot read the database: \(error.codeText)")
         default:
             DumpError(

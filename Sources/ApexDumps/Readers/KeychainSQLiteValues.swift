@@ -1,5 +1,4 @@
 import ApexSQLite
-import CSQLite
 import Foundation
 
 /// How a keychain export's values become a record's attributes: each SQLite value by its storage class, as
@@ -270,12 +269,12 @@ enum SQLValue: CustomStringConvertible {
 extension SQLValue {
     /// The column's value by its storage class.
     init(_ statement: Statement, _ column: Int32) {
-        switch statement.type(column) {
-        case SQLITE_INTEGER: self = .integer(statement.int64(column))
-        case SQLITE_FLOAT: self = .real(statement.double(column))
-        case SQLITE_TEXT: self = .text(statement.textBytes(column) ?? Data())
-        case SQLITE_BLOB: self = .blob(statement.data(column) ?? Data())
-        default: self = .null
+        switch statement.storageClass(column) {
+        case .integer: self = .integer(statement.int64(column))
+        case .float: self = .real(statement.double(column))
+        case .text: self = .text(statement.textBytes(column) ?? Data())
+        case .blob: self = .blob(statement.data(column) ?? Data())
+        case .null: self = .null
         }
     }
 }
