@@ -1,6 +1,5 @@
 import ApexDumps
 import ApexSQLite
-import CSQLite
 import Foundation
 
 /// `apex-keychain-bench readers`: the dump readers on generated dumps of 1k, 10k and 100k items, each beside a
@@ -123,7 +122,7 @@ enum ReaderBench {
     /// A decrypted keychain export of `count` generic passwords, written through ApexSQLite: every result code is
     /// checked, and the statement binds from its own memory (no `SQLITE_TRANSIENT` here).
     private static func makeSQLite(_ path: String, _ count: Int) throws {
-        let db = try Connection(path: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        let db = try Connection(path: path, mode: [.readWrite, .create])
         try db.execute(
             """
             CREATE TABLE genp(rowid INTEGER PRIMARY KEY, cdat REAL, mdat REAL, acct BLOB, svce BLOB, v_Data BLOB,

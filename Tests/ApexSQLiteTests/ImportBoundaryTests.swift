@@ -10,9 +10,6 @@ import Testing
         "Sources/ApexSQLite/", "Tests/ApexSQLiteTests/", "Tests/SystemLibraryTests/",
         "Sources/apex-keychain-bench/FloorSide.swift", "Sources/apex-keychain-bench/FloorSide+Diagnostics.swift",
         "Sources/apex-keychain-bench/BulkFloor.swift", "Sources/apex-keychain-bench/ReadFloors.swift",
-        "Sources/apex-keychain-bench/ReaderBench.swift",
-        // The migration benchmark's fixture writer, until it moves onto ApexSQLite (issue 29).
-        "Sources/apex-keychain-bench/MigrationBench.swift",
     ]
 
     @Test("no file outside ApexSQLite and the benchmark's raw floors imports CSQLite")
