@@ -110,7 +110,7 @@ extension Keychain {
             synchronizable: try protection(for: options).synchronizable, server: "", securityDomain: "",
             protocolCode: "",
             authenticationType: "", port: 0, path: "")
-        let item = try run { () throws(DatabaseError) in try database.item(for: primaryKey) }
+        let item = try run { () throws(KeychainDatabaseError) in try database.item(for: primaryKey) }
         guard let item, item.attributes.isApexItem else { return try readBackFound(key) }
         let metadata = try metadata(of: item.attributes)
         try checkUnlocked(item.attributes.protectionDomain.accessible ?? Self.defaultAccessible, state, key: key)

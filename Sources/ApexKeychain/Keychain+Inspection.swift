@@ -16,7 +16,7 @@ extension Keychain {
     public func keyState(_ key: String) async throws(KeychainError) -> KeyState {
         try Validation.name(key, "key")
         try prepare()
-        let found = try run { () throws(DatabaseError) in
+        let found = try run { () throws(KeychainDatabaseError) in
             try database.attributes(
                 matching: ItemQuery(
                     itemClass: .genericPassword, service: service, account: key, accessGroup: accessGroup))
@@ -33,7 +33,7 @@ extension Keychain {
     /// - Throws: `INTERNAL` for a database fault or an item of the package with damaged metadata.
     public func keyStates() async throws(KeychainError) -> KeyStates {
         try prepare()
-        let all = try run { () throws(DatabaseError) in
+        let all = try run { () throws(KeychainDatabaseError) in
             try database.attributes(
                 matching: ItemQuery(itemClass: .genericPassword, service: service, accessGroup: accessGroup))
         }
@@ -78,7 +78,7 @@ extension Keychain {
             if states.state(of: key) == .foreign { throw Self.heldByAnotherLibrary(key, service) }
             return
         }
-        let found = try run { () throws(DatabaseError) in
+        let found = try run { () throws(KeychainDatabaseError) in
             try database.attributes(
                 matching: ItemQuery(
                     itemClass: .genericPassword, service: service, account: key, accessGroup: accessGroup))

@@ -128,7 +128,7 @@ public final class Keychain: Sendable {
     /// Every key of this service, sorted by UTF-16 code units (as JavaScript sorts). Never prompts.
     public func getAllKeys() async throws(KeychainError) -> [String] {
         try prepare()
-        let accounts = try run { () throws(DatabaseError) in try database.accounts(matching: ownQuery()) }
+        let accounts = try run { () throws(KeychainDatabaseError) in try database.accounts(matching: ownQuery()) }
         let sorted = accounts.map(Self.key(ofAccount:)).sorted { $0.utf16.lexicographicallyPrecedes($1.utf16) }
         var keys: [String] = []
         keys.reserveCapacity(sorted.count)
@@ -146,7 +146,7 @@ public final class Keychain: Sendable {
     /// Removes every item of this service (the package's own; never another library's). Never prompts.
     public func clear() async throws(KeychainError) {
         try prepare()
-        try run { () throws(DatabaseError) in try database.delete(matching: ownQuery()) }
+        try run { () throws(KeychainDatabaseError) in try database.delete(matching: ownQuery()) }
     }
 
     /// Stores credentials: the password is the value and the username the label, under `credentials` or

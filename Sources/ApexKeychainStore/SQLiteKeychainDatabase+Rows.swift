@@ -9,7 +9,7 @@ extension SQLiteKeychainDatabase {
     /// Runs `body` in a transaction begun `IMMEDIATE` (retried while another process holds the write lock beyond
     /// the busy timeout), commits, or rolls back and rethrows. Inside the transaction already open on this
     /// thread, `body` runs in a savepoint: when it throws, only its own writes are undone. SQLite errors become
-    /// ``DatabaseError``s; other errors pass through unchanged, unless the rollback after them fails too (then
+    /// ``KeychainDatabaseError``s; other errors pass through unchanged, unless the rollback after them fails too (then
     /// the error names both).
     ///
     /// When SQLite has ended the outer transaction itself (it rolls the whole transaction back after some I/O
@@ -21,7 +21,7 @@ extension SQLiteKeychainDatabase {
     /// cost more than the write).
     func transaction<T>(savepoint: Bool = true, _ body: () throws -> T) throws -> T {
         if isReadOnly {
-            throw DatabaseError(
+            throw KeychainDatabaseError(
                 .io,
                 "\(url.path): the store is open read-only (this process can't write the store file or its folder); "
                     + "nothing was written")
@@ -29,7 +29,7 @@ extension SQLiteKeychainDatabase {
         lock.lock()
         defer { lock.unlock() }
         if transactionDepth > 0, !connection.isInTransaction {
-            throw DatabaseError(
+            throw KeychainDatabaseError(
                 .io,
                 "\(url.path): SQLite rolled back the transaction this write belongs to after an error; nothing more is written in it"
             )
@@ -50,15 +50,16 @@ extension SQLiteKeychainDatabase {
             case .body(let error, let rollbackError?):
                 // The transaction may still be open: the caller must hear that the rollback failed.
                 let failure = storeError(error)
-                throw DatabaseError(failure.status, "\(failure.message); undoing it failed too: \(rollbackError)")
+                throw KeychainDatabaseError(
+                    failure.status, "\(failure.message); undoing it failed too: \(rollbackError)")
             }
         }
     }
 
     /// A write: a transaction (``transaction(savepoint:_:)``), or, inside a transaction already open, the body
     /// alone (for a body of one write statement, which SQLite undoes by itself when it fails). With ``read(_:)``,
-    /// the one place where the errors of the connection become ``DatabaseError``s (``databaseError(_:)``).
-    func write<T>(_ body: () throws -> T) throws(DatabaseError) -> T {
+    /// the one place where the errors of the connection become ``KeychainDatabaseError``s (``databaseError(_:)``).
+    func write<T>(_ body: () throws -> T) throws(KeychainDatabaseError) -> T {
         do {
             return try transaction(savepoint: false, body)
         } catch {
@@ -66,8 +67,8 @@ extension SQLiteKeychainDatabase {
         }
     }
 
-    /// A read under the connection lock; its errors become ``DatabaseError``s as a ``write(_:)``'s do.
-    func read<T>(_ body: () throws -> T) throws(DatabaseError) -> T {
+    /// A read under the connection lock; its errors become ``KeychainDatabaseError``s as a ``write(_:)``'s do.
+    func read<T>(_ body: () throws -> T) throws(KeychainDatabaseError) -> T {
         lock.lock()
         defer { lock.unlock() }
         do {
@@ -77,30 +78,31 @@ extension SQLiteKeychainDatabase {
         }
     }
 
-    /// What a read or write throws for `error`: a ``DatabaseError`` as it is, a SQLite error by
+    /// What a read or write throws for `error`: a ``KeychainDatabaseError`` as it is, a SQLite error by
     /// ``databaseError(_:)``, anything else as `io`.
-    private func storeError(_ error: any Error) -> DatabaseError {
+    private func storeError(_ error: any Error) -> KeychainDatabaseError {
         switch error {
-        case let error as DatabaseError: error
+        case let error as KeychainDatabaseError: error
         case let error as SQLiteError: databaseError(error)
-        case let error as RowError<DatabaseError>:
+        case let error as RowError<KeychainDatabaseError>:
             switch error {
             case .sqlite(let error): databaseError(error)
             case .read(let error): error
             }
-        default: DatabaseError(.io, "\(url.path): \(error)")
+        default: KeychainDatabaseError(.io, "\(url.path): \(error)")
         }
     }
 
     /// The store's error for a SQLite error: busy, damaged, or else `io`.
-    func databaseError(_ error: SQLiteError) -> DatabaseError {
+    func databaseError(_ error: SQLiteError) -> KeychainDatabaseError {
         if error.isBusy {
-            return DatabaseError(.io, "\(url.path): the store stayed busy (another process is writing); try again")
+            return KeychainDatabaseError(
+                .io, "\(url.path): the store stayed busy (another process is writing); try again")
         }
         if error.primary == .corrupt || error.primary == .notADB {
-            return DatabaseError(.damaged, "\(url.path): the store is damaged or truncated: \(error)")
+            return KeychainDatabaseError(.damaged, "\(url.path): the store is damaged or truncated: \(error)")
         }
-        return DatabaseError(.io, "\(url.path): \(error)")
+        return KeychainDatabaseError(.io, "\(url.path): \(error)")
     }
 
     /// Runs a statement that writes a row: a constraint failure is a `duplicateItem` (the primary key is the
@@ -109,7 +111,7 @@ extension SQLiteKeychainDatabase {
         do {
             try statement.run()
         } catch  where error.primary == .constraint {
-            throw DatabaseError(.duplicateItem, "the item already exists")
+            throw KeychainDatabaseError(.duplicateItem, "the item already exists")
         }
     }
 
@@ -244,12 +246,12 @@ extension SQLiteKeychainDatabase {
 
     /// The protection domain of a row read from column `c`, by its bytes.
     /// - Throws: `damaged` when it is none the package knows.
-    func protectionDomain(of row: Statement, from c: Int32) throws(DatabaseError) -> ProtectionDomain {
+    func protectionDomain(of row: Statement, from c: Int32) throws(KeychainDatabaseError) -> ProtectionDomain {
         guard
             let domain = row.withBytes(
                 ItemColumn.protectionDomain.offset(from: c), { ExactText.named($0, as: ProtectionDomain.self) })
         else {
-            throw DatabaseError(.damaged, "\(url.path): a row has an unknown class or protection")
+            throw KeychainDatabaseError(.damaged, "\(url.path): a row has an unknown class or protection")
         }
         return domain
     }
@@ -258,7 +260,7 @@ extension SQLiteKeychainDatabase {
     /// ``rowSQL(sealColumn:withID:)``, whose primary key columns are `key`'s.
     func attributes(
         of row: Statement, from c: Int32, key: ItemAttributes.PrimaryKey? = nil
-    ) throws(DatabaseError) -> ItemAttributes {
+    ) throws(KeychainDatabaseError) -> ItemAttributes {
         func at(_ column: ItemColumn) -> Int32 { column.offset(from: c) }
         let domain = try protectionDomain(of: row, from: c)
         var a: ItemAttributes
@@ -274,7 +276,7 @@ extension SQLiteKeychainDatabase {
                 let service = row.string(at(.service)), let account = row.string(at(.account)),
                 let group = row.string(at(.accessGroup))
             else {
-                throw DatabaseError(.damaged, "\(url.path): a row has an unknown class or protection")
+                throw KeychainDatabaseError(.damaged, "\(url.path): a row has an unknown class or protection")
             }
             func optional(_ column: ItemColumn) -> String? {
                 guard row.byteCount(at(column)) > 0 else { return nil }

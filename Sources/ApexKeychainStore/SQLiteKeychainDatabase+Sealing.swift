@@ -170,7 +170,7 @@ extension SQLiteKeychainDatabase {
     /// - Throws: `damaged` when the row's attributes are unknown or the value does not open under them.
     func openRow(
         _ row: Statement, from c: Int32, key: ItemAttributes.PrimaryKey
-    ) throws(DatabaseError) -> (ItemAttributes, Data) {
+    ) throws(KeychainDatabaseError) -> (ItemAttributes, Data) {
         let attributes = try attributes(of: row, from: c, key: key)
         return (attributes, try openValue(row, from: c, key: key))
     }
@@ -178,15 +178,17 @@ extension SQLiteKeychainDatabase {
     /// The opened value of a row read as ``openRow(_:from:key:)`` reads it, its associated data made of `key`
     /// and the other columns as read.
     /// - Throws: `damaged` when the row's protection or binding is unknown or the value does not open.
-    func openValue(_ row: Statement, from c: Int32, key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Data {
+    func openValue(
+        _ row: Statement, from c: Int32, key: ItemAttributes.PrimaryKey
+    ) throws(KeychainDatabaseError) -> Data {
         guard let binding = SealBinding(rawValue: row.int64(ItemColumn.seal.offset(from: c))) else {
-            throw DatabaseError(.damaged, "\(url.path): a row has an unknown seal binding")
+            throw KeychainDatabaseError(.damaged, "\(url.path): a row has an unknown seal binding")
         }
         let domain = try protectionDomain(of: row, from: c)
         let sealed = row.data(ItemColumn.data.offset(from: c)) ?? Data()
         let associated = SealedRow.associatedData(row: row, from: c, key: key, binding)
         guard let value = Sodium.open(sealed, key: classKey(domain), associatedData: associated) else {
-            throw DatabaseError(
+            throw KeychainDatabaseError(
                 .damaged,
                 "\(url.path): the sealed value does not open: it was moved to another row, its attributes (protection, "
                     + "label, dates) were edited, or the file is damaged")

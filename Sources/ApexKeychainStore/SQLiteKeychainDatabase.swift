@@ -76,7 +76,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
 
     /// Adds an item; `duplicateItem` when its primary key is taken, `io` for a value larger than
     /// ``maximumValueSize``.
-    public func add(_ item: KeychainItem) throws(DatabaseError) {
+    public func add(_ item: KeychainItem) throws(KeychainDatabaseError) {
         try checkSize(item.value)
         try write {
             try insert(item)
@@ -85,10 +85,10 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
 
     /// Replaces the attributes and value of the item under `key`; `io` for a value larger than
     /// ``maximumValueSize``.
-    public func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(DatabaseError) {
+    public func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(KeychainDatabaseError) {
         try checkSize(item.value)
         try write {
-            guard let id = try rowID(key) else { throw DatabaseError(.itemNotFound, "no such item") }
+            guard let id = try rowID(key) else { throw KeychainDatabaseError(.itemNotFound, "no such item") }
             let a = item.attributes
             let update = try connection.statement(Self.updateSQL)
             try bindRow(update, a, value: item.value)
@@ -98,14 +98,14 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
     }
 
     /// Moves the item under `key` to another account. The whole row is written again, its value sealed anew.
-    public func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(DatabaseError) {
+    public func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(KeychainDatabaseError) {
         try write {
             let select = try connection.statement(rowWithIDSQL)
             try bindPrimaryKey(select, key, from: 1)
-            let found = try select.readFirstRow { row throws(DatabaseError) in
+            let found = try select.readFirstRow { row throws(KeychainDatabaseError) in
                 (row.int64(0), try openRow(row, from: 1, key: key))
             }
-            guard let (id, opened) = found else { throw DatabaseError(.itemNotFound, "no such item") }
+            guard let (id, opened) = found else { throw KeychainDatabaseError(.itemNotFound, "no such item") }
             var (moved, value) = opened
             defer { Sodium.wipe(&value) }
             moved.account = account
@@ -117,14 +117,14 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
     }
 
     /// The attributes of every matching item; never reads a value.
-    public func attributes(matching query: ItemQuery) throws(DatabaseError) -> [ItemAttributes] {
+    public func attributes(matching query: ItemQuery) throws(KeychainDatabaseError) -> [ItemAttributes] {
         try attributeRows(Self.selectSQL[Self.shape(query)], query, orAccount: nil)
     }
 
     /// The attributes of the items that match `query` or match it with `account`: one statement.
     public func attributes(
         matching query: ItemQuery, orAccount account: String
-    ) throws(DatabaseError)
+    ) throws(KeychainDatabaseError)
         -> [ItemAttributes]
     {
         guard let first = query.account, !ExactText.equal(first, account) else {
@@ -150,11 +150,11 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
     private func attributeRows(
         _ select: SQL, _ query: ItemQuery, orAccount account: String? = nil, upTo upper: String? = nil,
         keep: (Statement) -> Bool = { _ in true }
-    ) throws(DatabaseError) -> [ItemAttributes] {
+    ) throws(KeychainDatabaseError) -> [ItemAttributes] {
         try read {
             let statement = try connection.statement(select)
             try bind(statement, query, orAccount: account, upTo: upper)
-            return try statement.readAllRows { row throws(DatabaseError) in
+            return try statement.readAllRows { row throws(KeychainDatabaseError) in
                 keep(row) ? try attributes(of: row, from: 0) : nil
             }
             .compactMap { $0 }
@@ -162,7 +162,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
     }
 
     /// The accounts of the matching items, answered from the primary-key index without reading the rows.
-    public func accounts(matching query: ItemQuery) throws(DatabaseError) -> [String] {
+    public func accounts(matching query: ItemQuery) throws(KeychainDatabaseError) -> [String] {
         try read {
             let statement = try connection.statement(Self.accountsSQL[Self.shape(query)])
             try bind(statement, query)
@@ -171,22 +171,24 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
     }
 
     /// The value of the item under `key`.
-    public func value(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Data {
+    public func value(for key: ItemAttributes.PrimaryKey) throws(KeychainDatabaseError) -> Data {
         try read {
             let select = try connection.statement(rowSQL)
             try bindPrimaryKey(select, key, from: 1)
-            let found = try select.readFirstRow { row throws(DatabaseError) in try openValue(row, from: 0, key: key) }
-            guard let found else { throw DatabaseError(.itemNotFound, "no such item") }
+            let found = try select.readFirstRow { row throws(KeychainDatabaseError) in
+                try openValue(row, from: 0, key: key)
+            }
+            guard let found else { throw KeychainDatabaseError(.itemNotFound, "no such item") }
             return found
         }
     }
 
     /// The item under `key` with its value: one SELECT of the row.
-    public func item(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> KeychainItem? {
+    public func item(for key: ItemAttributes.PrimaryKey) throws(KeychainDatabaseError) -> KeychainItem? {
         try read {
             let select = try connection.statement(rowSQL)
             try bindPrimaryKey(select, key, from: 1)
-            return try select.readFirstRow { row throws(DatabaseError) in
+            return try select.readFirstRow { row throws(KeychainDatabaseError) in
                 let (attributes, value) = try openRow(row, from: 0, key: key)
                 return KeychainItem(attributes: attributes, value: value)
             }
@@ -194,7 +196,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
     }
 
     /// Deletes every matching item and returns how many there were.
-    public func delete(matching query: ItemQuery) throws(DatabaseError) -> Int {
+    public func delete(matching query: ItemQuery) throws(KeychainDatabaseError) -> Int {
         try write {
             let statement = try connection.statement(Self.deleteSQL[Self.shape(query)])
             try bind(statement, query)
@@ -204,7 +206,7 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
     }
 
     /// Deletes the item under `key`; returns whether there was one.
-    public func delete(_ key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Bool {
+    public func delete(_ key: ItemAttributes.PrimaryKey) throws(KeychainDatabaseError) -> Bool {
         try write {
             let statement = try connection.statement(Self.deleteKeySQL)
             try bindPrimaryKey(statement, key, from: 1)
@@ -230,9 +232,9 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
         try transaction(body)
     }
 
-    private func checkSize(_ value: Data) throws(DatabaseError) {
+    private func checkSize(_ value: Data) throws(KeychainDatabaseError) {
         guard value.count > Self.maximumValueSize else { return }
-        throw DatabaseError(
+        throw KeychainDatabaseError(
             .io,
             "\(url.path): the value is \(value.count) bytes; a store holds values of up to \(Self.maximumValueSize) bytes (16 MiB)"
         )
@@ -242,12 +244,12 @@ public final class SQLiteKeychainDatabase: KeychainDatabase, @unchecked Sendable
 
     /// Whether the app install marker of the modelled device is recorded in the store.
     /// - Throws: when the store can't be read (never "no marker" for "don't know").
-    public func hasInstallMarker() throws(DatabaseError) -> Bool {
+    public func hasInstallMarker() throws(KeychainDatabaseError) -> Bool {
         try read { try metaValue("install_marker") != nil }
     }
 
     /// Records the install marker.
-    public func setInstallMarker() throws(DatabaseError) {
+    public func setInstallMarker() throws(KeychainDatabaseError) {
         try write { try setMeta("install_marker", Data("1".utf8)) }
     }
 

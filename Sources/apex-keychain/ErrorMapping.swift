@@ -28,7 +28,7 @@ enum ErrorMapping {
     }
 
     /// A database call made directly (not through a ``Keychain``), as ``Keychain`` would report it.
-    static func database(_ error: DatabaseError, store: String) -> CLIError {
+    static func database(_ error: KeychainDatabaseError, store: String) -> CLIError {
         let code: KeychainErrorCode = error.status == .interactionNotAllowed ? .INTERACTION_NOT_ALLOWED : .INTERNAL
         return keychain(KeychainError(code, "database error: \(error.message)"), store: store)
     }

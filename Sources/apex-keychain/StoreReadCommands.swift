@@ -111,7 +111,7 @@ extension OpenedStore {
     /// staged by a crash.
     func keysByPlace(includingLedger: Bool = false) async throws(CLIError) -> [KeysOfPlace] {
         let items: [ItemAttributes]
-        do throws(DatabaseError) {
+        do throws(KeychainDatabaseError) {
             items = try database.attributes(matching: ItemQuery(itemClass: .genericPassword, creator: apexCreator))
         } catch {
             throw ErrorMapping.database(error, store: path)

@@ -59,7 +59,7 @@ struct DamagedStoreTests {
         #expect {
             try db.attributes(matching: ItemQuery(service: "s"))
         } throws: { error in
-            guard let error = error as? DatabaseError else { return false }
+            guard let error = error as? KeychainDatabaseError else { return false }
             return error.status == .damaged && error.message.contains("unknown class or protection")
         }
     }

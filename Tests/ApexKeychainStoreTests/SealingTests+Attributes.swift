@@ -128,7 +128,7 @@ extension SealingTests {
             #expect {
                 try read()
             } throws: { error in
-                (error as? DatabaseError)?.status == .damaged
+                (error as? KeychainDatabaseError)?.status == .damaged
             }
         }
     }

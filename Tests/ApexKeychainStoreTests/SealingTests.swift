@@ -241,7 +241,7 @@ struct SealingTests {
         let db = try store.open()
         await expectDamaged(try keychain(db), "b", notMentioning: ["secret-of-b"])
         let key = try #require(try db.attributes(matching: ItemQuery(account: "b")).first).primaryKey
-        let error = #expect(throws: DatabaseError.self) { _ = try db.value(for: key) }
+        let error = #expect(throws: KeychainDatabaseError.self) { _ = try db.value(for: key) }
         #expect(error?.status == .damaged)
     }
 
@@ -272,7 +272,7 @@ struct SealingTests {
         try tamper("UPDATE items SET crtr = crtr + 1 WHERE acct = 'a'")
         let db = try store.open()
         let key = try #require(try db.attributes(matching: ItemQuery(account: "a")).first).primaryKey
-        let error = #expect(throws: DatabaseError.self) { _ = try db.value(for: key) }
+        let error = #expect(throws: KeychainDatabaseError.self) { _ = try db.value(for: key) }
         #expect(error?.status == .damaged)
         #expect(error?.message.contains("secret-of-a") == false)
     }

@@ -35,7 +35,7 @@ struct SizeLimitTests {
         }
         let item = KeychainItem(
             attributes: ItemAttributes(service: "s", account: "raw", accessGroup: "g"), value: tooLarge)
-        let error = #expect(throws: DatabaseError.self) { try db.add(item) }
+        let error = #expect(throws: KeychainDatabaseError.self) { try db.add(item) }
         #expect(error?.status == .io)
         #expect(try await kc.getAllKeys() == ["largest"])
         #expect(try await kc.getBytes("largest") == largest)

@@ -18,15 +18,15 @@ struct InMemoryDatabaseTests {
             value: Data(value.utf8))
     }
 
-    /// The status of the ``DatabaseError`` `body` threw, or nil when it did not throw.
-    static func status(_ body: () throws -> Void) -> DatabaseError.Status? {
+    /// The status of the ``KeychainDatabaseError`` `body` threw, or nil when it did not throw.
+    static func status(_ body: () throws -> Void) -> KeychainDatabaseError.Status? {
         do {
             try body()
             return nil
-        } catch let error as DatabaseError {
+        } catch let error as KeychainDatabaseError {
             return error.status
         } catch {
-            Issue.record("expected a DatabaseError, got \(error)")
+            Issue.record("expected a KeychainDatabaseError, got \(error)")
             return nil
         }
     }
@@ -302,7 +302,7 @@ struct InMemoryDatabaseTests {
 
         var testDescription: String { rawValue }
 
-        func run(_ db: InMemoryKeychainDatabase) throws(DatabaseError) {
+        func run(_ db: InMemoryKeychainDatabase) throws(KeychainDatabaseError) {
             let a = InMemoryDatabaseTests.item("a").attributes.primaryKey
             switch self {
             case .add: try db.add(InMemoryDatabaseTests.item("c"))

@@ -160,19 +160,19 @@ protocol ForwardingDatabase: KeychainDatabase {
 }
 
 extension ForwardingDatabase {
-    func add(_ item: KeychainItem) throws(DatabaseError) { try base.add(item) }
-    func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(DatabaseError) {
+    func add(_ item: KeychainItem) throws(KeychainDatabaseError) { try base.add(item) }
+    func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(KeychainDatabaseError) {
         try base.replace(key, with: item)
     }
-    func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(DatabaseError) {
+    func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(KeychainDatabaseError) {
         try base.rename(key, toAccount: account)
     }
-    func attributes(matching query: ItemQuery) throws(DatabaseError) -> [ItemAttributes] {
+    func attributes(matching query: ItemQuery) throws(KeychainDatabaseError) -> [ItemAttributes] {
         try base.attributes(matching: query)
     }
-    func value(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Data { try base.value(for: key) }
-    func delete(matching query: ItemQuery) throws(DatabaseError) -> Int { try base.delete(matching: query) }
-    func delete(_ key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Bool { try base.delete(key) }
+    func value(for key: ItemAttributes.PrimaryKey) throws(KeychainDatabaseError) -> Data { try base.value(for: key) }
+    func delete(matching query: ItemQuery) throws(KeychainDatabaseError) -> Int { try base.delete(matching: query) }
+    func delete(_ key: ItemAttributes.PrimaryKey) throws(KeychainDatabaseError) -> Bool { try base.delete(key) }
 }
 
 /// A database whose every call commits on its own: it passes calls to a store, and keeps the protocol's default
@@ -212,7 +212,7 @@ final class CommitFailingDatabase: ForwardingDatabase, @unchecked Sendable {
         defer { lock.withLock { depth -= 1 } }
         return try base.atomically {
             let result = try body()
-            if number == failing { throw DatabaseError(.io, "injected failure of the commit") }
+            if number == failing { throw KeychainDatabaseError(.io, "injected failure of the commit") }
             return result
         }
     }

@@ -19,14 +19,14 @@ private final class IntrudedDatabase: KeychainDatabase {
         pending = Mutex(intruder)
     }
 
-    func add(_ item: KeychainItem) throws(DatabaseError) { try inner.add(item) }
-    func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(DatabaseError) {
+    func add(_ item: KeychainItem) throws(KeychainDatabaseError) { try inner.add(item) }
+    func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(KeychainDatabaseError) {
         try inner.replace(key, with: item)
     }
-    func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(DatabaseError) {
+    func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(KeychainDatabaseError) {
         try inner.rename(key, toAccount: account)
     }
-    func attributes(matching query: ItemQuery) throws(DatabaseError) -> [ItemAttributes] {
+    func attributes(matching query: ItemQuery) throws(KeychainDatabaseError) -> [ItemAttributes] {
         if query.account == key,
             let intruder = pending.withLock({ item -> KeychainItem? in
                 defer { item = nil }
@@ -37,9 +37,9 @@ private final class IntrudedDatabase: KeychainDatabase {
         }
         return try inner.attributes(matching: query)
     }
-    func value(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Data { try inner.value(for: key) }
-    func delete(matching query: ItemQuery) throws(DatabaseError) -> Int { try inner.delete(matching: query) }
-    func delete(_ key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Bool { try inner.delete(key) }
+    func value(for key: ItemAttributes.PrimaryKey) throws(KeychainDatabaseError) -> Data { try inner.value(for: key) }
+    func delete(matching query: ItemQuery) throws(KeychainDatabaseError) -> Int { try inner.delete(matching: query) }
+    func delete(_ key: ItemAttributes.PrimaryKey) throws(KeychainDatabaseError) -> Bool { try inner.delete(key) }
     func exclusively<T>(_ body: () throws -> T) throws -> T { try inner.exclusively(body) }
 }
 

@@ -385,45 +385,45 @@ final class FaultyDatabase: KeychainDatabase, @unchecked Sendable {
         lock.withLock { renamesFail = fail }
     }
 
-    private func check(_ item: KeychainItem) throws(DatabaseError) {
+    private func check(_ item: KeychainItem) throws(KeychainDatabaseError) {
         let failing = lock.withLock { failingService }
         if item.attributes.isApexItem, item.attributes.service == failing {
-            throw DatabaseError(.io, "injected fault")
+            throw KeychainDatabaseError(.io, "injected fault")
         }
     }
 
-    func add(_ item: KeychainItem) throws(DatabaseError) {
+    func add(_ item: KeychainItem) throws(KeychainDatabaseError) {
         try check(item)
         try base.add(item)
     }
 
-    func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(DatabaseError) {
+    func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(KeychainDatabaseError) {
         try check(item)
         try base.replace(key, with: item)
     }
 
-    func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(DatabaseError) {
+    func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(KeychainDatabaseError) {
         if lock.withLock({ renamesFail }), !account.hasSuffix("\u{0}apex-parked") {
-            throw DatabaseError(.io, "injected fault")
+            throw KeychainDatabaseError(.io, "injected fault")
         }
         try base.rename(key, toAccount: account)
     }
 
-    func attributes(matching query: ItemQuery) throws(DatabaseError) -> [ItemAttributes] {
+    func attributes(matching query: ItemQuery) throws(KeychainDatabaseError) -> [ItemAttributes] {
         try base.attributes(matching: query)
     }
 
-    func value(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Data { try base.value(for: key) }
+    func value(for key: ItemAttributes.PrimaryKey) throws(KeychainDatabaseError) -> Data { try base.value(for: key) }
 
-    func delete(matching query: ItemQuery) throws(DatabaseError) -> Int { try base.delete(matching: query) }
+    func delete(matching query: ItemQuery) throws(KeychainDatabaseError) -> Int { try base.delete(matching: query) }
 
-    func delete(_ key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Bool {
+    func delete(_ key: ItemAttributes.PrimaryKey) throws(KeychainDatabaseError) -> Bool {
         if lock.withLock({ deletesFail }),
             try base.attributes(matching: ItemQuery(service: key.service, account: key.account)).contains(where: {
                 !$0.isApexItem
             })
         {
-            throw DatabaseError(.io, "injected fault")
+            throw KeychainDatabaseError(.io, "injected fault")
         }
         return try base.delete(key)
     }

@@ -25,7 +25,7 @@ private final class WatchedDatabase: KeychainDatabase {
         counts.withLock { $0.afterAdd = ($0.adds + n, action) }
     }
 
-    func add(_ item: KeychainItem) throws(DatabaseError) {
+    func add(_ item: KeychainItem) throws(KeychainDatabaseError) {
         try inner.add(item)
         let action: (@Sendable () -> Void)? = counts.withLock { c in
             c.adds += 1
@@ -35,21 +35,21 @@ private final class WatchedDatabase: KeychainDatabase {
         }
         action?()
     }
-    func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(DatabaseError) {
+    func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(KeychainDatabaseError) {
         try inner.replace(key, with: item)
     }
-    func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(DatabaseError) {
+    func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(KeychainDatabaseError) {
         try inner.rename(key, toAccount: account)
     }
-    func attributes(matching query: ItemQuery) throws(DatabaseError) -> [ItemAttributes] {
+    func attributes(matching query: ItemQuery) throws(KeychainDatabaseError) -> [ItemAttributes] {
         counts.withLock { $0.reads += 1 }
         return try inner.attributes(matching: query)
     }
-    func accounts(matching query: ItemQuery) throws(DatabaseError) -> [String] {
+    func accounts(matching query: ItemQuery) throws(KeychainDatabaseError) -> [String] {
         counts.withLock { $0.reads += 1 }
         return try inner.accounts(matching: query)
     }
-    func value(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Data {
+    func value(for key: ItemAttributes.PrimaryKey) throws(KeychainDatabaseError) -> Data {
         let foreign = try inner.attributes(
             matching: ItemQuery(
                 itemClass: key.itemClass, service: key.service, account: key.account, accessGroup: key.accessGroup)
@@ -60,8 +60,8 @@ private final class WatchedDatabase: KeychainDatabase {
         }
         return try inner.value(for: key)
     }
-    func delete(matching query: ItemQuery) throws(DatabaseError) -> Int { try inner.delete(matching: query) }
-    func delete(_ key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Bool { try inner.delete(key) }
+    func delete(matching query: ItemQuery) throws(KeychainDatabaseError) -> Int { try inner.delete(matching: query) }
+    func delete(_ key: ItemAttributes.PrimaryKey) throws(KeychainDatabaseError) -> Bool { try inner.delete(key) }
     func exclusively<T>(_ body: () throws -> T) throws -> T { try inner.exclusively(body) }
 }
 

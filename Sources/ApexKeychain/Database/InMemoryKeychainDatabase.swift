@@ -16,7 +16,7 @@ public final class InMemoryKeychainDatabase: KeychainDatabase {
     private struct State {
         var items: [ItemAttributes.PrimaryKey: KeychainItem] = [:]
         var writes = 0
-        var faults: [Int: DatabaseError.Status] = [:]
+        var faults: [Int: KeychainDatabaseError.Status] = [:]
         var lockedAway: Set<ItemAttributes.PrimaryKey> = []
         var depth = 0
         var committed = 0
@@ -52,7 +52,7 @@ public final class InMemoryKeychainDatabase: KeychainDatabase {
     public var committedScopes: Int { state.withLock { $0.committed } }
 
     /// Makes the `n`th write from now (1 = the next one) fail with `status` and change nothing.
-    public func failWrite(number n: Int, status: DatabaseError.Status = .io) {
+    public func failWrite(number n: Int, status: KeychainDatabaseError.Status = .io) {
         precondition(n >= 1, "the first write from now is number 1")
         state.withLock { $0.faults[$0.writes + n] = status }
     }
@@ -75,22 +75,24 @@ public final class InMemoryKeychainDatabase: KeychainDatabase {
     }
 
     /// Adds an item; `duplicateItem` when its primary key is taken.
-    public func add(_ item: KeychainItem) throws(DatabaseError) {
-        try write { state throws(DatabaseError) in
+    public func add(_ item: KeychainItem) throws(KeychainDatabaseError) {
+        try write { state throws(KeychainDatabaseError) in
             let key = item.attributes.primaryKey
-            guard state.items[key] == nil else { throw DatabaseError(.duplicateItem, "the item already exists") }
+            guard state.items[key] == nil else {
+                throw KeychainDatabaseError(.duplicateItem, "the item already exists")
+            }
             state.items[key] = item
         }
     }
 
     /// Replaces the attributes and value of the item under `key`.
-    public func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(DatabaseError) {
-        try write { state throws(DatabaseError) in
-            guard state.items[key] != nil else { throw DatabaseError(.itemNotFound, "no such item") }
+    public func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(KeychainDatabaseError) {
+        try write { state throws(KeychainDatabaseError) in
+            guard state.items[key] != nil else { throw KeychainDatabaseError(.itemNotFound, "no such item") }
             try Self.checkNotLockedAway(key, state)
             let newKey = item.attributes.primaryKey
             if newKey != key, state.items[newKey] != nil {
-                throw DatabaseError(.duplicateItem, "the item already exists")
+                throw KeychainDatabaseError(.duplicateItem, "the item already exists")
             }
             state.items[key] = nil
             state.items[newKey] = item
@@ -98,14 +100,14 @@ public final class InMemoryKeychainDatabase: KeychainDatabase {
     }
 
     /// Moves the item under `key` to another account.
-    public func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(DatabaseError) {
-        try write { state throws(DatabaseError) in
-            guard var item = state.items[key] else { throw DatabaseError(.itemNotFound, "no such item") }
+    public func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(KeychainDatabaseError) {
+        try write { state throws(KeychainDatabaseError) in
+            guard var item = state.items[key] else { throw KeychainDatabaseError(.itemNotFound, "no such item") }
             try Self.checkNotLockedAway(key, state)
             item.attributes.account = account
             let newKey = item.attributes.primaryKey
             if newKey != key, state.items[newKey] != nil {
-                throw DatabaseError(.duplicateItem, "the item already exists")
+                throw KeychainDatabaseError(.duplicateItem, "the item already exists")
             }
             state.items[key] = nil
             state.items[newKey] = item
@@ -113,22 +115,22 @@ public final class InMemoryKeychainDatabase: KeychainDatabase {
     }
 
     /// The attributes of every matching item; never reads a value.
-    public func attributes(matching query: ItemQuery) throws(DatabaseError) -> [ItemAttributes] {
+    public func attributes(matching query: ItemQuery) throws(KeychainDatabaseError) -> [ItemAttributes] {
         state.withLock { state in state.items.values.lazy.map(\.attributes).filter(query.matches) }
     }
 
     /// The value of the item under `key`.
-    public func value(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Data {
-        try state.withLock { state throws(DatabaseError) -> Data in
-            guard let item = state.items[key] else { throw DatabaseError(.itemNotFound, "no such item") }
+    public func value(for key: ItemAttributes.PrimaryKey) throws(KeychainDatabaseError) -> Data {
+        try state.withLock { state throws(KeychainDatabaseError) -> Data in
+            guard let item = state.items[key] else { throw KeychainDatabaseError(.itemNotFound, "no such item") }
             try Self.checkNotLockedAway(key, state)
             return item.value
         }
     }
 
     /// The item under `key` with its value.
-    public func item(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> KeychainItem? {
-        try state.withLock { state throws(DatabaseError) -> KeychainItem? in
+    public func item(for key: ItemAttributes.PrimaryKey) throws(KeychainDatabaseError) -> KeychainItem? {
+        try state.withLock { state throws(KeychainDatabaseError) -> KeychainItem? in
             guard let item = state.items[key] else { return nil }
             try Self.checkNotLockedAway(key, state)
             return item
@@ -136,8 +138,8 @@ public final class InMemoryKeychainDatabase: KeychainDatabase {
     }
 
     /// Deletes every matching item and returns how many there were.
-    public func delete(matching query: ItemQuery) throws(DatabaseError) -> Int {
-        try write { state throws(DatabaseError) in
+    public func delete(matching query: ItemQuery) throws(KeychainDatabaseError) -> Int {
+        try write { state throws(KeychainDatabaseError) in
             let keys = state.items.filter { query.matches($0.value.attributes) }.map(\.key)
             for key in keys {
                 state.items[key] = nil
@@ -148,8 +150,8 @@ public final class InMemoryKeychainDatabase: KeychainDatabase {
     }
 
     /// Deletes the item under `key`; returns whether there was one.
-    public func delete(_ key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Bool {
-        try write { state throws(DatabaseError) in
+    public func delete(_ key: ItemAttributes.PrimaryKey) throws(KeychainDatabaseError) -> Bool {
+        try write { state throws(KeychainDatabaseError) in
             state.lockedAway.remove(key)
             return state.items.removeValue(forKey: key) != nil
         }
@@ -189,18 +191,22 @@ public final class InMemoryKeychainDatabase: KeychainDatabase {
         }
     }
 
-    private static func checkNotLockedAway(_ key: ItemAttributes.PrimaryKey, _ state: State) throws(DatabaseError) {
-        if state.lockedAway.contains(key) { throw DatabaseError(.interactionNotAllowed, "the item is locked away") }
+    private static func checkNotLockedAway(
+        _ key: ItemAttributes.PrimaryKey, _ state: State
+    ) throws(KeychainDatabaseError) {
+        if state.lockedAway.contains(key) {
+            throw KeychainDatabaseError(.interactionNotAllowed, "the item is locked away")
+        }
     }
 
     /// Counts the write, fails it if a fault was planted for it, else runs it under the state lock.
-    private func write<T>(_ body: (inout State) throws(DatabaseError) -> T) throws(DatabaseError) -> T {
+    private func write<T>(_ body: (inout State) throws(KeychainDatabaseError) -> T) throws(KeychainDatabaseError) -> T {
         writer.lock()
         defer { writer.unlock() }
-        return try state.withLock { state throws(DatabaseError) -> T in
+        return try state.withLock { state throws(KeychainDatabaseError) -> T in
             state.writes += 1
             if let fault = state.faults.removeValue(forKey: state.writes) {
-                throw DatabaseError(fault, "injected fault on write \(state.writes)")
+                throw KeychainDatabaseError(fault, "injected fault on write \(state.writes)")
             }
             return try body(&state)
         }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The status of a failed database call, as the keychain's `OSStatus` codes name them.
-public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible {
+public struct KeychainDatabaseError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Which failure.
     public enum Status: String, Sendable, Equatable {
         /// `errSecDuplicateItem`: an item with the same primary key exists.
@@ -40,44 +40,46 @@ public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible
 /// transaction where the database can: many writes, one durable commit.
 public protocol KeychainDatabase: AnyObject, Sendable {
     /// Adds an item.
-    /// - Throws: ``DatabaseError`` `duplicateItem` when an item with the same primary key exists.
-    func add(_ item: KeychainItem) throws(DatabaseError)
+    /// - Throws: ``KeychainDatabaseError`` `duplicateItem` when an item with the same primary key exists.
+    func add(_ item: KeychainItem) throws(KeychainDatabaseError)
 
     /// Replaces the attributes and value of the one item whose primary key is `key`.
     /// - Throws: `itemNotFound`, or `duplicateItem` when the new primary key is taken by another item.
-    func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(DatabaseError)
+    func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(KeychainDatabaseError)
 
     /// Changes only the account of the item whose primary key is `key` (moves it to another key).
     /// - Throws: `itemNotFound`, or `duplicateItem` when the new primary key is taken.
-    func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(DatabaseError)
+    func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(KeychainDatabaseError)
 
     /// The attributes of every item that matches, in no particular order. Never reads a value.
-    func attributes(matching query: ItemQuery) throws(DatabaseError) -> [ItemAttributes]
+    func attributes(matching query: ItemQuery) throws(KeychainDatabaseError) -> [ItemAttributes]
 
     /// The attributes of every item that matches `query`, or matches it with `account` as its account: a key and
     /// another key of the same service in one look-up where the database can (the default makes two).
-    func attributes(matching query: ItemQuery, orAccount account: String) throws(DatabaseError) -> [ItemAttributes]
+    func attributes(
+        matching query: ItemQuery, orAccount account: String
+    ) throws(KeychainDatabaseError) -> [ItemAttributes]
 
     /// The accounts of every item that matches, in no particular order (a listing that needs nothing else).
-    func accounts(matching query: ItemQuery) throws(DatabaseError) -> [String]
+    func accounts(matching query: ItemQuery) throws(KeychainDatabaseError) -> [String]
 
     /// The value of the item whose primary key is `key`.
     /// - Throws: `itemNotFound`, `interactionNotAllowed`, or `damaged` when the value can't be opened.
-    func value(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Data
+    func value(for key: ItemAttributes.PrimaryKey) throws(KeychainDatabaseError) -> Data
 
     /// The attributes and value of the item whose primary key is `key`, or nil when there is none: a read of its
     /// value, as ``value(for:)`` is, with one look-up where the database can (the default reads the attributes,
     /// then the value).
     /// - Throws: `interactionNotAllowed`, or `damaged` when the value can't be opened.
-    func item(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> KeychainItem?
+    func item(for key: ItemAttributes.PrimaryKey) throws(KeychainDatabaseError) -> KeychainItem?
 
     /// Deletes every item that matches and returns how many there were.
     @discardableResult
-    func delete(matching query: ItemQuery) throws(DatabaseError) -> Int
+    func delete(matching query: ItemQuery) throws(KeychainDatabaseError) -> Int
 
     /// Deletes the item whose primary key is `key`, if there is one; returns whether there was.
     @discardableResult
-    func delete(_ key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Bool
+    func delete(_ key: ItemAttributes.PrimaryKey) throws(KeychainDatabaseError) -> Bool
 
     /// Runs `body` with no other writer of this database in between. Calls inside may still fail one by one.
     func exclusively<T>(_ body: () throws -> T) throws -> T
@@ -120,7 +122,7 @@ extension KeychainDatabase {
     }
 
     /// The attributes of the item under `key`, then its value.
-    public func item(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> KeychainItem? {
+    public func item(for key: ItemAttributes.PrimaryKey) throws(KeychainDatabaseError) -> KeychainItem? {
         let query = ItemQuery(
             itemClass: key.itemClass, service: key.service, account: key.account, accessGroup: key.accessGroup)
         guard let attributes = try attributes(matching: query).first(where: { $0.primaryKey == key }) else {
@@ -136,7 +138,7 @@ extension KeychainDatabase {
     /// ``attributes(matching:)`` of `query`, then of `query` with `account` (nothing more when they are the same).
     public func attributes(
         matching query: ItemQuery, orAccount account: String
-    ) throws(DatabaseError)
+    ) throws(KeychainDatabaseError)
         -> [ItemAttributes]
     {
         let found = try attributes(matching: query)
@@ -148,7 +150,7 @@ extension KeychainDatabase {
 
     /// The accounts of the matching items, from their attributes. Databases that can answer from an index
     /// implement it themselves.
-    public func accounts(matching query: ItemQuery) throws(DatabaseError) -> [String] {
+    public func accounts(matching query: ItemQuery) throws(KeychainDatabaseError) -> [String] {
         try attributes(matching: query).map(\.account)
     }
 }

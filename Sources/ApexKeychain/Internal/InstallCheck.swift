@@ -55,7 +55,7 @@ extension Keychain {
         let found = try run {
             try database.exclusively { () throws -> Bool in
                 if try markerFound() { return true }
-                do throws(DatabaseError) {
+                do throws(KeychainDatabaseError) {
                     try database.delete(
                         matching: ItemQuery(
                             itemClass: .genericPassword, accessGroup: device.defaultAccessGroup,

@@ -156,7 +156,7 @@ extension Keychain {
                     do {
                         try database.replace(current.primaryKey, with: replacement)
                         return true
-                    } catch let error as DatabaseError where error.status == .interactionNotAllowed {
+                    } catch let error as KeychainDatabaseError where error.status == .interactionNotAllowed {
                         // The old item is locked away and the failed replace changed nothing: stage instead.
                     }
                 }
@@ -206,9 +206,11 @@ extension Keychain {
 
     /// The package's item under `key`, settling a staged write if that is all there is.
     func current(_ key: String) throws(KeychainError) -> ItemAttributes? {
-        let own = try run { () throws(DatabaseError) in try database.attributes(matching: ownQuery(account: key)) }
+        let own = try run { () throws(KeychainDatabaseError) in
+            try database.attributes(matching: ownQuery(account: key))
+        }
         if let item = own.first { return item }
-        let staged = try run { () throws(DatabaseError) in
+        let staged = try run { () throws(KeychainDatabaseError) in
             try database.accounts(matching: ownQuery(account: Self.stagingAccount(key)))
         }
         if staged.isEmpty { return nil }
@@ -322,7 +324,7 @@ extension Keychain {
             if setChanged || hashChanged { reason = "the enrolled biometrics changed" }
         }
         guard let reason else { return }
-        try run { () throws(DatabaseError) in try database.delete(item.primaryKey) }
+        try run { () throws(KeychainDatabaseError) in try database.delete(item.primaryKey) }
         throw KeychainError(.KEY_INVALIDATED, "item '\(key)' was invalidated because \(reason); it has been removed")
     }
 
@@ -370,14 +372,14 @@ extension Keychain {
             return try body()
         } catch let error as KeychainError {
             throw error
-        } catch let error as DatabaseError {
+        } catch let error as KeychainDatabaseError {
             throw map(error, key: nil)
         } catch {
             throw KeychainError(.INTERNAL, "service '\(service)': \(error)")
         }
     }
 
-    func map(_ error: DatabaseError, key: String?) -> KeychainError {
+    func map(_ error: KeychainDatabaseError, key: String?) -> KeychainError {
         let subject = key.map { "item '\($0)' of service '\(service)'" } ?? "service '\(service)'"
         switch error.status {
         case .interactionNotAllowed:

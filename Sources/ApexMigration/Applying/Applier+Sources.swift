@@ -94,7 +94,7 @@ extension Applier {
     /// The attributes of the other library's item under exactly `key`, if it is still there.
     static func foreignItem(
         _ key: ItemAttributes.PrimaryKey, in database: any KeychainDatabase
-    ) throws(DatabaseError)
+    ) throws(KeychainDatabaseError)
         -> ItemAttributes?
     {
         try database.attributes(

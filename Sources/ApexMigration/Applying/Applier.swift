@@ -372,7 +372,7 @@ struct Applier {
             return try database.atomically { try body() }
         } catch let error as KeychainError {
             throw error
-        } catch let error as DatabaseError {
+        } catch let error as KeychainDatabaseError {
             throw KeychainError(
                 error.status == .interactionNotAllowed ? .INTERACTION_NOT_ALLOWED : .INTERNAL,
                 "the migration's writes could not be committed: \(error.message)")

@@ -25,7 +25,7 @@ struct ParkedItem: Codable, Equatable {
     }
 
     /// The other library's item at `account` (the original place or the parking one), if it is there.
-    func find(at account: String, in database: any KeychainDatabase) throws(DatabaseError) -> ItemAttributes? {
+    func find(at account: String, in database: any KeychainDatabase) throws(KeychainDatabaseError) -> ItemAttributes? {
         try database.attributes(
             matching: ItemQuery(
                 itemClass: .genericPassword, service: service, account: account, accessGroup: accessGroup,
@@ -34,19 +34,19 @@ struct ParkedItem: Codable, Equatable {
     }
 
     /// Moves the item to its parking account.
-    func park(in database: any KeychainDatabase) throws(DatabaseError) {
+    func park(in database: any KeychainDatabase) throws(KeychainDatabaseError) {
         guard let item = try find(at: account, in: database) else { return }
         try database.rename(item.primaryKey, toAccount: parkingAccount)
     }
 
     /// Moves the item back to its account; nothing when it is not parked (never parked, or already back).
-    func unpark(in database: any KeychainDatabase) throws(DatabaseError) {
+    func unpark(in database: any KeychainDatabase) throws(KeychainDatabaseError) {
         guard let item = try find(at: parkingAccount, in: database) else { return }
         try database.rename(item.primaryKey, toAccount: account)
     }
 
     /// Deletes the parked item, once its target is verified.
-    func discard(in database: any KeychainDatabase) throws(DatabaseError) {
+    func discard(in database: any KeychainDatabase) throws(KeychainDatabaseError) {
         guard let item = try find(at: parkingAccount, in: database) else { return }
         _ = try database.delete(item.primaryKey)
     }

@@ -31,39 +31,39 @@ final class KillSwitchDatabase: KeychainDatabase {
         if number == killAt { kill(getpid(), SIGKILL) }
     }
 
-    func add(_ item: KeychainItem) throws(DatabaseError) {
+    func add(_ item: KeychainItem) throws(KeychainDatabaseError) {
         event()
         try base.add(item)
     }
 
-    func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(DatabaseError) {
+    func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(KeychainDatabaseError) {
         event()
         try base.replace(key, with: item)
     }
 
-    func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(DatabaseError) {
+    func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(KeychainDatabaseError) {
         event()
         try base.rename(key, toAccount: account)
     }
 
-    func attributes(matching query: ItemQuery) throws(DatabaseError) -> [ItemAttributes] {
+    func attributes(matching query: ItemQuery) throws(KeychainDatabaseError) -> [ItemAttributes] {
         try base.attributes(matching: query)
     }
 
-    func accounts(matching query: ItemQuery) throws(DatabaseError) -> [String] {
+    func accounts(matching query: ItemQuery) throws(KeychainDatabaseError) -> [String] {
         try base.accounts(matching: query)
     }
 
-    func value(for key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Data {
+    func value(for key: ItemAttributes.PrimaryKey) throws(KeychainDatabaseError) -> Data {
         try base.value(for: key)
     }
 
-    func delete(matching query: ItemQuery) throws(DatabaseError) -> Int {
+    func delete(matching query: ItemQuery) throws(KeychainDatabaseError) -> Int {
         event()
         return try base.delete(matching: query)
     }
 
-    func delete(_ key: ItemAttributes.PrimaryKey) throws(DatabaseError) -> Bool {
+    func delete(_ key: ItemAttributes.PrimaryKey) throws(KeychainDatabaseError) -> Bool {
         event()
         return try base.delete(key)
     }
