@@ -77,8 +77,10 @@ let package = Package(
                 "ExpoSecureStoreImporter", "SampleDumps", "ApexSQLite", "CSQLite", "CSodium", "CLibXML2",
             ],
             path: "Sources/apex-keychain-bench"),
-        // Test support shared by the test targets: one scratch folder, one immutable-file probe, one dump builder.
-        .target(name: "ApexTestSupport", dependencies: ["ApexDumps"], path: "Tests/Support/ApexTestSupport"),
+        // Test support shared by the test targets: one scratch folder, one immutable-file probe, one raw-database helper,
+        // one dump builder.
+        .target(
+            name: "ApexTestSupport", dependencies: ["ApexDumps", "ApexSQLite"], path: "Tests/Support/ApexTestSupport"),
         // Test support: a child process that writes to a store, or migrates into it, until it is killed
         // (crash-consistency tests).
         .executableTarget(

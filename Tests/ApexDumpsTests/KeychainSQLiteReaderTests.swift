@@ -4,24 +4,6 @@ import ApexTestSupport
 import Foundation
 import Testing
 
-/// A writable test database, built with plain SQL (blobs as X'…' literals).
-private final class TestDatabase {
-    let connection: Connection
-
-    init(_ path: String) throws {
-        connection = try Connection(path: path, mode: [.readWrite, .create])
-    }
-
-    func run(_ sql: String, sourceLocation: SourceLocation = #_sourceLocation) {
-        #expect(throws: Never.self, sourceLocation: sourceLocation) { try connection.execute(sql) }
-    }
-
-    static func create(_ path: String, _ sql: String) throws {
-        let database = try TestDatabase(path)
-        database.run(sql)
-    }
-}
-
 private func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
 private func readError(_ path: String) -> DumpError? {
@@ -100,9 +82,9 @@ struct KeychainSQLiteReaderTests {
     func decryptedExport() throws {
         let folder = try ScratchFolder("sqlite-dump")
         let path = folder.path("export.db")
-        let writer = try TestDatabase(path)
-        writer.run(Self.exportSchema)
-        writer.run(
+        let writer = try RawDatabase(path: path, create: true)
+        try writer.execute(Self.exportSchema)
+        try writer.execute(
             """
             INSERT INTO genp(rowid, cdat, mdat, labl, crtr, acct, svce, gena, v_Data, agrp, pdmn, sync, accc, tomb, musr, type, UUID)
             VALUES (1, \(absoluteTime(2024, 5, 1, 10, 20, 30) + 0.5), '2024-05-02T11:22:33Z', 'Label', 1097889867,
@@ -209,7 +191,7 @@ struct KeychainSQLiteReaderTests {
     func valueColumnChoice() throws {
         let folder = try ScratchFolder("sqlite-dump")
         let path = folder.path("both.db")
-        try TestDatabase.create(
+        try RawDatabase.create(
             path,
             """
             CREATE TABLE genp(acct TEXT PRIMARY KEY, data BLOB, V_DATA BLOB, Svce TEXT) WITHOUT ROWID;
@@ -227,7 +209,7 @@ struct KeychainSQLiteReaderTests {
     func exportWithVersionTable() throws {
         let folder = try ScratchFolder("sqlite-dump")
         let path = folder.path("cleartext-with-tversion.db")
-        try TestDatabase.create(
+        try RawDatabase.create(
             path,
             deviceSchema + tversion
                 + "INSERT INTO genp(acct, svce, data, agrp, musr, persistref) VALUES ('alice', 'svc', X'68756e74657232', 'g', '', X'01');"
@@ -242,7 +224,7 @@ struct KeychainSQLiteReaderTests {
     func emptyExport() throws {
         let folder = try ScratchFolder("sqlite-dump")
         let path = folder.path("empty.db")
-        try TestDatabase.create(path, "CREATE TABLE genp(acct, svce, v_Data); CREATE TABLE inet(acct, srvr, v_Data);")
+        try RawDatabase.create(path, "CREATE TABLE genp(acct, svce, v_Data); CREATE TABLE inet(acct, srvr, v_Data);")
         #expect(try KeychainSQLiteReader.read(path: path).isEmpty)
     }
 
@@ -290,7 +272,7 @@ struct KeychainSQLiteReaderTests {
     func deviceKeychain(_ device: DeviceCase) throws {
         let folder = try ScratchFolder("sqlite-dump")
         let path = folder.path("keychain-2.db")
-        try TestDatabase.create(path, device.sql)
+        try RawDatabase.create(path, device.sql)
         let error = try #require(readError(path))
         #expect(error.kind == .unsupported)
         #expect(error.path == path)
@@ -327,16 +309,16 @@ struct KeychainSQLiteReaderTests {
             description: "a SQLite database that is not a keychain", kind: .notADump,
             messageContains: "not a keychain dump: a SQLite database without genp or inet table"
         ) { path in
-            try TestDatabase.create(
+            try RawDatabase.create(
                 path, "CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes(body) VALUES ('x');")
         },
         BadFile(description: "an empty SQLite database", kind: .notADump, messageContains: "not a keychain dump") {
             path in
-            try TestDatabase.create(path, "PRAGMA user_version = 1;")
+            try RawDatabase.create(path, "PRAGMA user_version = 1;")
         },
         BadFile(description: "genp is a view (an endless recursive query)", kind: .malformed, messageContains: "view") {
             path in
-            try TestDatabase.create(
+            try RawDatabase.create(
                 path,
                 "CREATE VIEW genp AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x AS acct FROM c;"
             )
@@ -373,7 +355,7 @@ struct KeychainSQLiteReaderTests {
         },
         BadFile(description: "larger than the dump size limit (sparse)", kind: .malformed, messageContains: "limit") {
             path in
-            try TestDatabase.create(path, "CREATE TABLE genp(acct, v_Data);")
+            try RawDatabase.create(path, "CREATE TABLE genp(acct, v_Data);")
             let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
             try handle.truncate(atOffset: UInt64(DumpLimits.maxFileBytes) + 4096)
             try handle.close()
@@ -416,13 +398,15 @@ struct KeychainSQLiteReaderTests {
 
     /// An export of a few hundred rows over several pages.
     private static func bigExport(_ path: String) throws {
-        let database = try TestDatabase(path)
-        database.run("PRAGMA page_size = 4096; CREATE TABLE genp(acct TEXT, svce TEXT, v_Data BLOB, labl TEXT);")
-        database.run("BEGIN;")
+        let database = try RawDatabase(path: path, create: true)
+        try database.execute(
+            "PRAGMA page_size = 4096; CREATE TABLE genp(acct TEXT, svce TEXT, v_Data BLOB, labl TEXT);")
+        try database.execute("BEGIN;")
         for row in 0..<400 {
-            database.run("INSERT INTO genp VALUES ('account-\(row)', 'service', randomblob(64), 'label \(row)');")
+            try database.execute(
+                "INSERT INTO genp VALUES ('account-\(row)', 'service', randomblob(64), 'label \(row)');")
         }
-        database.run("COMMIT;")
+        try database.execute("COMMIT;")
     }
 
     @Test(
@@ -514,8 +498,8 @@ struct KeychainSQLiteReaderTests {
     func walShrinksTheDatabase() throws {
         let folder = try ScratchFolder("sqlite-dump")
         let path = folder.path("export.db")
-        let writer = try TestDatabase(path)
-        writer.run(
+        let writer = try RawDatabase(path: path, create: true)
+        try writer.execute(
             """
             PRAGMA page_size = 4096; PRAGMA journal_mode = WAL;
             CREATE TABLE genp(acct TEXT, v_Data BLOB); CREATE TABLE filler(x BLOB);
@@ -535,7 +519,7 @@ struct KeychainSQLiteReaderTests {
     func unreadableWAL() throws {
         let folder = try ScratchFolder("sqlite-dump")
         let path = folder.path("dump.db")
-        try TestDatabase.create(path, "CREATE TABLE genp(acct, v_Data);")
+        try RawDatabase.create(path, "CREATE TABLE genp(acct, v_Data);")
         try FileManager.default.createDirectory(atPath: path + "-wal", withIntermediateDirectories: false)
         let error = try #require(readError(path))
         #expect(error.kind == .unreadable)
@@ -566,8 +550,8 @@ enum WALFixture {
 
     /// The main file and the WAL while the writer is open.
     private static func written(_ path: String) throws -> (Data, Data) {
-        let writer = try TestDatabase(path)
-        writer.run(
+        let writer = try RawDatabase(path: path, create: true)
+        try writer.execute(
             """
             PRAGMA page_size = 4096; PRAGMA journal_mode = WAL;
             CREATE TABLE genp(acct TEXT, svce TEXT, v_Data BLOB);

@@ -1,6 +1,5 @@
 import ApexKeychain
 import ApexKeychainStore
-import ApexSQLite
 import ApexTestSupport
 import Foundation
 import Testing
@@ -82,44 +81,6 @@ func numbers(in text: String) -> [Int] {
 func contains(_ haystack: Data, _ needle: Data) -> Bool {
     guard !needle.isEmpty else { return true }
     return haystack.range(of: needle) != nil
-}
-
-// MARK: - SQLite from outside
-
-/// A plain SQLite connection (ApexSQLite, not the store's code), for reading and editing a store file behind the
-/// package's back. Not thread-safe; one test uses it at a time.
-final class RawDatabase {
-    private let connection: Connection
-
-    init(_ url: URL, create: Bool = false) throws {
-        connection = try Connection(
-            path: url.path, mode: create ? [.readWrite, .create] : .readWrite, extendedResultCodes: false)
-        connection.setBusyTimeout(milliseconds: 10_000)
-    }
-
-    /// Runs one or more statements that return no rows.
-    func execute(_ sql: String) throws {
-        try connection.execute(sql)
-    }
-
-    /// Every row of a query, each column as text (nil for NULL).
-    func rows(_ sql: String) throws -> [[String?]] {
-        let statement = try connection.prepare(sql)
-        return try statement.allRows { row in (0..<row.columnCount).map { row.string($0) } }
-    }
-
-    /// The first column of the first row, as text.
-    func text(_ sql: String) throws -> String? {
-        try rows(sql).first?.first ?? nil
-    }
-
-    /// The first column of the first row, as an integer.
-    func integer(_ sql: String) throws -> Int? {
-        try text(sql).flatMap { Int($0) }
-    }
-
-    /// How many rows the last statement changed.
-    var changes: Int { connection.changes }
 }
 
 // MARK: - The store-writer child process

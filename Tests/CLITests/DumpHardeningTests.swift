@@ -1,4 +1,4 @@
-import ApexSQLite
+import ApexTestSupport
 import Foundation
 import Testing
 
@@ -37,7 +37,7 @@ struct DumpHardeningTests {
         "a keychain SQLite export with a WAL is read in memory: nothing is created under TMPDIR, not even for a moment")
     func sqliteExportLeavesNoCopy() async throws {
         let export = sandbox.path("export.db")
-        let writer = try Connection(path: export, mode: [.readWrite, .create])
+        let writer = try RawDatabase(path: export, create: true)
         defer { withExtendedLifetime(writer) {} }
         let sql = """
             PRAGMA journal_mode = WAL;

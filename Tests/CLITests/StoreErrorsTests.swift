@@ -1,3 +1,4 @@
+import ApexTestSupport
 import Foundation
 import Testing
 
@@ -7,18 +8,6 @@ struct StoreErrorsTests {
     let sandbox: Sandbox
 
     init() throws { sandbox = try Sandbox() }
-
-    static let sqlite3Available = FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3")
-
-    /// Runs the `sqlite3` command-line shell on a database file.
-    func sqlite3(_ path: String, _ sql: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = [path, sql]
-        try process.run()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "sqlite3 failed")
-    }
 
     // MARK: Usage errors (64)
 
@@ -134,24 +123,20 @@ struct StoreErrorsTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == bytes)
     }
 
-    @Test(
-        "a SQLite database of another schema is not a store (65)",
-        .enabled(if: sqlite3Available, "needs the sqlite3 command at /usr/bin/sqlite3"))
+    @Test("a SQLite database of another schema is not a store (65)")
     func otherSQLite() async throws {
         let store = sandbox.path("other.db")
-        try sqlite3(
+        try RawDatabase.create(
             store, "CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes(body) VALUES ('x');")
         let result = try await sandbox.run(["store", "get", "--store", store, "k"])
         #expect(result.status == 65)
         #expect(result.err == "apex-keychain: \(store): not a store: a SQLite database without the store's tables\n")
     }
 
-    @Test(
-        "a store of a newer version is refused (65)",
-        .enabled(if: sqlite3Available, "needs the sqlite3 command at /usr/bin/sqlite3"))
+    @Test("a store of a newer version is refused (65)")
     func newerVersion() async throws {
         let store = try await sandbox.initStore()
-        try sqlite3(store, "PRAGMA user_version = 99;")
+        try RawDatabase(path: store).execute("PRAGMA user_version = 99;")
         let result = try await sandbox.run(["store", "list", "--store", store])
         #expect(result.status == 65)
         #expect(result.err.hasPrefix("apex-keychain: \(store): the store has schema version 99"))

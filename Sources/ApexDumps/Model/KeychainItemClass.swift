@@ -20,7 +20,7 @@ extension KeychainRecord {
     public var knownClass: KeychainItemClass? { KeychainItemClass(rawValue: itemClass) }
 
     /// The protection class (`pdmn`, ``protection``) as the keychain's code: the class the item was found
-    /// with, not what it maps to in the package (`dk` and `dku` have no ``Accessible`` of their own). Nil when
+    /// with, not what it maps to in the package (`dk` and `dku` have no `Accessible` of their own). Nil when
     /// the dump records none, or records a code the keychain does not have (the text as found stays in
     /// ``protection``). The class recorded inside the item's access control is
     /// ``AccessControlDescription/protectionDomain``: when the two differ, each importer says which it keeps.
