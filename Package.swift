@@ -158,7 +158,7 @@ let package = Package(
             ],
             path: "Tests/CLITests", exclude: ["Golden"]),
         .testTarget(
-            name: "ApexSQLiteTests", dependencies: ["ApexSQLite", "CSQLite"],
+            name: "ApexSQLiteTests", dependencies: ["ApexTestSupport", "ApexSQLite", "CSQLite"],
             path: "Tests/ApexSQLiteTests"),
         // Known-answer tests of the libsodium wrapper (published vectors, or an independent implementation's).
         .testTarget(name: "ApexSodiumTests", dependencies: ["ApexSodium"], path: "Tests/ApexSodiumTests"),

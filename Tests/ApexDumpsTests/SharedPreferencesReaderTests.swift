@@ -1,4 +1,5 @@
 import ApexDumps
+import ApexTestSupport
 import Foundation
 import Testing
 
@@ -359,10 +360,9 @@ struct SharedPreferencesReaderTests {
 
     @Test("an external entity's or DTD's file is never opened (a FIFO would block the reader)", .timeLimit(.minutes(5)))
     func externalFilesNeverOpened() throws {
-        let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("apex-prefs-fifo-\(UUID().uuidString)")
-            .path
+        let folder = try ScratchFolder("prefs-fifo")
+        let fifo = folder.path("fifo")
         try #require(mkfifo(fifo, 0o600) == 0)
-        defer { unlink(fifo) }
         let documents = [
             "<!DOCTYPE map [<!ENTITY xxe SYSTEM \"file://\(fifo)\">]><map><string name=\"s\">&xxe;</string></map>",
             "<!DOCTYPE map [<!ENTITY xxe SYSTEM \"\(fifo)\">]><map><string name=\"s\" v=\"&xxe;\">x</string></map>",
@@ -378,7 +378,8 @@ struct SharedPreferencesReaderTests {
     @Test("libxml2 writes nothing to standard error for bad input")
     func silentOnStandardError() throws {
         let marker = "apex-stderr-probe-\(UUID().uuidString)"
-        let capture = FileManager.default.temporaryDirectory.appendingPathComponent("\(marker).log").path
+        let folder = try ScratchFolder("stderr-probe")
+        let capture = folder.path("\(marker).log")
         let output = open(capture, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         try #require(output >= 0)
         defer { unlink(capture) }

@@ -1,4 +1,5 @@
 import ApexSQLite
+import ApexTestSupport
 import Foundation
 import Testing
 
@@ -145,10 +146,8 @@ import Testing
     }
 
     @Test func readsAnImageInMemoryReadOnly() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("apex-sqlite-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let path = folder.appendingPathComponent("image.sqlite").path
+        let folder = try ScratchFolder("sqlite")
+        let path = folder.path("image.sqlite")
         do {
             let writer = try Connection(path: path, mode: [.readWrite, .create])
             try writer.execute("CREATE TABLE t(a TEXT); INSERT INTO t VALUES ('x'), ('y')")

@@ -1,4 +1,5 @@
 import ApexSQLite
+import ApexTestSupport
 import CSQLite
 import Foundation
 import Testing
@@ -117,10 +118,8 @@ import Testing
         }
         #expect(try Self.count(connection) == 3)
         // BEGIN fails (another connection holds the write lock): SQLite's error, and the body never runs.
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("apex-sqlite-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let path = folder.appendingPathComponent("locked.sqlite").path
+        let folder = try ScratchFolder("sqlite")
+        let path = folder.path("locked.sqlite")
         let writer = try Connection(path: path, mode: [.readWrite, .create])
         try writer.execute("CREATE TABLE t(a INTEGER)")
         try writer.begin(.immediate)
