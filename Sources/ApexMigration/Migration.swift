@@ -291,11 +291,18 @@ public struct Migration: Sendable {
         _ applier: Applier, _ plan: MigrationPlan, progress: (@Sendable (MigrationProgress) -> Void)?,
         timings: inout MigrationTimings
     ) async throws(MigrationError) -> Applier.Applied {
+        let applied: Applier.Applied
         do throws(KeychainError) {
-            return try await applier.apply(plan, progress: progress, timings: &timings)
+            applied = try await applier.apply(plan, progress: progress, timings: &timings)
         } catch {
             throw Self.targetError(error)
         }
+        do throws(KeychainError) {
+            try applier.removeSourcesInPlace(plan)
+        } catch {
+            throw error.code == .INTERACTION_NOT_ALLOWED ? .tryLater(error.message) : .source("source: \(error)")
+        }
+        return applied
     }
 
     /// A target keychain error as a migration outcome: a locked device is "try later", anything else stops.

@@ -88,4 +88,26 @@ struct MigrationErrorTests {
         #expect(try OnDeviceMigrationTests.foreign(database).map(\.account) == ["token\u{0}apex-parked"], "still aside")
         #expect(try await OnDeviceMigrationTests.journalKeys(database, device).count == 1, "the journal is kept")
     }
+
+    @Test("a source item that can't be removed stops the run with .source, not .target")
+    func sourceRemovalFails() async throws {
+        let device = SimulatedDevice()
+        // The old library's keychain, whose deletes fail, and a keychain of the package's own.
+        let database = FaultyDatabase()
+        _ = try OnDeviceMigrationTests.addToken(to: database, device, protection: .ck)
+        database.failForeignDeletes(true)
+        let migration = Migration(
+            id: .forTests, importers: [PlainImporter()], source: .database(database, device: device),
+            target: MigrationTarget(database: InMemoryKeychainDatabase(), device: device),
+            policy: MigrationPolicy(removeSource: true))
+        // The first run migrates the item; removing its source fails, which the item's notes say.
+        _ = try await migration.run()
+        // The next run finds the item in place and removes its source in a batch: that removal fails.
+        let error = await #expect(throws: MigrationError.self) { _ = try await migration.run() }
+        guard case .source? = error else {
+            Issue.record("\(String(reflecting: error)) is not a source failure")
+            return
+        }
+        #expect(error?.description.contains("can't remove the migrated source item of service 'app'") == true)
+    }
 }

@@ -252,20 +252,23 @@ struct Applier {
         let started = clock.now
         try await confirmExisting(plan)
         timings.ledger += clock.now - started
-        // Items already in place whose source is still there (a run without removeSource came first, or one
-        // stopped between a verify and the removal): their sources go now, a batch at a time.
-        if policy.removeSource, let source {
-            let keys = plan.actions.filter { $0.action == .exists }.compactMap { source.keys[$0.item.origin.location] }
-            var start = 0
-            while start < keys.count {
-                let end = min(start + policy.batching.items, keys.count)
-                try inTransaction(source.database) { () throws(KeychainError) in
-                    for key in keys[start..<end] { try removeSource(key) }
-                }
-                start = end
-            }
-        }
         return applied
+    }
+
+    /// Removes the sources of the items already in place whose source is still there (a run without removeSource
+    /// came first, or one stopped between a verify and the removal), a batch at a time, after ``apply(_:progress:timings:)``.
+    /// - Throws: the source keychain's error.
+    func removeSourcesInPlace(_ plan: MigrationPlan) throws(KeychainError) {
+        guard policy.removeSource, let source else { return }
+        let keys = plan.actions.filter { $0.action == .exists }.compactMap { source.keys[$0.item.origin.location] }
+        var start = 0
+        while start < keys.count {
+            let end = min(start + policy.batching.items, keys.count)
+            try inTransaction(source.database) { () throws(KeychainError) in
+                for key in keys[start..<end] { try removeSource(key) }
+            }
+            start = end
+        }
     }
 
     /// Inside a transaction, the end of a committed batch: its items without access control read back, its
