@@ -28,6 +28,7 @@ extension SQLiteKeychainDatabase {
         }
         lock.lock()
         defer { lock.unlock() }
+        try endAbandonedTransaction()
         if transactionDepth > 0, !connection.isInTransaction {
             throw KeychainDatabaseError(
                 .io,
@@ -71,10 +72,27 @@ extension SQLiteKeychainDatabase {
     func read<T>(_ body: () throws -> T) throws(KeychainDatabaseError) -> T {
         lock.lock()
         defer { lock.unlock() }
+        try endAbandonedTransaction()
         do {
             return try body()
         } catch {
             throw storeError(error)
+        }
+    }
+
+    /// Ends a transaction that a failed rollback left open (no call of this store is inside one, yet the connection
+    /// is), so that nothing more is read from or written into writes that were undone: without it, the next write
+    /// would run as a savepoint inside it and report success without reaching the file. Called under the lock.
+    /// - Throws: `io` when the rollback fails again; nothing is read or written then.
+    private func endAbandonedTransaction() throws(KeychainDatabaseError) {
+        guard transactionDepth == 0, connection.isInTransaction else { return }
+        do {
+            try connection.rollbackIfOpen()
+        } catch {
+            throw KeychainDatabaseError(
+                .io,
+                "\(url.path): a transaction whose rollback failed is still open and can't be ended (\(error)); "
+                    + "nothing was read or written")
         }
     }
 

@@ -237,6 +237,10 @@ package final class Connection {
 
     /// `ROLLBACK`, when a transaction is open: SQLite may have rolled it back already (after `SQLITE_FULL`, an
     /// I/O error, `SQLITE_NOMEM`…), and then there is nothing to undo.
+    /// Makes the statements running on the connection stop at their next step with `SQLITE_INTERRUPT` (how a
+    /// caller cancels a long query); a statement begun after they have all stopped runs as usual.
+    package func interrupt() { sqlite3_interrupt(handle) }
+
     package func rollbackIfOpen() throws(SQLiteError) {
         guard isInTransaction else { return }
         try statement(Self.rollbackSQL).run()
