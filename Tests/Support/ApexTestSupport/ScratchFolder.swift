@@ -23,23 +23,9 @@ package final class ScratchFolder: Sendable {
     /// The absolute path of a file in the folder.
     package func path(_ name: String) -> String { file(name).path }
 
-    /// A new, empty folder inside this one.
-    package func folder(_ name: String) throws -> URL {
-        let folder = file(name)
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        return folder
-    }
-
     /// The names of the files in the folder, hidden ones included, sorted.
     package func names() throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: url.path).sorted()
-    }
-
-    /// Writes a file in the folder and returns its URL.
-    @discardableResult
-    package func write(_ name: String, _ contents: Data) throws -> URL {
-        try contents.write(to: file(name))
-        return file(name)
     }
 
     /// A new, empty folder under the test process's own (one per process, removed with everything in it when the
