@@ -7,6 +7,8 @@ let package = Package(
         .library(name: "ApexKeychain", targets: ["ApexKeychain"]),
         .library(name: "ApexKeychainStore", targets: ["ApexKeychainStore"]),
         .library(name: "ApexDumps", targets: ["ApexDumps"]),
+        // The iOS backend: the Security framework and LocalAuthentication behind KeychainDatabase and Device.
+        .library(name: "ApexKeychainApple", targets: ["ApexKeychainApple"]),
         // The migration toolkit, for an app's start-up migration (samples/ConsumerApp depends on these by name).
         .library(name: "ApexMigration", targets: ["ApexMigration"]),
         .library(name: "ReactNativeKeychainImporter", targets: ["ReactNativeKeychainImporter"]),
@@ -38,6 +40,9 @@ let package = Package(
         .target(name: "ApexSodium", dependencies: ["CSodium"], path: "Sources/ApexSodium"),
 
         .target(name: "ApexKeychain", path: "Sources/ApexKeychain"),
+        // Every decision in platform-neutral Swift, tested here against SecItemEmulator; the binding to the
+        // Security framework and LocalAuthentication (Binding/) compiles on Apple platforms only.
+        .target(name: "ApexKeychainApple", dependencies: ["ApexKeychain"], path: "Sources/ApexKeychainApple"),
         .target(
             name: "ApexKeychainStore", dependencies: ["ApexKeychain", "ApexSQLite", "ApexSodium"],
             path: "Sources/ApexKeychainStore"),
@@ -118,6 +123,9 @@ let package = Package(
         .testTarget(
             name: "ApexKeychainTests", dependencies: ["ApexTestSupport", "ApexKeychain", "ApexKeychainStore"],
             path: "Tests/ApexKeychainTests"),
+        .testTarget(
+            name: "ApexKeychainAppleTests", dependencies: ["ApexTestSupport", "ApexKeychain", "ApexKeychainApple"],
+            path: "Tests/ApexKeychainAppleTests"),
         .testTarget(
             name: "ApexKeychainStoreTests",
             dependencies: [

@@ -14,17 +14,33 @@ public struct KeychainDatabaseError: Error, Sendable, Equatable, CustomStringCon
         case damaged
         /// An I/O fault: the database could not be read or written.
         case io
+        /// `errSecAuthFailed`: the user failed to authenticate, or the item can't be used as asked.
+        case authFailed
+        /// `errSecUserCanceled`: the user dismissed the prompt.
+        case userCanceled
+        /// `errSecMissingEntitlement`: the access group is not one of the app's.
+        case missingEntitlement
+        /// `errSecNotAvailable`: no keychain, or no key for the item's class (a `whenPasscodeSetThisDeviceOnly`
+        /// item without a passcode).
+        case notAvailable
+        /// `errSecParam`: the database refused the query itself.
+        case invalidQuery
+        /// Any other status; ``KeychainDatabaseError/osStatus`` holds its number.
+        case other
     }
 
     /// Which failure.
     public let status: Status
     /// A description for people; never contains a value.
     public let message: String
+    /// The platform's own status number (an `OSStatus`), when the error came from one.
+    public let osStatus: Int32?
 
     /// Creates an error.
-    public init(_ status: Status, _ message: String) {
+    public init(_ status: Status, _ message: String, osStatus: Int32? = nil) {
         self.status = status
         self.message = message
+        self.osStatus = osStatus
     }
 
     /// `status: message`.
@@ -73,6 +89,20 @@ public protocol KeychainDatabase: AnyObject, Sendable {
     /// - Throws: `interactionNotAllowed`, or `damaged` when the value can't be opened.
     func item(for key: ItemAttributes.PrimaryKey) throws(KeychainDatabaseError) -> KeychainItem?
 
+    /// The value of the item whose primary key is `key`, read with the context a prompt that passed left
+    /// (``Authentication/context``): on iOS the keychain takes it, so that the read needs no second prompt.
+    /// Without a context, a read that would need the user fails with `interactionNotAllowed`. The default
+    /// ignores the context and calls ``value(for:)``.
+    func value(
+        for key: ItemAttributes.PrimaryKey, authentication: (any AuthenticationContext)?
+    ) throws(KeychainDatabaseError) -> Data
+
+    /// Every item that matches, with its value where it can be read without the user: the items with access
+    /// control are listed with ``ListedValue/needsAuthentication`` and their value is not read. One listing with
+    /// values per class where the database can (a device's keychain: `apple-secitem.md` §8.2); the default lists
+    /// the attributes and reads each value.
+    func itemsWithValues(matching query: ItemQuery) throws(KeychainDatabaseError) -> [ListedItem]
+
     /// Deletes every item that matches and returns how many there were.
     @discardableResult
     func delete(matching query: ItemQuery) throws(KeychainDatabaseError) -> Int
@@ -113,6 +143,34 @@ public protocol KeychainDatabase: AnyObject, Sendable {
 }
 
 extension KeychainDatabase {
+    /// ``value(for:)``: a database that needs no context ignores it.
+    public func value(
+        for key: ItemAttributes.PrimaryKey, authentication: (any AuthenticationContext)?
+    ) throws(KeychainDatabaseError) -> Data {
+        try value(for: key)
+    }
+
+    /// ``attributes(matching:)``, then ``value(for:)`` of each item without access control.
+    public func itemsWithValues(matching query: ItemQuery) throws(KeychainDatabaseError) -> [ListedItem] {
+        var listed: [ListedItem] = []
+        for attributes in try self.attributes(matching: query) {
+            guard attributes.accessControl.isEmpty else {
+                listed.append(ListedItem(attributes: attributes, value: .needsAuthentication))
+                continue
+            }
+            do {
+                listed.append(ListedItem(attributes: attributes, value: .data(try value(for: attributes.primaryKey))))
+            } catch where error.status == .itemNotFound {
+                listed.append(ListedItem(attributes: attributes, value: .gone))
+            } catch where error.status == .interactionNotAllowed {
+                throw error
+            } catch {
+                listed.append(ListedItem(attributes: attributes, value: .failed(error)))
+            }
+        }
+        return listed
+    }
+
     /// Nil: any device. A database that wraps another must forward the call instead (see the requirement).
     public func problem(with device: any Device) -> String? { nil }
 
@@ -152,5 +210,31 @@ extension KeychainDatabase {
     /// implement it themselves.
     public func accounts(matching query: ItemQuery) throws(KeychainDatabaseError) -> [String] {
         try attributes(matching: query).map(\.account)
+    }
+}
+
+/// One item of ``KeychainDatabase/itemsWithValues(matching:)``: its attributes and what became of its value.
+public struct ListedItem: Sendable, Equatable {
+    /// What became of the value.
+    public enum Value: Sendable, Equatable {
+        /// The value.
+        case data(Data)
+        /// The item has access control: its value needs the user, and was not read.
+        case needsAuthentication
+        /// The item went between the listing and the read of its value.
+        case gone
+        /// The value can't be read (a damaged item).
+        case failed(KeychainDatabaseError)
+    }
+
+    /// Everything but the value.
+    public var attributes: ItemAttributes
+    /// The value, or why there is none.
+    public var value: Value
+
+    /// Creates a listed item.
+    public init(attributes: ItemAttributes, value: Value) {
+        self.attributes = attributes
+        self.value = value
     }
 }

@@ -156,6 +156,10 @@ public protocol Device: AnyObject, Sendable {
     /// Shows a prompt and waits for the user. Only a ``AuthenticationRequest/Policy/biometryOnly`` prompt can end
     /// with ``AuthenticationResult/fallback``: on the others the fallback is the passcode.
     func authenticate(_ request: AuthenticationRequest) async -> AuthenticationResult
+    /// Shows a prompt as ``authenticate(_:)`` does, and returns with its result the context the database's next
+    /// read of the item takes (``AuthenticationContext``). The core calls this one. Default: ``authenticate(_:)``,
+    /// with no context.
+    func evaluate(_ request: AuthenticationRequest) async -> Authentication
     /// Whether the app declares `ApexKeychainClearOnReinstall = YES` in its Info.plist: a setting of the app, not
     /// of one keychain. Default: false.
     var clearOnReinstall: Bool { get }
@@ -175,6 +179,11 @@ public protocol Device: AnyObject, Sendable {
 }
 
 extension Device {
+    /// ``authenticate(_:)``, with no context.
+    public func evaluate(_ request: AuthenticationRequest) async -> Authentication {
+        Authentication(result: await authenticate(request))
+    }
+
     /// The app does not declare `ApexKeychainClearOnReinstall`.
     public var clearOnReinstall: Bool { false }
 

@@ -386,7 +386,8 @@ extension Keychain {
             return KeychainError(.INTERACTION_NOT_ALLOWED, "\(subject) can't be used now: \(error.message)")
         case .damaged:
             return KeychainError(.INTERNAL, "\(subject) is damaged: \(error.message)")
-        case .duplicateItem, .itemNotFound, .io:
+        case .duplicateItem, .itemNotFound, .io, .authFailed, .userCanceled, .missingEntitlement, .notAvailable,
+            .invalidQuery, .other:
             return KeychainError(.INTERNAL, "\(subject): database error: \(error.message)")
         }
     }
