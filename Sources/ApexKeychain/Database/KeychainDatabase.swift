@@ -160,9 +160,9 @@ extension KeychainDatabase {
             }
             do {
                 listed.append(ListedItem(attributes: attributes, value: .data(try value(for: attributes.primaryKey))))
-            } catch where error.status == .itemNotFound {
+            } catch  where error.status == .itemNotFound {
                 listed.append(ListedItem(attributes: attributes, value: .gone))
-            } catch where error.status == .interactionNotAllowed {
+            } catch  where error.status == .interactionNotAllowed {
                 throw error
             } catch {
                 listed.append(ListedItem(attributes: attributes, value: .failed(error)))
