@@ -112,13 +112,23 @@ public struct AuthenticationRequest: Sendable, Equatable {
     public var service: String
     /// The key being read.
     public var key: String
+    /// The access control of the item being read: what a device that evaluates the item's own access control
+    /// (iOS `evaluateAccessControl`) evaluates.
+    public var accessControl: AccessControl
+    /// The class of the item being read, which its access control was made with; nil when unknown.
+    public var accessible: Accessible?
 
     /// Creates a request.
-    public init(policy: Policy, prompt: Prompt, service: String, key: String) {
+    public init(
+        policy: Policy, prompt: Prompt, service: String, key: String, accessControl: AccessControl = .none,
+        accessible: Accessible? = nil
+    ) {
         self.policy = policy
         self.prompt = prompt
         self.service = service
         self.key = key
+        self.accessControl = accessControl
+        self.accessible = accessible
     }
 }
 

@@ -154,6 +154,21 @@ public final class SimulatedDevice: Device {
         }
     }
 
+    /// ``authenticate(_:)``; a prompt that passed leaves an ``Evaluation`` of the request, which a database that
+    /// reads with a context (an emulated keychain) takes. The store and the in-memory database ignore it.
+    public func evaluate(_ request: AuthenticationRequest) async -> Authentication {
+        let result = await authenticate(request)
+        return Authentication(result: result, context: result == .success ? Evaluation(request) : nil)
+    }
+
+    /// What a prompt that passed on a simulated device leaves for the read that follows: the request it passed.
+    public final class Evaluation: AuthenticationContext {
+        /// The request the prompt passed.
+        public let request: AuthenticationRequest
+        /// The evaluation of `request`.
+        public init(_ request: AuthenticationRequest) { self.request = request }
+    }
+
     /// Whether the app declares `ApexKeychainClearOnReinstall = YES`.
     public var clearOnReinstall: Bool { store.withLock { $0.clearOnReinstall } }
 

@@ -386,9 +386,18 @@ extension Keychain {
             return KeychainError(.INTERACTION_NOT_ALLOWED, "\(subject) can't be used now: \(error.message)")
         case .damaged:
             return KeychainError(.INTERNAL, "\(subject) is damaged: \(error.message)")
-        case .duplicateItem, .itemNotFound, .io, .authFailed, .userCanceled, .missingEntitlement, .notAvailable,
-            .invalidQuery, .other:
-            return KeychainError(.INTERNAL, "\(subject): database error: \(error.message)")
+        case .authFailed:
+            return KeychainError(.AUTHENTICATION_FAILED, "\(subject): the keychain refused the authentication")
+        case .userCanceled:
+            return KeychainError(.USER_CANCELED, "\(subject): the user canceled the prompt")
+        case .missingEntitlement:
+            return KeychainError(
+                .MISSING_ENTITLEMENT, "\(subject): the app is not entitled to access group '\(accessGroup)'")
+        case .notAvailable:
+            return KeychainError(.INTERNAL, "\(subject): the keychain is not available: \(error.message)")
+        case .duplicateItem, .itemNotFound, .io, .invalidQuery, .other:
+            let number = error.osStatus.map { " (OSStatus \($0))" } ?? ""
+            return KeychainError(.INTERNAL, "\(subject): database error: \(error.message)\(number)")
         }
     }
 }
