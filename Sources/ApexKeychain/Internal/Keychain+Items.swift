@@ -318,8 +318,10 @@ extension Keychain {
         } else if metadata.accessControl.isBoundToCurrentSet {
             // Byte for byte: the platform's identifiers are bytes, and canonically equivalent text is another set.
             let setChanged = !ExactText.equal(metadata.enrolledSet, state.enrolledSet)
+            // A state the platform can't report now (nil while biometrics are locked out) is no change.
             let hashChanged =
-                metadata.stateHash != nil && metadata.osMajor == state.platform.majorVersion
+                metadata.stateHash != nil && state.biometryStateHash != nil
+                && metadata.osMajor == state.platform.majorVersion
                 && !ExactText.equal(metadata.stateHash, state.biometryStateHash)
             if setChanged || hashChanged { reason = "the enrolled biometrics changed" }
         }
