@@ -14,6 +14,13 @@ import Foundation
 ///   passed hands that context back for the read, which takes it as `kSecUseAuthenticationContext`: the
 ///   keychain then needs no second prompt (`apple-secitem.md` §2.7, §3.2).
 /// - **The install marker** lives in `UserDefaults`, which read empty before the device's first unlock.
+///
+/// On a phone, at launch on the main actor, with the binding's platform (Apple platforms only):
+///
+/// ```swift
+/// let device = try LocalAuthenticationDevice(
+///     platform: LocalAuthenticationFramework(accessGroups: ["ABCDE12345.com.example.app"]))
+/// ```
 public final class LocalAuthenticationDevice: Device {
     /// The `UserDefaults` key of the install marker.
     public static let installMarkerKey = "ApexKeychainInstallMarker"
