@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A ``KeychainDatabase`` in memory, for tests: the package's own tests and an app's.
 ///
@@ -22,7 +21,7 @@ public final class InMemoryKeychainDatabase: KeychainDatabase {
         var committed = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let writer = NSRecursiveLock()
 
     /// Whether ``atomically(_:)`` groups writes into one transaction (a store), or runs them one by one, as a

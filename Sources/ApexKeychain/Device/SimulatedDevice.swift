@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A scriptable ``Device`` for tests: an app's own tests and the package's.
 ///
@@ -60,7 +59,7 @@ public final class SimulatedDevice: Device {
         case writing
     }
 
-    private let store: Mutex<State>
+    private let store: Locked<State>
     private let identity = UUID().uuidString
     private let accessGroups: AccessGroups
     /// The app's bundle identifier: the default service.
@@ -95,7 +94,7 @@ public final class SimulatedDevice: Device {
     ) {
         let sensor = platform == .linux ? nil : biometry
         let enrolled = sensor != nil && passcodeSet && biometricsEnrolled
-        store = Mutex(
+        store = Locked(
             State(
                 platform: platform, biometry: sensor, enrolledSet: enrolled ? "enrolment-1" : nil,
                 enrolments: enrolled ? 1 : 0, passcodeSet: passcodeSet, locked: locked,

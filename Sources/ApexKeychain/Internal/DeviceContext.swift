@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// What the package keeps per device object for as long as it lives, shared by every ``Keychain`` on it: the
 /// prompt queue and authValidity windows, the session whose install check passed, the warnings given, and the
@@ -10,7 +9,7 @@ final class DeviceContext: Sendable {
         let context: DeviceContext
     }
 
-    private static let contexts = Mutex<[ObjectIdentifier: Entry]>([:])
+    private static let contexts = Locked<[ObjectIdentifier: Entry]>([:])
 
     /// The context of `device` (one per device object while it lives).
     static func of(_ device: any Device) -> DeviceContext {
@@ -27,11 +26,11 @@ final class DeviceContext: Sendable {
     /// Shows the device's prompts one at a time and keeps its authValidity windows.
     let prompts = PromptCoordinator()
     /// The device session (launch and foreground) in which the install check last passed.
-    let installCheckedSession = Mutex<String?>(nil)
-    private let warned = Mutex<Set<KeychainWarning.Code>>([])
+    let installCheckedSession = Locked<String?>(nil)
+    private let warned = Locked<Set<KeychainWarning.Code>>([])
     /// The metadata of the last write and its bytes: writes in a row (a migration's thousands) mostly keep the
     /// same, and encoding it was about a fifteenth of a write.
-    private let lastMetadata = Mutex<(metadata: ItemMetadata, encoded: Data)?>(nil)
+    private let lastMetadata = Locked<(metadata: ItemMetadata, encoded: Data)?>(nil)
 
     /// `metadata.encoded()`, the bytes kept from the last call when its metadata was the same.
     func encoded(_ metadata: ItemMetadata) -> Data {

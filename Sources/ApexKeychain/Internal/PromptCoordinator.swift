@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Shows one device's prompts one at a time, in the order the reads asked, and keeps its authValidity windows.
 ///
 /// Every keychain on a device shares the device's coordinator (``DeviceContext``). A window belongs to one device
