@@ -3,6 +3,10 @@ import PackageDescription
 
 let package = Package(
     name: "ApexKeychain",
+    // The APIs the on-device targets use: CryptoKit (iOS 13, macOS 10.15), `Duration` and `ContinuousClock` in the
+    // migration (iOS 16, macOS 13). The specification's floor is iOS 15.1 (seed 003): docs/ARCHITECTURE.md's "On
+    // Apple platforms" says what keeps the package above it.
+    platforms: [.iOS(.v16), .macOS(.v13)],
     products: [
         .library(name: "ApexKeychain", targets: ["ApexKeychain"]),
         .library(name: "ApexKeychainStore", targets: ["ApexKeychainStore"]),
@@ -20,7 +24,10 @@ let package = Package(
         .executable(name: "apex-keychain-bench", targets: ["apex-keychain-bench"]),
     ],
     targets: [
-        // System libraries: each module map names its library, and pkg-config supplies the paths.
+        // System libraries: each module map names its library, and pkg-config supplies the paths. The targets an app
+        // builds on a device (the core, ApexKeychainApple, ApexMigration, the importers, and ApexDumpModel and
+        // ApexCrypto under them) reach none of them, nor ApexSodium, but `.when(platforms: [.linux])`:
+        // Tests/CLITests/ApplePlatformTests.swift checks it.
         .systemLibrary(
             name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
@@ -34,10 +41,18 @@ let package = Package(
         .systemLibrary(name: "CGlibc", path: "Sources/CGlibc"),
 
         // The one Swift wrapper of SQLite: connections, statements, binding, transactions, errors.
-        .target(name: "ApexSQLite", dependencies: ["CSQLite"], path: "Sources/ApexSQLite"),
+        // On Apple platforms SQLite is the SDK's module (`import SQLite3`), not CSQLite.
+        .target(
+            name: "ApexSQLite", dependencies: [.target(name: "CSQLite", condition: .when(platforms: [.linux]))],
+            path: "Sources/ApexSQLite"),
 
         // The one home for libsodium: sealing, key derivation, HMAC, hashing, random bytes, wiping.
         .target(name: "ApexSodium", dependencies: ["CSodium"], path: "Sources/ApexSodium"),
+        // The on-device targets' hashing, HMAC, random bytes, wiping and AES-GCM: CryptoKit on Apple platforms,
+        // ApexSodium on Linux; BLAKE2b in Swift on both.
+        .target(
+            name: "ApexCrypto", dependencies: [.target(name: "ApexSodium", condition: .when(platforms: [.linux]))],
+            path: "Sources/ApexCrypto"),
 
         .target(name: "ApexKeychain", path: "Sources/ApexKeychain"),
         // Every decision in platform-neutral Swift, tested here against SecItemEmulator; the binding to the
@@ -46,26 +61,32 @@ let package = Package(
         .target(
             name: "ApexKeychainStore", dependencies: ["ApexKeychain", "ApexSQLite", "ApexSodium"],
             path: "Sources/ApexKeychainStore"),
+        // The dump model (pure Swift): what the readers make and the importers and the migration read.
+        .target(name: "ApexDumpModel", dependencies: ["ApexKeychain"], path: "Sources/ApexDumpModel"),
+        // The readers (libxml2, the SQLite reader); they re-export ApexDumpModel.
         .target(
-            name: "ApexDumps", dependencies: ["ApexKeychain", "ApexSQLite", "CLibXML2"],
+            name: "ApexDumps", dependencies: ["ApexKeychain", "ApexDumpModel", "ApexSQLite", "CLibXML2"],
             path: "Sources/ApexDumps"),
         .target(
-            name: "ApexMigration", dependencies: ["ApexKeychain", "ApexDumps", "ApexSodium"],
+            name: "ApexMigration", dependencies: ["ApexKeychain", "ApexDumpModel", "ApexCrypto"],
             path: "Sources/ApexMigration"),
         .target(
             name: "ReactNativeKeychainImporter",
-            dependencies: ["ApexMigration", "ApexDumps", "ApexKeychain", "ApexSodium"],
+            dependencies: ["ApexMigration", "ApexDumpModel", "ApexKeychain", "ApexCrypto"],
             path: "Importers/ReactNativeKeychain"),
         .target(
-            name: "ExpoSecureStoreImporter", dependencies: ["ApexMigration", "ApexDumps", "ApexKeychain"],
+            name: "ExpoSecureStoreImporter", dependencies: ["ApexMigration", "ApexDumpModel", "ApexKeychain"],
             path: "Importers/ExpoSecureStore"),
-        // Shares expo's iOS protection mapping (package access) and libsodium's SHA-256 (6.x file names).
+        // Shares expo's iOS protection mapping (package access) and ApexCrypto's SHA-256 (6.x file names).
         .target(
             name: "ReactNativeSensitiveInfoImporter",
-            dependencies: ["ApexMigration", "ApexDumps", "ApexKeychain", "ApexSodium", "ExpoSecureStoreImporter"],
+            dependencies: [
+                "ApexMigration", "ApexDumpModel", "ApexKeychain", "ApexCrypto", "ExpoSecureStoreImporter",
+            ],
             path: "Importers/ReactNativeSensitiveInfo"),
         .target(
-            name: "ReactNativeEncryptedStorageImporter", dependencies: ["ApexMigration", "ApexDumps", "ApexKeychain"],
+            name: "ReactNativeEncryptedStorageImporter",
+            dependencies: ["ApexMigration", "ApexDumpModel", "ApexKeychain"],
             path: "Importers/ReactNativeEncryptedStorage"),
         .executableTarget(
             name: "apex-keychain",
@@ -170,6 +191,11 @@ let package = Package(
             path: "Tests/ApexSQLiteTests"),
         // Known-answer tests of the libsodium wrapper (published vectors, or an independent implementation's).
         .testTarget(name: "ApexSodiumTests", dependencies: ["ApexSodium"], path: "Tests/ApexSodiumTests"),
+        // Known-answer tests of the on-device home, and (on Linux) its Swift BLAKE2b against libsodium's.
+        .testTarget(
+            name: "ApexCryptoTests",
+            dependencies: ["ApexCrypto", .target(name: "ApexSodium", condition: .when(platforms: [.linux]))],
+            path: "Tests/ApexCryptoTests"),
         .testTarget(
             name: "SystemLibraryTests", dependencies: ["CSQLite", "CSodium", "CLibXML2"],
             path: "Tests/SystemLibraryTests"),

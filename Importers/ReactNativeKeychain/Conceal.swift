@@ -1,6 +1,6 @@
-import ApexDumps
+import ApexCrypto
+import ApexDumpModel
 import ApexMigration
-import ApexSodium
 import Foundation
 
 /// Bytes that hold a secret: wiped when released. Written only by the code that creates them, before they are
@@ -12,11 +12,11 @@ final class SecretBytes: @unchecked Sendable {
 
     init(wiping data: inout Data) {
         bytes = [UInt8](data)
-        Sodium.wipe(&data)
+        Crypto.wipe(&data)
     }
 
     deinit {
-        Sodium.wipe(&bytes)
+        Crypto.wipe(&bytes)
     }
 }
 
@@ -67,7 +67,7 @@ extension ConcealKeyring {
             guard entry.name == "cipher_key", case .string(let text) = entry.value,
                 var data = base64IgnoringWhitespace(text)
             else { return false }
-            defer { Sodium.wipe(&data) }
+            defer { Crypto.wipe(&data) }
             return data.count == Conceal.keyLength
         }
     }
@@ -100,7 +100,7 @@ enum Conceal {
     static let header: [UInt8] = [0x01, 0x02]
 
     /// Whether libsodium can run AES-256-GCM on this machine (it needs AES-NI or ARMv8 crypto instructions).
-    static let isAvailable: Bool = Sodium.isAES256GCMAvailable
+    static let isAvailable: Bool = Crypto.isAES256GCMAvailable
 
     /// Which value of a service an entry holds.
     enum Field: String {
@@ -164,7 +164,7 @@ enum Conceal {
             let written = aad.withUnsafeBufferPointer { aad in
                 key.withUnsafeBufferPointer { key in
                     plain.withMutableBytes { out in
-                        Sodium.aes256gcmDecrypt(
+                        Crypto.aes256gcmDecrypt(
                             into: out, sealed: sealedPointer.assumingMemoryBound(to: UInt8.self), count: sealed.count,
                             associatedData: aad, nonce: noncePointer.assumingMemoryBound(to: UInt8.self),
                             key: key.baseAddress!)
@@ -188,7 +188,7 @@ extension SecretBytes {
     func truncate(to count: Int) {
         let extra = bytes.count - count
         guard extra > 0 else { return }
-        withMutableBytes { Sodium.wipe($0 + count, count: extra) }
+        withMutableBytes { Crypto.wipe($0 + count, count: extra) }
         bytes.removeLast(extra)
     }
 }

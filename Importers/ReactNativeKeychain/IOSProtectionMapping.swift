@@ -1,4 +1,4 @@
-import ApexDumps
+import ApexDumpModel
 import ApexKeychain
 
 /// The package's protection for a source item, and a note on every lossy or inferred step.

@@ -1,7 +1,7 @@
-import ApexDumps
+import ApexCrypto
+import ApexDumpModel
 import ApexKeychain
 import ApexMigration
-import ApexSodium
 import Foundation
 
 /// Reads what react-native-sensitive-info (4.x to 6.x) leaves on a device, from iOS keychain dumps and Android
@@ -100,6 +100,6 @@ enum RNSINaming {
 
     /// The first `bytes` bytes of SHA-256(`text`) in lower-case hex.
     static func sha256Hex(_ text: String, bytes: Int) -> String {
-        Sodium.sha256(Data(text.utf8)).prefix(bytes).map { String(format: "%02x", $0) }.joined()
+        Crypto.sha256(Data(text.utf8)).prefix(bytes).map { String(format: "%02x", $0) }.joined()
     }
 }

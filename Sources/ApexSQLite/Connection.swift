@@ -1,5 +1,11 @@
-import CSQLite
 import Foundation
+
+// Apple's SDKs have SQLite as a module of their own; elsewhere it comes through pkg-config (CSQLite).
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
 
 /// `SQLITE_TRANSIENT`: the macro doesn't import, and SQLite must copy bound buffers that Swift may free.
 /// The one definition in the package (the benchmark's raw floors take it from here too).

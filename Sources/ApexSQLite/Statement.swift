@@ -1,5 +1,11 @@
-import CSQLite
 import Foundation
+
+// Apple's SDKs have SQLite as a module of their own; elsewhere it comes through pkg-config (CSQLite).
+#if canImport(SQLite3)
+    import SQLite3
+#else
+    import CSQLite
+#endif
 
 /// A prepared statement: bind, step, read columns. A cached one is owned by its connection; one from
 /// ``Connection/prepare(_:)`` keeps its connection open.

@@ -11,7 +11,7 @@ import Foundation
 /// references). Sets (`0xCn`), fill bytes, unknown markers and UTF-16 strings with a lone surrogate are refused.
 ///
 /// Every length, count and reference is checked against the file with checked arithmetic, and every byte is read
-/// through a ``ByteReader`` whose window is the object area, so an object must end before the offset table. An
+/// through a `ByteReader` whose window is the object area, so an object must end before the offset table. An
 /// object that refers to itself through its children (a cycle) is refused, and so is nesting deeper than
 /// ``PlistNode/maxNesting``. Each object is decoded once: an object referred to many times
 /// (Apple's writer shares equal keys and values) is decoded on first use and shared afterwards, which also keeps a

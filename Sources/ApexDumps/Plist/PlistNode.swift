@@ -25,7 +25,7 @@ enum PlistNode: Sendable {
 
     /// The deepest nesting of containers a parser builds; the top-level container is at depth 1.
     ///
-    /// It is well above ``DumpLimits/maxDepth`` (which bounds what the readers follow inside an item, and whose
+    /// It is well above `DumpLimits/maxDepth` (which bounds what the readers follow inside an item, and whose
     /// errors name the attribute), and matches libxml2's own element-depth limit.
     static let maxNesting = 256
 
@@ -131,7 +131,7 @@ struct PlistDictionary: Sendable {
     }
 }
 
-/// What a parser found wrong, in words that name no value; ``IOSPlistReader`` puts it in a ``DumpError``.
+/// What a parser found wrong, in words that name no value; ``IOSPlistReader`` puts it in a `DumpError`.
 struct PlistParseError: Error {
     /// What is wrong, for the code that decides on it; ``what`` is its text.
     enum Kind: Sendable, Equatable {

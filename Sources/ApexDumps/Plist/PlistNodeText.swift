@@ -26,9 +26,9 @@ struct ExpansionBudget {
         items: .max, values: .max, bytes: .max, bytesToGrant: 0, byteLimit: .max,
         problems: ("too many items", "too many values", "too many bytes"))
 
-    /// The budget of a run: by default ``DumpLimits/maxItemsPerRun`` items and ``DumpLimits/maxValuesPerRun``
+    /// The budget of a run: by default `DumpLimits/maxItemsPerRun` items and `DumpLimits/maxValuesPerRun`
     /// values for all its dumps together, and bytes 16 times the size of the files read and 1 MiB, for all of
-    /// them together too, never more than `bytes` (by default ``DumpLimits/maxFileBytes``).
+    /// them together too, never more than `bytes` (by default `DumpLimits/maxFileBytes`).
     static func run(
         items: Int = DumpLimits.maxItemsPerRun, values: Int = DumpLimits.maxValuesPerRun,
         bytes: Int = DumpLimits.maxFileBytes
@@ -56,7 +56,7 @@ struct ExpansionBudget {
     /// attribute), and a few. Values: twice its bytes (every value takes a reference of at least a byte, bar
     /// Apple's sharing of equal ones), and a few thousand. Bytes: 16 times its bytes and 1 MiB (a shared key or
     /// value is a short string: a large one shared by every item would make a small dump a large store), and
-    /// never more than ``DumpLimits/maxFileBytes``; the run's files share one 1 MiB.
+    /// never more than `DumpLimits/maxFileBytes`; the run's files share one 1 MiB.
     mutating func forFile(byteCount: Int) -> ExpansionBudget {
         let grant = min(bytesToGrant, 16 * byteCount)
         bytes += grant
@@ -120,7 +120,7 @@ extension PlistNode {
     /// What ``extraText(depth:budget:)`` gives back.
     enum ExtraText: Equatable {
         case text(String)
-        /// The value nests deeper than ``DumpLimits/maxDepth``.
+        /// The value nests deeper than `DumpLimits/maxDepth`.
         case tooDeep
         /// Writing the value out would use up the read's budget (a binary plist's shared objects can make a small
         /// file expand enormously).

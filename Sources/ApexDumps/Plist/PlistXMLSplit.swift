@@ -367,7 +367,7 @@ extension PlistXMLSplit {
     }
 }
 
-/// The document's bytes, read through a ``ByteReader``, with the few searches the scan makes (a trivial value,
+/// The document's bytes, read through a `ByteReader`, with the few searches the scan makes (a trivial value,
 /// cheap to pass around).
 private struct Bytes {
     let reader: ByteReader

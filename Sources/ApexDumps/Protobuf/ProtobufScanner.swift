@@ -46,7 +46,7 @@ struct ProtobufField {
     }
 }
 
-/// Reads the fields of one message: a ``ByteReader`` window of the file's bytes (offsets stay the file's), with
+/// Reads the fields of one message: a `ByteReader` window of the file's bytes (offsets stay the file's), with
 /// bounds checked on every read.
 struct ProtobufScanner {
     /// The message's bytes; its cursor is the next field's.

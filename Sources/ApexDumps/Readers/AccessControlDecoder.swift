@@ -17,7 +17,7 @@ import Foundation
 ///   `AccessControlFlags.and`.
 /// - `prp` (at the ACL's top level or inside a constraint) → `AccessControlFlags.applicationPassword`.
 /// - An `osgn` or `oa` operation → `AccessControlFlags.privateKeyUsage`.
-/// - `prot` → ``AccessControlDescription/protection``.
+/// - `prot` → `AccessControlDescription/protection`.
 ///
 /// A constraint key the decoder does not know (any key of a constraint dictionary other than the above and the
 /// `p…` parameters such as `pbioc`) is refused rather than dropped: dropping it would describe the item as less
@@ -39,7 +39,7 @@ public enum AccessControlDecoder {
     /// Decodes serialized access control (`SecAccessControlCopyData`, a DER property list).
     ///
     /// The parser is bounded: every length is checked against the bytes that remain, containers nest at most
-    /// ``DumpLimits/maxDepth`` deep, and nothing is allocated beyond what the input holds.
+    /// `DumpLimits/maxDepth` deep, and nothing is allocated beyond what the input holds.
     ///
     /// The ACL dictionary is named `"acl"` by the tools that read it, but Apple's name for it is not public, so any
     /// dictionary-valued key other than `prot` is read as the ACL.
@@ -79,7 +79,7 @@ public enum AccessControlDecoder {
     /// `key(value)key(value)` and data as hex (`…(Nb)` when cut short).
     ///
     /// - Returns: the description with `raw` = the text, or nil when the text is not in that form (unbalanced
-    ///   parentheses, a protection that is not a code such as `ak`, nesting deeper than ``DumpLimits/maxDepth``,
+    ///   parentheses, a protection that is not a code such as `ak`, nesting deeper than `DumpLimits/maxDepth`,
     ///   nothing to describe, or a constraint the decoder does not know).
     public static func decode(text: String) -> AccessControlDescription? {
         guard let (protection, acl) = TextForm.parse(text), let flags = try? recognize(acl) else { return nil }
@@ -230,7 +230,7 @@ extension AccessControlDecoder {
 extension AccessControlDecoder {
     /// A bounded reader of the DER that `der_plist` writes: SET (0x31) of SEQUENCE {key, value} for dictionaries,
     /// SEQUENCE (0x30) for arrays, UTF8String, OCTET STRING, INTEGER, BOOLEAN, NULL and GeneralizedTime. Every byte
-    /// is read through a ``ByteReader``: a container's contents are a window, so a value can't run past its
+    /// is read through a `ByteReader`: a container's contents are a window, so a value can't run past its
     /// container, and offsets in errors are the data's.
     enum DERParser {
         /// The one value `data` holds; trailing bytes are an error.

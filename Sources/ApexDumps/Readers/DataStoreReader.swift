@@ -15,7 +15,7 @@ import Foundation
 /// that occurs twice keeps its first position and its last value, and a `Value` or `StringSet` that occurs twice
 /// is merged. It refuses what androidx would refuse or what can't be trusted: an entry without a value, a known
 /// field with the wrong wire type, invalid UTF-8 in a key or string, a varint longer than 10 bytes, a length that
-/// runs past its message, and groups nested deeper than ``DumpLimits/maxDepth``. Empty input is an empty map.
+/// runs past its message, and groups nested deeper than `DumpLimits/maxDepth`. Empty input is an empty map.
 public enum DataStoreReader {
     /// Reads the entries of a DataStore file, in file order.
     ///

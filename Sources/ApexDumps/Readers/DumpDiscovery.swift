@@ -11,7 +11,7 @@ extension DumpReader {
     /// `shared_prefs/`) every subfolder but `shared_prefs/` and `files/datastore/`, so that the app's own
     /// databases, caches and files are not read.
     ///
-    /// - Throws: ``DumpError/Kind/unreadable`` naming the folder when it does not exist, is not a folder, or a
+    /// - Throws: `DumpError/Kind/unreadable` naming the folder when it does not exist, is not a folder, or a
     ///   folder inside it can't be listed.
     public static func discover(_ directory: String) throws(DumpError) -> [String] {
         var isDirectory: ObjCBool = false

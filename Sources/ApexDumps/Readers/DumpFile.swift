@@ -98,7 +98,7 @@ final class DumpFile {
 
     /// One `read` of up to `count` bytes: 0 at the end of the file, retried when a signal interrupts it.
     ///
-    /// - Throws: ``DumpError/Kind/unreadable`` when the read fails, or would block (`EAGAIN`, `EWOULDBLOCK`) and
+    /// - Throws: `DumpError/Kind/unreadable` when the read fails, or would block (`EAGAIN`, `EWOULDBLOCK`) and
     ///   the file does not wait for input.
     private func readSome(into pointer: UnsafeMutableRawPointer, count: Int) throws(DumpError) -> Int {
         while true {

@@ -14,7 +14,7 @@ import Foundation
 /// named `*.preferences_pb`, or that starts with a whole preference entry, and does not parse is malformed: a
 /// damaged DataStore file, never skipped in favour of an older SharedPreferences copy). A file
 /// whose format no reader knows, that is empty, or that its reader finds to hold no keychain data (an app's
-/// `Info.plist`, a `package.json`) is not a keychain dump (``DumpError/Kind/notADump``): a folder's search skips
+/// `Info.plist`, a `package.json`) is not a keychain dump (`DumpError/Kind/notADump`): a folder's search skips
 /// it and says so (``DumpScan/skipped``); named, it is an error.
 public enum DumpReader {
     /// How many folder levels below a given folder ``discover(_:)`` searches.
@@ -25,23 +25,23 @@ public enum DumpReader {
 
     /// Reads one dump file.
     ///
-    /// The file is read whole, up to ``DumpLimits/maxFileBytes``, except a SQLite database, which its reader reads
+    /// The file is read whole, up to `DumpLimits/maxFileBytes`, except a SQLite database, which its reader reads
     /// by path (with its `-wal` file). A file that is not a regular file (a FIFO, a device), and one whose reads
     /// would block, are refused as unreadable.
     ///
     /// - Parameter path: The file.
     /// - Returns: The dump: the path as given, the detected format and the records.
-    /// - Throws: ``DumpError`` naming the file: ``DumpError/Kind/unreadable`` when it does not exist, is a folder
-    ///   or can't be read; ``DumpError/Kind/notADump`` when it is empty, of an unknown format (`unknown format: …`)
-    ///   or holds no keychain data; ``DumpError/Kind/malformed`` when it is too large or rejected by its reader;
-    ///   ``DumpError/Kind/unsupported`` from a reader.
+    /// - Throws: `DumpError` naming the file: `DumpError/Kind/unreadable` when it does not exist, is a folder
+    ///   or can't be read; `DumpError/Kind/notADump` when it is empty, of an unknown format (`unknown format: …`)
+    ///   or holds no keychain data; `DumpError/Kind/malformed` when it is too large or rejected by its reader;
+    ///   `DumpError/Kind/unsupported` from a reader.
     public static func read(path: String) throws(DumpError) -> Dump {
         var budget = ExpansionBudget.run()
         return try read(.file(path), budget: &budget)
     }
 
     /// Reads one dump from a pipe or any other stream (`adb exec-out … | apex-keychain inspect -`), to its end,
-    /// waiting for its bytes; the format is told from them as for a file. At most ``DumpLimits/maxFileBytes`` are
+    /// waiting for its bytes; the format is told from them as for a file. At most `DumpLimits/maxFileBytes` are
     /// taken: a stream that goes on is refused once it has given one byte more. The descriptor is left open.
     ///
     /// - Parameters:
@@ -62,7 +62,7 @@ public enum DumpReader {
 
     /// Reads every dump the paths name. A file is read as ``read(path:)`` reads it, and one that is not a keychain
     /// dump is an error. A folder is searched with ``discover(_:)``; each file found in it is read, and one that
-    /// is not a keychain dump (``DumpError/Kind/notADump``) is skipped and listed (``DumpScan/Entry/skipped(_:)``). A file
+    /// is not a keychain dump (`DumpError/Kind/notADump`) is skipped and listed (``DumpScan/Entry/skipped(_:)``). A file
     /// met twice (named twice, or reached again by a link or a hard link) is read once, under the path it was
     /// first met by.
     ///
@@ -71,12 +71,12 @@ public enum DumpReader {
     ///   - standardInput: when given, the path `-` reads a dump from this descriptor (``read(stream:name:)``),
     ///     named ``standardInputName``; without it, `-` is a file name.
     /// - Returns: The dumps, in the order of `paths`, each folder's files in sorted order, and the files skipped.
-    /// - Throws: The first ``DumpError``: a path that does not exist, a named file that is not a dump, a dump that
+    /// - Throws: The first `DumpError`: a path that does not exist, a named file that is not a dump, a dump that
     ///   can't be read (a file found in a folder included: damaged, too large, unreadable, unsupported), and the
     ///   dump with which the run's dumps together (the one read from `standardInput` among them) would hold more
-    ///   than ``DumpLimits/maxItemsPerRun`` items, or their plists more than ``DumpLimits/maxValuesPerRun`` values
-    ///   or more bytes of keys and values than 16 times their size and 1 MiB (``DumpLimits/maxFileBytes`` at most)
-    ///   (``DumpError/Kind/malformed``).
+    ///   than `DumpLimits/maxItemsPerRun` items, or their plists more than `DumpLimits/maxValuesPerRun` values
+    ///   or more bytes of keys and values than 16 times their size and 1 MiB (`DumpLimits/maxFileBytes` at most)
+    ///   (`DumpError/Kind/malformed`).
     public static func scan(paths: [String], standardInput: Int32? = nil) throws(DumpError) -> DumpScan {
         var budget = ExpansionBudget.run()
         return try scan(paths: paths, standardInput: standardInput, budget: &budget)
@@ -277,7 +277,7 @@ public enum DumpReader {
         }
     }
 
-    /// The dump a reader made, or the reader's ``DumpError/Kind/notADump`` as a file to skip; other errors thrown.
+    /// The dump a reader made, or the reader's `DumpError/Kind/notADump` as a file to skip; other errors thrown.
     private static func readerResult(
         _ path: String, _ format: DumpFormat, _ read: () throws(DumpError) -> Dump.Content
     ) throws(DumpError) -> Loaded {
@@ -328,7 +328,7 @@ public struct DumpScan: Sendable {
     public enum Entry: Sendable {
         /// A dump; `inFolder` when a folder's search found it (false for a file named in the paths, or stdin).
         case dump(Dump, inFolder: Bool)
-        /// A file of a folder that is not a keychain dump, and why (``DumpError/Kind/notADump``).
+        /// A file of a folder that is not a keychain dump, and why (`DumpError/Kind/notADump`).
         case skipped(DumpError)
     }
 

@@ -87,7 +87,7 @@ struct PlistItem {
         DumpError(.malformed, path: path, "\(item.location): \(message)")
     }
 
-    /// The attributes that decide an item's protection (``KeychainRecord/protectionAttributes``).
+    /// The attributes that decide an item's protection (`KeychainRecord/protectionAttributes`).
     private static let protectionKeys = Set(KeychainRecord.protectionAttributes)
 
     /// `pdmn`, `sync` or `accc` into the record; throws what is wrong with one that can't be read.
@@ -100,13 +100,13 @@ struct PlistItem {
         }
     }
 
-    /// What is wrong, without the item's location (``KeychainRecord/unreadable`` is the item's own).
+    /// What is wrong, without the item's location (`KeychainRecord/unreadable` is the item's own).
     private func problem(_ error: DumpError) -> String {
         let prefix = item.location + ": "
         return error.message.hasPrefix(prefix) ? String(error.message.dropFirst(prefix.count)) : error.message
     }
 
-    /// An `accc` that does not decode, as ``KeychainRecord/extra`` keeps it (an access control is no secret):
+    /// An `accc` that does not decode, as `KeychainRecord/extra` keeps it (an access control is no secret):
     /// data as `hex:…`, text as found, anything else by its kind.
     private static func undecodedText(_ value: Found) -> String {
         switch value {

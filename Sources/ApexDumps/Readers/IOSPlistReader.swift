@@ -16,18 +16,18 @@ import Synchronization
 /// `CFAbsoluteTime` numbers, or ISO 8601 or NSDate-description (`2018-07-21 18:11:15 +0000`) text; `accc` serialized DER data or the text form of a
 /// `SecAccessControlRef` (see ``AccessControlDecoder``). Text attributes given as UTF-8 data are read as text;
 /// `labl`, `srvr`, `path`, `atyp` and `sdmn` data that is not UTF-8 is kept in `extra` as `hex:…`. Every other
-/// key is kept in ``KeychainRecord/extra`` as text (data as `hex:…`).
+/// key is kept in `KeychainRecord/extra` as text (data as `hex:…`).
 ///
 /// A `pdmn`, `sync` or `accc` that can't be read (a `pdmn` number, a `sync` of 2, an `accc` that does not decode)
-/// is that item's problem, not the dump's: it goes to ``KeychainRecord/unreadable`` with what is wrong, the item's
-/// protection is unknown (``KeychainRecord/unreadableProtection``: its importer blocks it), and the other items
+/// is that item's problem, not the dump's: it goes to `KeychainRecord/unreadable` with what is wrong, the item's
+/// protection is unknown (`KeychainRecord/unreadableProtection`: its importer blocks it), and the other items
 /// read as they are.
 ///
 /// An item's class is its `class`; else the dictionary key it sits under; else, in the array form, `inet` when
 /// it has an internet-password attribute (`srvr`, `ptcl`, `port`, `path`, `atyp`, `sdmn`) and `genp` when it
 /// has `svce` or `gena`. Any other item without a class is an error.
 ///
-/// Two kinds of plist that are not attribute dumps are refused with ``DumpError/Kind/unsupported``:
+/// Two kinds of plist that are not attribute dumps are refused with `DumpError/Kind/unsupported`:
 /// - an encrypted iTunes/Finder `keychain-backup.plist`, whose items hold only `v_Data` (a blob sealed to the
 ///   backup keybag, attributes included) and `v_PersistentRef`;
 /// - an iphone-dataprotection device-keys plist (`key835`, `KeyBagKeys`, …), which holds keys, not items.
@@ -54,17 +54,17 @@ public enum IOSPlistReader {
     ///   - path: the file's path, for errors and nothing else.
     /// - Returns: the items in file order (class by class in the order `genp`, `inet`, `cert`, `keys`, `idnt`
     ///   for the dictionary form, a class's arrays in file order).
-    /// - Throws: ``DumpError`` with kind `.malformed` when the file is not an XML or binary plist, is truncated
+    /// - Throws: `DumpError` with kind `.malformed` when the file is not an XML or binary plist, is truncated
     ///   or otherwise malformed (see `PlistParser`: a binary plist holding a set, a reference cycle, an XML
-    ///   DOCTYPE that declares entities are among what is refused), nests deeper than ``DumpLimits/maxDepth``
+    ///   DOCTYPE that declares entities are among what is refused), nests deeper than `DumpLimits/maxDepth`
     ///   inside an item, or holds an item or attribute of the wrong type (the message names the item and the
     ///   attribute, never a value), or whose shared objects, read out, would hold far more values than its size
-    ///   allows or more bytes than ``DumpLimits/maxFileBytes``; `.unsupported` for an encrypted backup (see the
+    ///   allows or more bytes than `DumpLimits/maxFileBytes`; `.unsupported` for an encrypted backup (see the
     ///   type's documentation); `.notADump` for a plist that holds no keychain items (a device-keys plist, a
     ///   dictionary without class arrays, such as an app's `Info.plist`; a top-level array none of whose
     ///   elements is a dictionary with a keychain attribute; a top level that is neither). An XML `<data>` that is not valid Base64 is an error
     ///   naming the item and attribute, except in `v_Data`, where the item's value is
-    ///   ``DumpValue/damaged(_:)`` (`damaged value: …`) and the other items read.
+    ///   `DumpValue/damaged(_:)` (`damaged value: …`) and the other items read.
     public static func read(_ data: consuming Data, path: String) throws(DumpError) -> [KeychainRecord] {
         var budget = ExpansionBudget.run()
         return try read(data, path: path, budget: &budget)

@@ -6,16 +6,16 @@ import Foundation
 ///
 /// Columns are found with `PRAGMA table_info`. The value is the `v_Data` column, or `data` when there is no
 /// `v_Data`. Every value is read by its storage class (`sqlite3_column_type`), as securityd does, not by the
-/// declared column type: `svce`, `acct` and `gena` come back as ``DumpBytes/string(_:)`` for TEXT and
-/// ``DumpBytes/data(_:)`` for BLOB; `cdat`/`mdat` may be REAL or INTEGER seconds since 2001-01-01 UTC
+/// declared column type: `svce`, `acct` and `gena` come back as `DumpBytes/string(_:)` for TEXT and
+/// `DumpBytes/data(_:)` for BLOB; `cdat`/`mdat` may be REAL or INTEGER seconds since 2001-01-01 UTC
 /// (CFAbsoluteTime) or TEXT dates; `crtr` may be INTEGER or TEXT (a number or a four-character code); `accc`
 /// (DER, or the text form) is decoded, and kept undecoded in `extra["accc"]` (`hex:…` for a BLOB) when it can't be;
-/// such an `accc`, and a `sync` that is neither a number nor a boolean word, are in ``KeychainRecord/unreadable``
-/// (the item's protection is unknown). Every other column goes to ``KeychainRecord/extra``
+/// such an `accc`, and a `sync` that is neither a number nor a boolean word, are in `KeychainRecord/unreadable`
+/// (the item's protection is unknown). Every other column goes to `KeychainRecord/extra`
 /// as text (`hex:…` for BLOBs). Only the `genp` and `inet` tables are read.
 ///
 /// A device `keychain-2.db` has the same tables, but its attribute columns hold SHA-1 hashes and its `data`
-/// column holds encrypted, versioned blobs; it is recognised and refused as ``DumpError/Kind/unsupported``.
+/// column holds encrypted, versioned blobs; it is recognised and refused as `DumpError/Kind/unsupported`.
 ///
 /// The file given is evidence and is never modified, and no copy of it is ever written: it is read into memory
 /// with its `-wal` file when there is one, the WAL's committed transactions are applied to the image as SQLite's
@@ -34,10 +34,10 @@ public enum KeychainSQLiteReader {
     ///
     /// - Parameter path: The database file. Its `-wal` companion, if any, is read too.
     /// - Returns: The records of `genp`, then `inet`, each in row order; `location` is `genp row <rowid>`.
-    /// - Throws: ``DumpError``: ``DumpError/Kind/unreadable`` when the file or its `-wal` file can't be opened or
-    ///   read; ``DumpError/Kind/malformed`` when it is empty, too large (with its `-wal` file), not SQLite,
-    ///   damaged; ``DumpError/Kind/notADump`` for a SQLite database without `genp`/`inet` tables (an app's own
-    ///   database); ``DumpError/Kind/unsupported`` for an encrypted device keychain.
+    /// - Throws: `DumpError`: `DumpError/Kind/unreadable` when the file or its `-wal` file can't be opened or
+    ///   read; `DumpError/Kind/malformed` when it is empty, too large (with its `-wal` file), not SQLite,
+    ///   damaged; `DumpError/Kind/notADump` for a SQLite database without `genp`/`inet` tables (an app's own
+    ///   database); `DumpError/Kind/unsupported` for an encrypted device keychain.
     public static func read(path: String) throws(DumpError) -> [KeychainRecord] {
         try readImage(try loadImage(path), path: path)
     }
@@ -47,9 +47,9 @@ public enum KeychainSQLiteReader {
     /// connection checkpointed on closing is in it, transactions still in a `-wal` file are not.
     ///
     /// - Parameters:
-    ///   - data: the database file's bytes, at most ``DumpLimits/maxFileBytes``.
+    ///   - data: the database file's bytes, at most `DumpLimits/maxFileBytes`.
     ///   - path: what errors call the input.
-    /// - Throws: as ``read(path:)``, but never ``DumpError/Kind/unreadable``.
+    /// - Throws: as ``read(path:)``, but never `DumpError/Kind/unreadable`.
     public static func read(_ data: Data, path: String) throws(DumpError) -> [KeychainRecord] {
         guard data.count <= DumpLimits.maxFileBytes else {
             throw DumpError(

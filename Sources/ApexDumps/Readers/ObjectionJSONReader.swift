@@ -14,13 +14,13 @@ import Foundation
 /// - `create_date`, `modification_date`: `2018-07-21 18:11:15 +0000`.
 /// - `creator`: a decimal string (or four characters). `entitlement_group` → `agrp`; `label` → `labl`.
 /// - Every other field (`alias`, `comment`, `custom_icon`, `description`, `invisible`, `negative`,
-///   `protected`, `script_code`, `type`, and fields objection may add) → ``KeychainRecord/extra`` under its
+///   `protected`, `script_code`, `type`, and fields objection may add) → `KeychainRecord/extra` under its
 ///   JSON name, when not empty.
-/// - objection does not print `sync`: ``KeychainRecord/synchronizable`` is false and `sync` is in
-///   ``KeychainRecord/unrecorded`` (``KeychainRecord/synchronizableUnknown``).
+/// - objection does not print `sync`: `KeychainRecord/synchronizable` is false and `sync` is in
+///   `KeychainRecord/unrecorded` (`KeychainRecord/synchronizableUnknown`).
 /// - objection prints no field for an internet password's server, protocol, port or path (its agent,
 ///   `agent/src/ios/keychain.ts`, has never read `kSecAttrServer`), so an `inet` item lists `srvr`, `ptcl`, `port`
-///   and `path` in ``KeychainRecord/unrecorded``: the server of such an item is unknown, not empty. A JSON that
+///   and `path` in `KeychainRecord/unrecorded`: the server of such an item is unknown, not empty. A JSON that
 ///   has them (added by hand from a `dump_raw` listing, or by a patched agent) gives them as `server` → `srvr`
 ///   (`""` kept, as for `service`), `protocol` → `ptcl`, `port` → `port` (a decimal string or number) and `path`
 ///   → `path`.
@@ -30,16 +30,16 @@ import Foundation
 /// NUL), or with `--smart` an NSKeyedArchiver dictionary re-encoded as JSON, or `(Key data not displayed)` for
 /// class `keys`. `dataHex` is the bytes in hex, but objection versions of 2019 wrote each byte without its
 /// leading zero (`0x01` as `1`), which can give an odd length and can't be decoded exactly. So:
-/// 1. Class `keys` with `data` = `(Key data not displayed)` → ``DumpValue/absent``.
+/// 1. Class `keys` with `data` = `(Key data not displayed)` → `DumpValue/absent`.
 /// 2. `data` not empty and `dataHex` equal to the hex of `data`'s UTF-8 bytes (two digits per byte, or the
 ///    2019 one-digit form) → those bytes: the two fields confirm each other.
 /// 3. Otherwise `dataHex` even-length, valid hex → its bytes, unless some item of the same file has an
 ///    odd-length `dataHex`: the file then comes from a version that dropped zeros, and an even length proves
-///    nothing → ``DumpValue/damaged(_:)``.
-/// 4. Otherwise (odd length, not hex, `data` that `dataHex` does not confirm) → ``DumpValue/damaged(_:)``; `data`
+///    nothing → `DumpValue/damaged(_:)`.
+/// 4. Otherwise (odd length, not hex, `data` that `dataHex` does not confirm) → `DumpValue/damaged(_:)`; `data`
 ///    alone is never trusted for bytes, since it may be a cut, lossy or "smart" rendering.
 /// 5. No `dataHex` field at all (objection before 2019): `data` not empty → its UTF-8 bytes, the only rendering
-///    those versions had; `""` → ``DumpValue/damaged(_:)`` (empty, or bytes that are not UTF-8).
+///    those versions had; `""` → `DumpValue/damaged(_:)` (empty, or bytes that are not UTF-8).
 /// `data` and `dataHex` both `""` → empty data; `dataHex` `""` with a non-empty `data` → damaged.
 public enum ObjectionJSONReader {
     /// Whether the first bytes of a file look like objection's JSON: an array whose first item has one of its
@@ -61,7 +61,7 @@ public enum ObjectionJSONReader {
     ///   - data: the file's bytes (UTF-8 JSON).
     ///   - path: the file's path, for errors and nothing else.
     /// - Returns: the items in file order, located `item 1`, `item 2`, ….
-    /// - Throws: ``DumpError`` with kind `.malformed` when the file is empty, not UTF-8, not JSON (truncated,
+    /// - Throws: `DumpError` with kind `.malformed` when the file is empty, not UTF-8, not JSON (truncated,
     ///   nested too deeply), not an array of objects, or holds a field of the wrong type or an unreadable date,
     ///   creator or access control (the message names the item and the field, never a value); with kind
     ///   `.notADump` instead when the file does not look like objection's output at all (its first bytes name
@@ -188,7 +188,7 @@ private struct ObjectionItem {
     }
 
     /// `server`, `protocol`, `port` and `path`, when the JSON has them; the attributes of those it lacks are
-    /// ``KeychainRecord/unrecorded``.
+    /// `KeychainRecord/unrecorded`.
     private func internetAttributes(_ record: inout KeychainRecord) throws(DumpError) {
         for (field, attribute) in Self.internetFields {
             let found: PlistNode? = if case .null? = fields[field] { nil } else { fields[field] }

@@ -78,9 +78,9 @@ enum WriteAheadLog {
     /// Applies the committed frames of `wal` to `image`, and marks the image as a rollback-journal database
     /// (header bytes 18 and 19 from 2 to 1), which is what SQLite's in-memory VFS can open.
     ///
-    /// - Throws: ``DumpError/Kind/malformed`` naming `path` when the log's header is valid but of another format
+    /// - Throws: `DumpError/Kind/malformed` naming `path` when the log's header is valid but of another format
     ///   version or another page size than the database's, or when its transactions make a database larger than
-    ///   ``DumpLimits/maxFileBytes``.
+    ///   `DumpLimits/maxFileBytes`.
     static func apply(_ wal: ByteReader, to image: DatabaseImage, path: String) throws(DumpError) {
         defer { markRollbackJournal(image) }
         guard let magic = word(wal, 0), let pageSize = word(wal, 8).map(Int.init),

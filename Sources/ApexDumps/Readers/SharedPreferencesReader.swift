@@ -22,8 +22,8 @@ import Foundation
 /// The input is untrusted. It is parsed by libxml2 without network access, without entity substitution and
 /// without loading external DTDs; a document that has a `<!DOCTYPE …>` at all is refused before its internal
 /// subset is read (SharedPreferences files never have one), which answers entity-expansion and external-entity
-/// attacks at once. Input larger than ``DumpLimits/maxXMLBytes`` is refused unread. libxml2 reports nothing to
-/// the standard error stream; failures come back as ``DumpError`` values that name the file and a line, never a
+/// attacks at once. Input larger than `DumpLimits/maxXMLBytes` is refused unread. libxml2 reports nothing to
+/// the standard error stream; failures come back as `DumpError` values that name the file and a line, never a
 /// value.
 public enum SharedPreferencesReader {
     /// Reads the entries of a SharedPreferences file.
@@ -32,7 +32,7 @@ public enum SharedPreferencesReader {
     ///   - data: The file's bytes.
     ///   - path: The file's path, for error messages only (nothing is read from it).
     /// - Returns: The entries in file order.
-    /// - Throws: ``DumpError`` of kind ``DumpError/Kind/malformed`` when the input is empty, too large, not
+    /// - Throws: `DumpError` of kind `DumpError/Kind/malformed` when the input is empty, too large, not
     ///   well-formed XML, declares a DTD or entities, has a root other than `<map>`, or has an element that is not
     ///   a SharedPreferences entry, an entry without a name, or a number or boolean that does not parse; the
     ///   message names the element's line.

@@ -1,4 +1,4 @@
-import ApexDumps
+import ApexDumpModel
 import ApexKeychain
 import Foundation
 

@@ -1,6 +1,6 @@
-import ApexDumps
+import ApexCrypto
+import ApexDumpModel
 import ApexKeychain
-import ApexSodium
 import Foundation
 
 /// A migration's records in the target keychain, in the package's own service `apex-keychain.migration`:
@@ -344,18 +344,18 @@ final class Ledger {
             return nil
         }
         defer { message.resetBytes(in: 0..<message.count) }
-        return Data(Sodium.hmacSHA256(message, key: key)).base64EncodedString()
+        return Data(Crypto.hmacSHA256(message, key: key)).base64EncodedString()
     }
 
     private func fingerprintKey(create: Bool) async throws(KeychainError) -> Data? {
         if let key { return key }
         let name = "key:\(id)"
-        if let existing = try await record(name), existing.count == Sodium.hmacSHA256KeyLength {
+        if let existing = try await record(name), existing.count == Crypto.hmacSHA256KeyLength {
             key = existing
             return existing
         }
         guard create else { return nil }
-        let key = Sodium.randomBytes(Sodium.hmacSHA256KeyLength)
+        let key = Crypto.randomBytes(Crypto.hmacSHA256KeyLength)
         try await keychain.setBytes(name, Data(key), Self.protection)
         self.key = Data(key)
         return Data(key)
@@ -440,6 +440,6 @@ final class Ledger {
         text.append(contentsOf: (target.accessGroup ?? "").utf8)
         text.append(0)
         text.append(contentsOf: target.key.utf8)
-        return Hex.lowercase(Sodium.genericHash(text, length: digestBytes))
+        return Hex.lowercase(Crypto.blake2b(text, length: digestBytes))
     }
 }

@@ -1,5 +1,4 @@
 import ApexKeychain
-import Synchronization
 
 /// Where items go: the package's keychains on one database and device, one `Keychain` per service (and
 /// access group), opened as needed.
@@ -8,7 +7,7 @@ public final class MigrationTarget: Sendable {
     public let database: any KeychainDatabase
     /// The device that decides what protection can be given.
     public let device: any Device
-    private let keychains = Mutex<[ExactName: Keychain]>([:])
+    private let keychains = Locked<[ExactName: Keychain]>([:])
 
     /// Creates a target.
     public init(database: any KeychainDatabase, device: any Device) {

@@ -1,4 +1,4 @@
-import ApexDumps
+import ApexDumpModel
 import Foundation
 
 /// The app the iOS items belong to: its default service (the bundle id), how it was found, and its team.

@@ -1,4 +1,4 @@
-import ApexDumps
+import ApexDumpModel
 import Foundation
 
 /// Which importer takes a keychain record that several libraries' layouts could fit: each importer asks here, so

@@ -1,4 +1,4 @@
-import ApexDumps
+import ApexDumpModel
 import ApexKeychain
 
 /// What a migration does with one source item. Raw values are the report's `action` strings.

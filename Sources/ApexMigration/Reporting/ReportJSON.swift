@@ -1,4 +1,4 @@
-import ApexDumps
+import ApexDumpModel
 import Foundation
 
 /// The JSON report written straight into bytes, in the exact form `JSONEncoder` gives with

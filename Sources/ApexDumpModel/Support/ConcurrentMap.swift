@@ -33,7 +33,7 @@ package func concurrentChunks<T: Sendable>(count: Int, _ body: @Sendable (Range<
 extension Array where Element: Sendable {
     /// `map(transform)`, computed as ``concurrentMap(count:minimumChunk:_:)`` computes it.
     package func concurrentMap<T: Sendable>(_ transform: @Sendable (Element) -> T) -> [T] {
-        ApexDumps.concurrentMap(count: count) { transform(self[$0]) }
+        ApexDumpModel.concurrentMap(count: count) { transform(self[$0]) }
     }
 }
 
