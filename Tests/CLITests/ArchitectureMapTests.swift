@@ -149,8 +149,9 @@ struct ArchitectureMapTests {
 
 /// A small reader of `Package.swift` as text: its `.target`, `.executableTarget`, `.testTarget` and
 /// `.systemLibrary` entries (name, string dependencies, path) and its library products. It reads the package as
-/// it is written here: a target's dependencies are string literals (`.product(…)` and `.target(name:)` forms would
-/// need more).
+/// it is written here: a target's dependencies are the string literals of its list, so a
+/// `.target(name: "X", condition: …)` counts as `X` whatever its condition (`DependencyGraph` in
+/// ApplePlatformTests.swift reads the conditions); `.product(…)` forms would need more.
 enum PackageManifest {
     struct Target: Equatable {
         enum Kind: Equatable { case regular, executable, test, systemLibrary }
