@@ -98,7 +98,7 @@ public protocol KeychainDatabase: AnyObject, Sendable {
     ) throws(KeychainDatabaseError) -> Data
 
     /// Every item that matches, with its value where it can be read without the user: the items with access
-    /// control are listed with ``ListedValue/needsAuthentication`` and their value is not read. One listing with
+    /// control are listed with ``ListedItem/Value-swift.enum/needsAuthentication`` and their value is not read. One listing with
     /// values per class where the database can (a device's keychain: `apple-secitem.md` §8.2); the default lists
     /// the attributes and reads each value.
     func itemsWithValues(matching query: ItemQuery) throws(KeychainDatabaseError) -> [ListedItem]

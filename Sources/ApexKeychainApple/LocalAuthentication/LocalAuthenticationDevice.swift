@@ -24,7 +24,7 @@ import Foundation
 public final class LocalAuthenticationDevice: Device {
     /// The `UserDefaults` key of the install marker.
     public static let installMarkerKey = "ApexKeychainInstallMarker"
-    /// What ``DeviceState`` `enrolledSet` holds while biometrics are enrolled (nil while none are).
+    /// What `DeviceState` `enrolledSet` holds while biometrics are enrolled (nil while none are).
     ///
     /// The app can't see the enrolled set, only a domain state, which also changes, exceptionally, with a major
     /// update of iOS (`apple-secitem.md` §3.2). The keychain invalidates a `biometryCurrentSet` item itself; the

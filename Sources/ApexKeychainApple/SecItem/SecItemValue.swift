@@ -54,7 +54,7 @@ public enum SecItemAuthentication: Sendable, Equatable, CustomStringConvertible 
     /// A fresh context whose `interactionNotAllowed` is true: the keychain can't show a prompt, and answers
     /// `errSecInteractionNotAllowed` for an item that would need one.
     case nonInteractive
-    /// A context a prompt evaluated (the device's ``ApexKeychain/AuthenticationContext``): the keychain takes it
+    /// A context a prompt evaluated (the device's `AuthenticationContext`): the keychain takes it
     /// without a second prompt.
     case evaluated(any AuthenticationContext)
 
