@@ -7,7 +7,7 @@ import Foundation
 /// present, `bio` enrolled biometric set at write time (hex; stands for the platform's own binding of the item to
 /// the set), `bh` the biometric state hash the platform reported at write time (hex), `os` OS major version at
 /// write time, `sl` Android security level.
-struct ItemMetadata: Equatable, Sendable {
+package struct ItemMetadata: Equatable, Sendable {
     enum Encoding: String, Sendable, CaseIterable {
         case string = "s"
         case bytes = "b"
@@ -18,14 +18,15 @@ struct ItemMetadata: Equatable, Sendable {
 
     /// Equal field by field, texts byte for byte: equal metadata has equal ``encoded()`` bytes (Swift's `==` on
     /// Strings is canonical equivalence).
-    static func == (a: ItemMetadata, b: ItemMetadata) -> Bool {
+    package static func == (a: ItemMetadata, b: ItemMetadata) -> Bool {
         a.encoding == b.encoding && a.accessControl == b.accessControl && a.authValidity == b.authValidity
             && a.hasLabel == b.hasLabel && a.osMajor == b.osMajor && a.securityLevel == b.securityLevel
             && ExactText.equal(a.enrolledSet, b.enrolledSet) && ExactText.equal(a.stateHash, b.stateHash)
     }
 
     var encoding: Encoding
-    var accessControl: AccessControl
+    /// The access control the item was written with.
+    package var accessControl: AccessControl
     var authValidity: Int
     var hasLabel: Bool
     var enrolledSet: String?
@@ -93,7 +94,7 @@ struct ItemMetadata: Equatable, Sendable {
 
     /// Parses the metadata of a package item; nil when it is missing or damaged. Reads the bytes in place:
     /// every read of an item parses it.
-    init?(_ data: Data?) {
+    package init?(_ data: Data?) {
         guard let data else { return nil }
         var version: Int?
         var encoding: Encoding?
