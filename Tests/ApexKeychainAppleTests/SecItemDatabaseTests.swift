@@ -71,7 +71,7 @@ struct SecItemDatabaseTests {
         #expect(found.first?.label == nil)
         #expect(found.last?.protectionDomain == .ak)
         #expect(
-            try database.accounts(matching: ItemQuery(itemClass: .genericPassword)) == ["y", "z", "kept", "default"])
+            try database.accounts(matching: ItemQuery(itemClass: .genericPassword)) == ["kept", "default"])
     }
 
     @Test("an internet password's fields; a numeric protocol in decimal")

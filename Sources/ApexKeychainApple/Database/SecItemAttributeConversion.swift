@@ -93,9 +93,6 @@ enum SecItemAttributeConversion {
         return attributes
     }
 
-    /// The account of a result dictionary, or nil when it can't be a `String` (see the type's notes).
-    static func account(_ dictionary: SecItemDictionary) -> String? { text(dictionary[.account]) }
-
     /// A blob attribute as text: a string, or data that is UTF-8.
     private static func text(_ value: SecItemValue?) -> String? {
         switch value {

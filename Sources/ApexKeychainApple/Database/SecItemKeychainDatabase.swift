@@ -80,15 +80,10 @@ public final class SecItemKeychainDatabase: KeychainDatabase {
         }
     }
 
-    /// The accounts of the listing of ``attributes(matching:)``.
+    /// The accounts of the listing of ``attributes(matching:)``: the same one call per class, and the same items
+    /// (one that can't be described is left out here too).
     public func accounts(matching query: ItemQuery) throws(KeychainDatabaseError) -> [String] {
-        var accounts: [String] = []
-        for itemClass in SecItemQueries.classes(of: query) {
-            for entry in try list(SecItemQueries.listing(query, in: itemClass)) {
-                if let account = SecItemAttributeConversion.account(entry) { accounts.append(account) }
-            }
-        }
-        return accounts
+        try attributes(matching: query).map(\.account)
     }
 
     // MARK: Reads of values
