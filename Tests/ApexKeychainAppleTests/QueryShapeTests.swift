@@ -23,6 +23,13 @@ struct QueryShapeTests {
         .accessGroup: .string(Fixture.group), .synchronizable: .bool(false), .useDataProtectionKeychain: .bool(true),
     ]
 
+    /// The query of an update of that key: the match and the non-interactive context (a write never prompts).
+    static var keyUpdate: SecItemDictionary {
+        var query = keyMatch
+        query[.authenticationContext] = .authenticationContext(.nonInteractive)
+        return query
+    }
+
     /// The core's query of its own items in the service.
     static let ownMatch: SecItemDictionary = [
         .itemClass: .string("genp"), .service: .string(Fixture.service), .accessGroup: .string(Fixture.group),
@@ -71,7 +78,7 @@ struct QueryShapeTests {
         #expect(calls.calls.first?.query[.synchronizable] == .bool(true))
     }
 
-    @Test("a replace is SecItemUpdate by the primary key with every attribute and the value, no class, no match key")
+    @Test("a replace: SecItemUpdate by the primary key, non-interactive, with every attribute and the value, no class")
     func replace() throws {
         var attributes = Fixture.ownAttributes("token")
         attributes.label = "alice"
@@ -79,7 +86,7 @@ struct QueryShapeTests {
         #expect(
             calls.calls == [
                 .update(
-                    Self.keyMatch,
+                    Self.keyUpdate,
                     [
                         .service: .string(Fixture.service), .account: .string("token"),
                         .accessGroup: .string(Fixture.group), .creator: .number(0x4170_784B),
@@ -97,10 +104,10 @@ struct QueryShapeTests {
         #expect(attributes[.label] == .string(""))
     }
 
-    @Test("a rename is SecItemUpdate by the primary key with the account alone")
+    @Test("a rename: SecItemUpdate by the primary key, non-interactive, with the account alone")
     func rename() throws {
         try database.rename(Self.key, toAccount: "other")
-        #expect(calls.calls == [.update(Self.keyMatch, [.account: .string("other")])])
+        #expect(calls.calls == [.update(Self.keyUpdate, [.account: .string("other")])])
     }
 
     @Test("a non-prompting read: m_LimitOne, r_Data, the non-interactive context")
@@ -279,6 +286,7 @@ struct QueryShapeTests {
                     #expect(!dictionary.keys.contains { $0.rawValue.hasPrefix("m_") || $0.rawValue.hasPrefix("r_") })
                 }
                 #expect(attributes[.itemClass] == nil && attributes[.useDataProtectionKeychain] == nil)
+                #expect(query[.authenticationContext] == .authenticationContext(.nonInteractive))
             case .delete(let query):
                 #expect(!query.keys.contains { $0.rawValue.hasPrefix("m_") || $0.rawValue.hasPrefix("r_") })
             case .add(let query):

@@ -36,19 +36,21 @@ public final class SecItemKeychainDatabase: KeychainDatabase {
         }
     }
 
-    /// `SecItemUpdate` of the item under `key` with every attribute of `item` and its value. Whether an item with
-    /// access control may be replaced in place is the core's decision (it stages such writes); this maps statuses.
+    /// `SecItemUpdate` of the item under `key` with every attribute of `item` and its value, under the
+    /// non-interactive context: an item that would need the user answers `interactionNotAllowed` rather than
+    /// prompting. Whether an item with access control may be replaced in place is the core's decision (it stages
+    /// such writes); this maps statuses.
     public func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(KeychainDatabaseError) {
         try locked { () throws(KeychainDatabaseError) in
-            try check(calls.update(SecItemQueries.matching(key), SecItemQueries.replacement(item)), from: .update)
+            try check(calls.update(SecItemQueries.updating(key), SecItemQueries.replacement(item)), from: .update)
         }
     }
 
-    /// `SecItemUpdate` of the item under `key` with its new account.
+    /// `SecItemUpdate` of the item under `key` with its new account, under the non-interactive context.
     public func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(KeychainDatabaseError) {
         try locked { () throws(KeychainDatabaseError) in
             try check(
-                calls.update(SecItemQueries.matching(key), SecItemQueries.rename(toAccount: account)), from: .update)
+                calls.update(SecItemQueries.updating(key), SecItemQueries.rename(toAccount: account)), from: .update)
         }
     }
 

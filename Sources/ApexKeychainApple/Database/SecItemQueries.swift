@@ -17,6 +17,9 @@ import Foundation
 ///   after a prompt the evaluated one. `u_AuthUI` appears only as `u_AuthUIS` (skip) in the data listing of
 ///   ``SecItemKeychainDatabase/itemsWithValues(matching:)``; `u_OpPrompt` never (deprecated, §2.7).
 /// - Update and delete dictionaries carry no `m_*` and no `r_*` key: on iOS either is `errSecParam` (§2.5, §2.6).
+/// - An update's query carries the non-interactive context too: SecItemUpdate decrypts the old item (§2.5), so an
+///   item with access control would prompt, and a write never prompts (seed 000). It answers
+///   `errSecInteractionNotAllowed` instead, the answer the core takes for "stage the write".
 enum SecItemQueries {
     /// The class string of `itemClass` (§1.1).
     static func classValue(_ itemClass: ItemClass) -> SecItemValue {
@@ -142,6 +145,14 @@ enum SecItemQueries {
     }
 
     // MARK: Writes
+
+    /// The query of a SecItemUpdate of the item under `key`: its match and the non-interactive context (no
+    /// prompt; see the type's notes).
+    static func updating(_ key: ItemAttributes.PrimaryKey) -> SecItemDictionary {
+        var dictionary = matching(key)
+        dictionary[.authenticationContext] = .authenticationContext(.nonInteractive)
+        return dictionary
+    }
 
     /// The dictionary of `SecItemAdd` for `item` (§2.3): its class, attributes and value, and `nleg`.
     static func addition(_ item: KeychainItem) -> SecItemDictionary {
