@@ -291,17 +291,3 @@ public final class LocalAuthenticationDevice: Device {
         platform.setUserDefaultsBool(true, forKey: Self.installMarkerKey)
     }
 }
-
-/// A value behind a lock (`NSLock`: the package's iOS floor predates `Mutex`).
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
-}
