@@ -334,7 +334,8 @@ public struct Migration: Sendable {
         case .dumps(let given):
             dumps = given
         case .database(let database, let device):
-            let read = try DatabaseSource(database: database, device: device, valuesOf: valuesOf)
+            let read = try await DatabaseSource(
+                database: database, device: device, valuesOf: valuesOf, protected: policy.protectedSourceItems)
             databaseSource = read
             dumps = [read.dump]
         }
@@ -357,9 +358,13 @@ public struct Migration: Sendable {
                     || (item.target.map { only.contains(Ledger.digest($0)) } ?? false)
             }
         }
+        // On the device the target is the source's database: its listing tells who holds each target key.
+        let listed = databaseSource.flatMap { $0.database === target.database ? $0.listed : nil }
         let planner = Planner(
-            target: target, ledger: planLedger, policy: policy, sourceItems: databaseSource?.items ?? [:])
-        let actions = await planner.plan(items)
+            target: target, ledger: planLedger, policy: policy, sourceItems: databaseSource?.items ?? [:],
+            listed: listed)
+        var actions = await planner.plan(items)
+        if let databaseSource { Self.markUnread(&actions, databaseSource) }
         return (MigrationPlan(actions: actions, dumps: summaries), databaseSource)
     }
 

@@ -19,7 +19,19 @@ private final class IntrudedDatabase: KeychainDatabase {
         pending = Mutex(intruder)
     }
 
-    func add(_ item: KeychainItem) throws(KeychainDatabaseError) { try inner.add(item) }
+    func add(_ item: KeychainItem) throws(KeychainDatabaseError) {
+        // A write of the key that adds without a look-up first (the plan saw it absent) meets the intruder too.
+        if item.attributes.isApexItem, item.attributes.account == key, let intruder = takeIntruder() {
+            try inner.add(intruder)
+        }
+        try inner.add(item)
+    }
+    private func takeIntruder() -> KeychainItem? {
+        pending.withLock { item -> KeychainItem? in
+            defer { item = nil }
+            return item
+        }
+    }
     func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(KeychainDatabaseError) {
         try inner.replace(key, with: item)
     }

@@ -110,7 +110,9 @@ struct DevicePairingTests {
         try Self.seedBiometricItem(database, group: device.defaultAccessGroup)
         let migration = Migration(
             id: .forTests, importers: [CompletionMarkerTests.expo], source: .database(database, device: device),
-            target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
+            target: MigrationTarget(database: database, device: device),
+            policy: MigrationPolicy(
+                removeSource: true, protectedSourceItems: .readWithPrompt(Prompt(title: "Move your saved sign-in"))))
         let report = try await migration.run()
         #expect(report.summary.verified == 1)
         let later = try Keychain(KeychainOptions(service: "svc"), database: database, device: database.makeDevice())

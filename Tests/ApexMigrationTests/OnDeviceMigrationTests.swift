@@ -134,7 +134,9 @@ struct OnDeviceMigrationTests {
         let before = try Self.foreign(database)
         let migration = Migration(
             id: .forTests, importers: [ExpoSecureStoreImporter()], source: .database(database, device: device),
-            target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
+            target: MigrationTarget(database: database, device: device),
+            policy: MigrationPolicy(
+                removeSource: true, protectedSourceItems: .readWithPrompt(Prompt(title: "Move your saved sign-in"))))
         let report = try await migration.run()
         let actions = Dictionary(
             report.items.map {
@@ -169,7 +171,9 @@ struct OnDeviceMigrationTests {
         let device = try Self.loadExpoSample(into: database)
         let migration = Migration(
             id: .forTests, importers: [ExpoSecureStoreImporter()], source: .database(database, device: device),
-            target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
+            target: MigrationTarget(database: database, device: device),
+            policy: MigrationPolicy(
+                removeSource: true, protectedSourceItems: .readWithPrompt(Prompt(title: "Move your saved sign-in"))))
         _ = try await migration.run()
         // As a process killed between its last batch and the completion marker leaves it.
         let ledger = try Keychain(
@@ -196,7 +200,9 @@ struct OnDeviceMigrationTests {
         database.failPackageWrites(service: "app")
         let migration = Migration(
             id: .forTests, importers: [ExpoSecureStoreImporter()], source: .database(database, device: device),
-            target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
+            target: MigrationTarget(database: database, device: device),
+            policy: MigrationPolicy(
+                removeSource: true, protectedSourceItems: .readWithPrompt(Prompt(title: "Move your saved sign-in"))))
         let failed = try await migration.run()
         #expect(failed.summary.failed >= 2, "authToken and deviceSecret go to service app")
         let kept = Set(try Self.foreign(database).map { "\($0.service)/\($0.account)" })
@@ -318,17 +324,20 @@ struct OnDeviceMigrationTests {
         #expect(try await Self.journalKeys(database, device).isEmpty)
     }
 
-    @Test("a read-back that fails (the prompt is cancelled) removes what was written and puts the source back")
+    @Test("a cancelled prompt for a protected source item writes nothing and leaves the source where it was, pending")
     func cancelledVerifyPutsBack() async throws {
         let (database, _) = try Self.store([])
         let device = SimulatedDevice(defaultAnswer: .canceled)
         let source = try Self.addToken(to: database, device, protection: .aku, accessControl: .biometryAny)
         let migration = Migration(
             id: .forTests, importers: [PlainImporter()], source: .database(database, device: device),
-            target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
+            target: MigrationTarget(database: database, device: device),
+            policy: MigrationPolicy(
+                removeSource: true, protectedSourceItems: .readWithPrompt(Prompt(title: "Move your saved sign-in"))))
         let report = try await migration.run()
-        #expect(report.items.first?.result == .failed)
-        #expect(report.items.first?.resultReason?.hasPrefix("USER_CANCELED") == true)
+        #expect(report.items.first?.result == nil)
+        #expect(report.items.first?.action == .blocked && report.items.first?.state == .pending)
+        #expect(report.items.first?.reason?.hasPrefix("USER_CANCELED") == true)
         #expect(try Self.foreign(database) == [source.attributes])
         #expect(
             try database.attributes(matching: ItemQuery()).filter(\.isApexItem).allSatisfy {
@@ -354,7 +363,8 @@ struct OnDeviceMigrationTests {
             target: MigrationTarget(database: database, device: device),
             policy: MigrationPolicy(removeSource: true, importOptions: options)
         ).run()
-        #expect(second.items.map(\.action) == [.exists, .skipped])
+        #expect(
+            second.items.map(\.action).sorted { ($0?.rawValue ?? "") < ($1?.rawValue ?? "") } == [.exists, .skipped])
         #expect(try Self.foreign(database).map(\.account) == ["skip-this"])
         let moved = try Keychain(KeychainOptions(service: "moved"), database: database, device: device)
         #expect(try await moved.getItem("token") == "sample-token-0001")

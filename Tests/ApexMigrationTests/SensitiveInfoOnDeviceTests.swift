@@ -22,7 +22,9 @@ struct SensitiveInfoOnDeviceTests {
             id: .forTests,
             importers: [ExpoSecureStoreImporter(), ReactNativeSensitiveInfoImporter(), ReactNativeKeychainImporter()],
             source: .database(database, device: device),
-            target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
+            target: MigrationTarget(database: database, device: device),
+            policy: MigrationPolicy(
+                removeSource: true, protectedSourceItems: .readWithPrompt(Prompt(title: "Move your saved sign-in"))))
         let report = try await migration.run()
         #expect(report.items.allSatisfy { $0.source.library == .reactNativeSensitiveInfo })
         #expect(report.items.count == 11)

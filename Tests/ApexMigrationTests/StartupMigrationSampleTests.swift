@@ -40,6 +40,8 @@ struct StartupMigrationSampleTests {
         #expect(lines.first?.hasPrefix("first launch: migrated: ") == true)
         #expect(lines.first?.contains(" 0 failed") == true)
         #expect(lines.first?.contains("migrated: 0 verified") == false, "the sample holds expo items to migrate")
-        #expect(lines.last == "next launch: already migrated")
+        // The sample's biometric item (expo's `:auth` service) needs a prompt, which a launch never shows: it
+        // stays pending, and the next launch tries it again (MigrationPolicy.protectedSourceItems).
+        #expect(lines.last == "next launch: migrated: 0 verified, 0 failed, 0 conflicts, 1 blocked")
     }
 }

@@ -54,11 +54,38 @@ extension Applier {
         }
     }
 
-    /// Reads a written item back: verified, or unverified when it differs or can't be read.
+    /// Reads a written item back: verified, or unverified when it differs or can't be read. An item with access
+    /// control is read with the context of the run's prompt, when the source's protected items were read through
+    /// one (no prompt of its own); through a prompt of its own when there is none, or it doesn't open the item.
     func verify(_ ready: Ready) async -> ItemOutcome {
+        if let outcome = verifyWithSharedContext(ready) { return outcome }
         do throws(KeychainError) {
             if try await verify(ready.item.value, ready.target, ready.keychain) { return ItemOutcome(.verified) }
             return Self.differs
+        } catch {
+            return ItemOutcome(unreadable: error)
+        }
+    }
+
+    /// The read-back of an item with access control through a context the run's prompt left; nil when there is
+    /// none, or it doesn't open the item (the caller then prompts).
+    func verifyWithSharedContext(_ ready: Ready) -> ItemOutcome? {
+        guard let authentications = source?.authentications, !authentications.isEmpty else { return nil }
+        let control = ready.target.options.accessControl ?? .none
+        let context = (authentications.first { $0.accessControl == control } ?? authentications[0]).context
+        do throws(KeychainError) {
+            let read = try ready.keychain.readBackValue(
+                ready.target.key, writtenWith: ready.target.options, authentication: context)
+            switch ready.item.value {
+            case .credentials(_, let password):
+                return read == Data(password.utf8) ? ItemOutcome(.verified) : Self.differs
+            case .value(let data):
+                return read == data ? ItemOutcome(.verified) : Self.differs
+            case .sealed:
+                return Self.differs
+            }
+        } catch  where error.code == .AUTHENTICATION_FAILED || error.code == .INTERACTION_NOT_ALLOWED {
+            return nil
         } catch {
             return ItemOutcome(unreadable: error)
         }
@@ -68,6 +95,23 @@ extension Applier {
     func write(
         _ value: SourceValue, _ target: TargetItem, _ keychain: Keychain, expecting: Keychain.ExpectedHolder
     ) throws(KeychainError) -> Bool {
+        if expecting == .absent {
+            // The plan saw the key absent: one add, which the keychain refuses if an item holds the key since.
+            switch (value, target.kind) {
+            case (.credentials(let username, let password), .credentials):
+                return try keychain.addAbsent(
+                    target.key,
+                    .credentials(
+                        Credentials(username: username, password: password), server: Self.server(of: target.key)),
+                    target.options)
+            case (.value(let data), .string):
+                return try keychain.addAbsent(target.key, .string(data), target.options)
+            case (.value(let data), .bytes):
+                return try keychain.addAbsent(target.key, .bytes(data), target.options)
+            default:
+                throw KeychainError(.INVALID_ARGUMENT, "the source value does not fit a '\(target.kind.rawValue)' item")
+            }
+        }
         switch (value, target.kind) {
         case (.credentials(let username, let password), .credentials):
             let options = target.options

@@ -68,11 +68,12 @@ extension Applier {
         try ledger.removeJournal(for: target)
     }
 
-    /// For a verified item: deletes the parked source items and drops the journal.
+    /// For a verified item: deletes the parked source items (parked by this run: each by its parking key, no
+    /// look-up) and drops the journal.
     func discard(_ items: [ParkedItem], for target: TargetItem) throws {
         guard let database = source?.database else { return }
-        for item in items { try item.discard(in: database) }
-        try ledger.removeJournal(for: target)
+        for item in items { _ = try database.delete(item.parkingKey) }
+        try ledger.dropJournal(for: target, in: self.target.database)
     }
 
     // MARK: Moving sources aside
@@ -82,12 +83,17 @@ extension Applier {
     func park(_ keys: [ItemAttributes.PrimaryKey], for target: TargetItem) throws -> [ParkedItem] {
         guard let database = source?.database else { return [] }
         var items: [ParkedItem] = []
+        var found: [ItemAttributes.PrimaryKey] = []
         for key in keys {
-            if let attributes = try Self.foreignItem(key, in: database) { items.append(ParkedItem(attributes)) }
+            // The source's listing found them (this run's, the target's database): no look-up per item.
+            if let attributes = try source?.listedForeign[key] ?? Self.foreignItem(key, in: database) {
+                items.append(ParkedItem(attributes))
+                found.append(attributes.primaryKey)
+            }
         }
         guard !items.isEmpty else { return [] }
-        try ledger.journal(Ledger.JournalRecord(parked: items), for: target)
-        for item in items { try item.park(in: database) }
+        try ledger.addJournal(Ledger.JournalRecord(parked: items), for: target)
+        for (item, key) in zip(items, found) { try database.rename(key, toAccount: item.parkingAccount) }
         return items
     }
 
@@ -103,11 +109,14 @@ extension Applier {
         ).first { $0.primaryKey == key && !$0.isApexItem }
     }
 
-    /// Removes a migrated source item by its primary key, if it is still another library's item.
+    /// Removes a migrated source item by its primary key, if it is still another library's item: one this run's
+    /// listing found as such is deleted at once (no look-up); another only once a look-up finds it so.
     func removeSource(_ key: ItemAttributes.PrimaryKey) throws(KeychainError) {
         guard let database = source?.database else { return }
         do {
-            guard try Self.foreignItem(key, in: database) != nil else { return }
+            if source?.listedForeign[key] == nil {
+                guard try Self.foreignItem(key, in: database) != nil else { return }
+            }
             _ = try database.delete(key)
         } catch {
             throw KeychainError(

@@ -46,7 +46,7 @@ final class Ledger {
         self.id = id
     }
 
-    private static let protection = SetOptions(accessible: .afterFirstUnlockThisDeviceOnly)
+    static let protection = SetOptions(accessible: .afterFirstUnlockThisDeviceOnly)
 
     enum EntryState: String, Codable {
         case pending

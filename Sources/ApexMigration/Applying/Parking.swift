@@ -17,6 +17,14 @@ struct ParkedItem: Codable, Equatable {
 
     var parkingAccount: String { account + Self.suffix }
 
+    /// The primary key of the item once parked.
+    var parkingKey: ItemAttributes.PrimaryKey {
+        ItemAttributes.PrimaryKey(
+            itemClass: .genericPassword, service: service, account: parkingAccount, accessGroup: accessGroup,
+            synchronizable: synchronizable, server: "", securityDomain: "", protocolCode: "", authenticationType: "",
+            port: 0, path: "")
+    }
+
     init(_ attributes: ItemAttributes) {
         service = attributes.service
         account = attributes.account

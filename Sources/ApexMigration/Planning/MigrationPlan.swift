@@ -115,6 +115,9 @@ public struct MigrationPolicy: Sendable, Equatable {
     public var giveUp: GiveUp
     /// How many writes a run groups into one transaction of the target; 512 items or 50 ms by default.
     public var batching: Batching
+    /// What a run on the device does with other libraries' items that have access control: left pending by
+    /// default (a launch never prompts), or read through one prompt for the run (``ProtectedSourceItems``).
+    public var protectedSourceItems: ProtectedSourceItems
 
     /// How a run groups its writes: each batch of items is written in one transaction of the target database
     /// (`KeychainDatabase.atomically(_:)`), with the batch's ledger entries, and costs one durable commit, plus
@@ -169,12 +172,14 @@ public struct MigrationPolicy: Sendable, Equatable {
     /// Creates a policy.
     public init(
         onConflict: OnConflict = .skip, removeSource: Bool = false, importOptions: ImportOptions = ImportOptions(),
-        giveUp: GiveUp = .never, batching: Batching = .standard
+        giveUp: GiveUp = .never, batching: Batching = .standard,
+        protectedSourceItems: ProtectedSourceItems = .leavePending
     ) {
         self.onConflict = onConflict
         self.removeSource = removeSource
         self.importOptions = importOptions
         self.giveUp = giveUp
         self.batching = batching
+        self.protectedSourceItems = protectedSourceItems
     }
 }

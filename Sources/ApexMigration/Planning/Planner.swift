@@ -11,6 +11,9 @@ struct Planner {
     /// For an on-device source: the source item of each location, to recognise a source item that holds its
     /// own target key.
     let sourceItems: [String: ItemAttributes]
+    /// On the device: every item of the target's database, as the source's listing found them (the target is
+    /// that database), so that who holds each target key is known without a look-up per service or per key.
+    var listed: [ItemAttributes]? = nil
 
     /// What one plan learns once and uses for every item.
     private struct Context {
@@ -40,8 +43,9 @@ struct Planner {
         var context = Context(duplicates: shared.duplicates, copies: shared.copies.mapValues { items[$0].origin })
         // One query tells which services hold any item at all: the others need no look-up of their own (a first
         // migration of react-native-keychain has one service per item, all of them empty).
-        if let held = try? target.database.attributes(matching: ItemQuery(itemClass: .genericPassword)) {
-            context.occupied = Set(held.lazy.map { Self.place($0.service, $0.accessGroup) })
+        if let held = listed ?? (try? target.database.attributes(matching: ItemQuery(itemClass: .genericPassword))) {
+            context.occupied = Set(
+                held.lazy.filter { $0.itemClass == .genericPassword }.map { Self.place($0.service, $0.accessGroup) })
         }
         if policy.removeSource, !sourceItems.isEmpty {
             for (location, attributes) in sourceItems { context.locations[attributes.primaryKey] = location }
@@ -254,7 +258,11 @@ struct Planner {
                     } else if let occupied = context.occupied, !occupied.contains(place) {
                         known = KeyStates()
                     } else {
-                        known = try await keychain.keyStates()
+                        if let fromListing = try listedStates(keychain) {
+                            known = fromListing
+                        } else {
+                            known = try await keychain.keyStates()
+                        }
                         context.states[place] = known
                     }
                 }
@@ -294,16 +302,20 @@ struct Planner {
         throws(KeychainError) -> (keys: [ItemAttributes.PrimaryKey], reason: String?)?
     {
         let holders: [ItemAttributes]
-        do {
-            holders = try self.target.database.attributes(
-                matching: ItemQuery(
-                    itemClass: .genericPassword, service: keychain.service, account: target.key,
-                    accessGroup: keychain.accessGroup)
-            ).filter { !$0.isApexItem }
-        } catch {
-            throw KeychainError(
-                error.status == .interactionNotAllowed ? .INTERACTION_NOT_ALLOWED : .INTERNAL,
-                "database error: \(error.message)")
+        let query = ItemQuery(
+            itemClass: .genericPassword, service: keychain.service, account: target.key,
+            accessGroup: keychain.accessGroup)
+        if let listed {
+            // The source's listing found them: no look-up per key.
+            holders = listed.filter { query.matches($0) && !$0.isApexItem }
+        } else {
+            do {
+                holders = try self.target.database.attributes(matching: query).filter { !$0.isApexItem }
+            } catch {
+                throw KeychainError(
+                    error.status == .interactionNotAllowed ? .INTERACTION_NOT_ALLOWED : .INTERNAL,
+                    "database error: \(error.message)")
+            }
         }
         var stale: [String] = []
         for holder in holders {
@@ -318,6 +330,13 @@ struct Planner {
             keys,
             "the target key is held by the stale copy at \(stale.joined(separator: ", ")) (shadowed: the source library never reads it); with removeSource it is moved aside before the write and removed once the item is verified"
         )
+    }
+
+    /// Who holds the keys of `keychain`, from the source's listing (nil without one, or when a staged write
+    /// needs settling: `Keychain.keyStates()` then asks the database).
+    private func listedStates(_ keychain: Keychain) throws(KeychainError) -> KeyStates? {
+        guard let listed else { return nil }
+        return try keychain.keyStates(listed: listed)
     }
 
     /// A package item already holds the key: `exists` when it holds the same value with the same protection,
