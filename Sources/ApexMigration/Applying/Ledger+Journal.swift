@@ -16,15 +16,17 @@ extension Ledger {
         }
     }
 
-    /// ``removeJournal(for:)`` as one delete of the record (which is never a staged write: it is written without
-    /// access control, in a class readable since the first unlock, so it is replaced in place).
+    /// ``removeJournal(for:)`` as one delete, by the record's primary key (a record of the ledger's reserved service,
+    /// which only the migration writes; never a staged write: it is written without access control, in a class
+    /// readable since the first unlock, so it is replaced in place). A delete by query would cost a listing too.
     func dropJournal(for target: TargetItem, in database: any KeychainDatabase) throws(KeychainError) {
-        let key = Self.journalKey(id: id, digest: Self.digest(target))
+        let key = ItemAttributes.PrimaryKey(
+            itemClass: .genericPassword, service: keychain.service,
+            account: Self.journalKey(id: id, digest: Self.digest(target)), accessGroup: keychain.accessGroup,
+            synchronizable: false, server: "", securityDomain: "", protocolCode: "", authenticationType: "", port: 0,
+            path: "")
         do {
-            _ = try database.delete(
-                matching: ItemQuery(
-                    itemClass: .genericPassword, service: keychain.service, account: key,
-                    accessGroup: keychain.accessGroup, creator: apexCreator))
+            _ = try database.delete(key)
         } catch {
             throw KeychainError(
                 error.status == .interactionNotAllowed ? .INTERACTION_NOT_ALLOWED : .INTERNAL,
