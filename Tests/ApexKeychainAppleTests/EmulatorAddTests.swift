@@ -88,13 +88,14 @@ struct EmulatorAddTests {
     }
 
     @Test("pdmn defaults to ak; accc sets pdmn to its protection; sync defaults to false")
-    func protectionOfAnAdd() {
+    func protectionOfAnAdd() throws {
         let (_, keychain) = makeEmulator()
         #expect(keychain.add(genericPassword(account: "a")) == .success)
         let spec = SecAccessControlSpec(protection: "cku", flags: .userPresence)
         #expect(keychain.add(genericPassword(account: "b", [.accessControl: .accessControl(spec)])) == .success)
         #expect(keychain.add(genericPassword(account: "c", [.synchronizable: .string("syna")])) == .success)
         let items = keychain.items
+        try #require(items.count == 3)
         #expect(items[0].attributes[.accessible] == .string("ak"))
         #expect(items[0].attributes[.synchronizable] == .bool(false))
         #expect(items[0].accessControl == nil)
@@ -129,10 +130,10 @@ struct EmulatorAddTests {
     }
 
     @Test("an add with a persistent reference is errSecParam; return keys are accepted")
-    func persistentRefInAdd() {
+    func persistentRefInAdd() throws {
         let (_, keychain) = makeEmulator()
         #expect(keychain.add(genericPassword([.returnPersistentRef: .bool(true)])) == .success)
-        let ref = keychain.items[0].persistentRef
+        let ref = try #require(keychain.items.first).persistentRef
         #expect(keychain.add(genericPassword(account: "b", [.valuePersistentRef: .data(ref)])) == .param)
         #expect(keychain.items.count == 1)
     }

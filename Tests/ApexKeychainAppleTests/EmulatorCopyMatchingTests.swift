@@ -43,7 +43,7 @@ struct EmulatorCopyMatchingTests {
     @Test("the result has the shape the return keys ask for")
     func resultShapes() throws {
         let keychain = twoItems()
-        let ref = keychain.items[0].persistentRef
+        let ref = try #require(keychain.items.first).persistentRef
         let a: SecItemDictionary = [.account: .string("a")]
         #expect(keychain.copyMatching(search(a)) == (.success, .none))
         #expect(
@@ -135,6 +135,7 @@ struct EmulatorCopyMatchingTests {
         let keychain = twoItems()
         _ = keychain.add(genericPassword(account: "c", secret: "C", [.synchronizable: .bool(true)]))
         let refs = keychain.items.map(\.persistentRef)
+        try #require(refs.count == 3)
         #expect(Set(refs).count == 3)
         let listed = keychain.copyMatching(
             search([

@@ -70,6 +70,11 @@ struct EmulatorDeviceStateTests {
                 == .interactionNotAllowed)
         #expect(keychain.copyMatching(search(ak)).status == .interactionNotAllowed)
         #expect(keychain.update(search(ak), [.label: .string("L")]) == .interactionNotAllowed)
+        // The old item must be decrypted too: moving it to a class that is available doesn't help.
+        #expect(keychain.update(search(ak), [.accessible: .string("ck")]) == .interactionNotAllowed)
+        // Nor can an available item move into a class that isn't.
+        #expect(
+            keychain.update(search([.account: .string("ck")]), [.accessible: .string("aku")]) == .interactionNotAllowed)
         let ck = keychain.copyMatching(search([.account: .string("ck"), .returnData: .bool(true)]))
         #expect(ck.result == .data(bytes("secret")))
         // A listing over both fails as a whole.

@@ -18,7 +18,7 @@ struct EmulatorQueryTests {
         #expect(keychain.add(genericPassword([.useDataProtectionKeychain: .bool(true)])) == .success)
         #expect(keychain.copyMatching(search([.useDataProtectionKeychain: .bool(true)])).status == .success)
         #expect(keychain.items.count == 1)
-        #expect(keychain.items[0].attributes[.useDataProtectionKeychain] == nil)
+        #expect(keychain.items.first?.attributes[.useDataProtectionKeychain] == nil)
     }
 
     @Test("class missing is errSecParam, an unknown class errSecNoSuchClass")

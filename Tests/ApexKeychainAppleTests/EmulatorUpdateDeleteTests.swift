@@ -50,23 +50,23 @@ struct EmulatorUpdateDeleteTests {
         #expect(keychain.update(query, [.accessible: .string("nope")]) == .param)
         #expect(keychain.update(query, [.accessGroup: .string("OTHER.group")]) == .missingEntitlement)
         #expect(keychain.update(query, [.useDataProtectionKeychain: .bool(true), .label: .string("ok")]) == .success)
-        #expect(keychain.items[0].attributes[.label] == .string("ok"))
-        #expect(keychain.items[0].attributes[.useDataProtectionKeychain] == nil)
+        #expect(keychain.items.first?.attributes[.label] == .string("ok"))
+        #expect(keychain.items.first?.attributes[.useDataProtectionKeychain] == nil)
     }
 
     @Test("update sets mdat to now and keeps cdat; setting pdmn replaces the protection")
-    func updateDatesAndProtection() {
+    func updateDatesAndProtection() throws {
         let (device, keychain) = threeItems()
         device.advanceClock(by: 30)
         let query = search([.account: .string("a")])
         #expect(keychain.update(query, [.accessible: .string("cku"), .creationDate: .date(.distantPast)]) == .success)
-        let item = keychain.items[0]
+        let item = try #require(keychain.items.first)
         #expect(item.attributes[.creationDate] == .date(deviceStart))
         #expect(item.attributes[.modificationDate] == .date(deviceStart.addingTimeInterval(30)))
         #expect(item.attributes[.accessible] == .string("cku"))
         // Without the clock moving, mdat still grows.
         #expect(keychain.update(query, [.label: .string("again")]) == .success)
-        if case .date(let later)? = keychain.items[0].attributes[.modificationDate] {
+        if case .date(let later)? = keychain.items.first?.attributes[.modificationDate] {
             #expect(later > deviceStart.addingTimeInterval(30))
         } else {
             Issue.record("no mdat")
@@ -124,9 +124,9 @@ struct EmulatorUpdateDeleteTests {
     }
 
     @Test("a delete by persistent reference takes no other attribute")
-    func deleteByReference() {
+    func deleteByReference() throws {
         let (_, keychain) = threeItems()
-        let ref = keychain.items[0].persistentRef
+        let ref = try #require(keychain.items.first).persistentRef
         #expect(keychain.delete([.valuePersistentRef: .data(ref), .account: .string("a")]) == .param)
         #expect(
             keychain.delete([.valuePersistentRef: .data(ref), .useDataProtectionKeychain: .bool(true)]) == .success)
