@@ -155,4 +155,20 @@ struct EmulatorCopyMatchingTests {
         #expect(keychain.copyMatching([.valuePersistentRef: .data(bytes("junk"))]).status == .param)
         #expect(keychain.items.count == 2)
     }
+
+    @Test("a keychain scripted to refuse data listings answers errSecParam; per-item reads still work")
+    func refusedDataListings() throws {
+        let keychain = twoItems()
+        let listing = search([.matchLimit: .string("m_LimitAll"), .returnData: .bool(true)])
+        #expect(!keychain.refusesDataListings)
+        #expect(keychain.copyMatching(listing).status == .success)
+        keychain.refusesDataListings = true
+        #expect(keychain.copyMatching(listing) == (.param, .none))
+        let refs = search([.matchLimit: .string("m_LimitAll"), .returnPersistentRef: .bool(true)])
+        let listed = try #require(keychain.copyMatching(refs).result.list)
+        let values = listed.compactMap(\.data).map {
+            keychain.copyMatching([.valuePersistentRef: .data($0), .returnData: .bool(true)]).result
+        }
+        #expect(values == [.data(bytes("A")), .data(bytes("B"))])
+    }
 }

@@ -122,6 +122,16 @@ public final class SecItemEmulator: SecItemCalls {
         set { state.withLock { $0.akpuWithoutPasscode = newValue } }
     }
 
+    /// Whether a search that asks for data with a limit other than one (`r_Data` with `m_LimitAll`) is refused
+    /// with errSecParam. Default false, as Apple's own code sends that combination (`SecTokenItemForEachMatching`,
+    /// SecItem.m:2095–2114); Apple's documentation says password items can't combine the two, and a 2019 report
+    /// saw errSecParam (`apple-secitem.md` §8.2 step 2): true scripts that keychain, for tests of a per-item
+    /// fallback.
+    public var refusesDataListings: Bool {
+        get { state.withLock { $0.refusesDataListings } }
+        set { state.withLock { $0.refusesDataListings = newValue } }
+    }
+
     /// Every stored item of every group in the order they were added, whatever the device's state (after what
     /// the state removed: `akpu` items without a passcode, `biometryCurrentSet` items after an enrolment change).
     /// To seed an item in one of the app's groups, add it with that `agrp`.
@@ -144,6 +154,7 @@ struct EmulatorState: Sendable {
     var promptsShown = 0
     var matchKeysInAdd = SecItemEmulator.MatchKeysInAdd.succeedWithoutStoring
     var akpuWithoutPasscode = SecItemStatus.notAvailable
+    var refusesDataListings = false
 
     /// `SecItemAdd` (SecItemServer.c:2688–2793, SecItemDb.c:290–373, §2.3).
     mutating func add(_ dictionary: SecItemDictionary, device: DeviceState, groups: [String]) throws(EmulatorFailure) {
@@ -194,6 +205,7 @@ struct EmulatorState: Sendable {
         _ = try Self.explicitGroup(query, groups)
         // Case-insensitive, host and certificate matching are not modelled: refused rather than ignored.
         if query.otherMatchKeys > 0 { throw EmulatorFailure(.unimplemented) }
+        if refusesDataListings, query.returnData, !query.returnsOne { throw EmulatorFailure(.param) }
         var found: [EmulatorRow] = []
         var satisfied: Set<SecAccessControlSpec> = []
         // "First" is insertion order: the SQL has no ORDER BY (SecItemDb.c:845–897).
