@@ -1,6 +1,5 @@
 import ApexKeychain
 import Foundation
-import Synchronization
 
 /// The Security framework's keychain, emulated for tests on any platform: the four ``SecItemCalls`` over the two
 /// password classes (`genp`, `inet`), following Apple's documented semantics as `apple-secitem.md` §2 and its
@@ -15,7 +14,7 @@ public final class SecItemEmulator: SecItemCalls {
     public let device: any Device
     /// The app's access groups, in the keychain's order: the first is where an add without `agrp` goes (§2.8).
     public let accessGroups: [String]
-    let state = Mutex(EmulatorState())
+    let state = Locked(EmulatorState())
 
     /// What SecItemAdd does with a dictionary that has a `kSecMatch*` key (`m_Limit` included).
     public enum MatchKeysInAdd: Sendable, Equatable {
