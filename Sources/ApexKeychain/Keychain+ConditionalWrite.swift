@@ -101,16 +101,28 @@ extension Keychain {
     /// The item under `key` read back after a write with `options`, never with a prompt: what a migration
     /// compares with what it wrote, inside a batch. The checks of a read hold (the device unlocked as the item's
     /// class needs, an invalidated item removed). For an item written without access control: it is read with
-    /// its value in one look-up (``KeychainDatabase/item(for:)``).
+    /// its value in one look-up (``KeychainDatabase/item(for:)``). An item written with access control is found
+    /// by its attributes and described, its value never read: on a device the keychain would need the user for it
+    /// (`apple-secitem.md` §2.7).
     package func readBack(_ key: String, writtenWith options: SetOptions) throws(KeychainError) -> ReadBack {
         try Validation.name(key, "key")
         let state = try prepare()
+        let protection = try protection(for: options)
+        guard protection.accessControl == .none else { return try readBackFound(key) }
         let primaryKey = ItemAttributes.PrimaryKey(
             itemClass: .genericPassword, service: service, account: key, accessGroup: accessGroup,
-            synchronizable: try protection(for: options).synchronizable, server: "", securityDomain: "",
-            protocolCode: "",
+            synchronizable: protection.synchronizable, server: "", securityDomain: "", protocolCode: "",
             authenticationType: "", port: 0, path: "")
-        let item = try run { () throws(KeychainDatabaseError) in try database.item(for: primaryKey) }
+        let item: KeychainItem?
+        do {
+            item = try database.item(for: primaryKey)
+        } catch  where error.status == .interactionNotAllowed {
+            // The keychain can't open it without the user or the device unlocked (another writer put an item
+            // with access control there, or its class is locked away): found as a read finds it, which says which.
+            return try readBackFound(key)
+        } catch {
+            throw map(error, key: key)
+        }
         guard let item, item.attributes.isApexItem else { return try readBackFound(key) }
         let metadata = try metadata(of: item.attributes)
         try checkUnlocked(item.attributes.protectionDomain.accessible ?? Self.defaultAccessible, state, key: key)

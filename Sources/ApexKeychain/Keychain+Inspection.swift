@@ -29,7 +29,8 @@ extension Keychain {
     /// Who holds every key of this service and access group, from one query: what ``keyState(_:)`` answers
     /// key by key, for a caller that asks about many keys (a migration plan). Never reads a value or prompts.
     ///
-    /// A key whose write an interrupted process left half-done is settled first, as a read would.
+    /// A key whose write an interrupted process left half-done is settled first, as a read settles it: a staged
+    /// item alone is the key's item (moved into place when it has no access control; left where it is when it has).
     /// - Throws: `INTERNAL` for a database fault or an item of the package with damaged metadata.
     public func keyStates() async throws(KeychainError) -> KeyStates {
         try prepare()

@@ -95,11 +95,12 @@ public final class Keychain: Sendable {
         try await read(key, prompt: options.prompt)?.value
     }
 
-    /// Whether an item exists under a key. Never prompts.
+    /// Whether an item exists under a key. Never prompts, and never reads a value: an item the keychain can't open
+    /// now (the device locked) exists all the same.
     public func hasItem(_ key: String) async throws(KeychainError) -> Bool {
         try Validation.name(key, "key")
         try prepare()
-        return try current(key) != nil
+        return try exists(key)
     }
 
     /// The attributes of the item under a key, or nil when there is none. Never prompts.

@@ -93,7 +93,7 @@ struct PreflightRuleTests {
         case foreign
         /// Another library's item under the staging account, which only the package's items count in.
         case foreignOnStagingAccount
-        /// A staged write whose rename was interrupted: the staging account alone.
+        /// A staged write interrupted after the old item went: the staging account alone.
         case stagedAlone
         /// An abandoned staged write beside the item.
         case stagedBesideOwn

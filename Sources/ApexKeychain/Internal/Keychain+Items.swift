@@ -2,13 +2,25 @@ import Foundation
 
 /// How a ``Keychain`` finds, writes and reads its items in the database.
 ///
-/// A write of an item with access control is staged: the new item is added under a staging account
-/// (`<key>` + U+0000 + `staged`, which no key can equal since keys can't hold U+0000), the old item is removed,
-/// and the new one is moved into place. A write without access control replaces the old item in place, unless
-/// the database answers that the old item is locked away (`interactionNotAllowed`: its class needs the device
-/// unlocked and the device is locked); that write is staged too, since staging never changes the old item.
-/// Whoever next finds a staged item settles it: with the old item still in place the staged one is an abandoned
-/// write and is removed; alone, it is the new item and is moved into place.
+/// No step of a write changes an item with access control, on any database: an update of one could need the
+/// user (`apple-secitem.md` §2.5), and a write never prompts. So a write calls `replace` only when neither the
+/// old item nor the new one has access control, and `rename` never touches an item with access control.
+///
+/// - A write without access control over an item without it replaces the old item in place.
+/// - Any other overwrite is staged (seed 000): the new item is added under a staging account (`<key>` + U+0000 +
+///   `staged`, which no key can equal since keys can't hold U+0000), which proves it can be stored; then the old
+///   item is deleted, the new one is added under its key, and the staged one is deleted. The four writes run in
+///   `database.atomically`: undone together where the database groups writes; on a device's keychain, where each
+///   call stands alone, their order keeps the write atomic (the old item or the new one, never neither).
+/// - A write without access control whose replace the database refuses because the old item is locked away
+///   (`interactionNotAllowed`) is staged too: staging never changes the old item.
+///
+/// Whoever next finds a staged item settles it. Beside the key's own item it is an abandoned write, and is
+/// deleted. Alone, it is the key's item (the write stopped after the old item went): one without access control
+/// is moved into place by a read; one with access control stays where it is, since it can't be changed without
+/// its value, and is the key's item for reads (its value read with the read's prompt), its description, the
+/// listing of keys and removal. The next write of the key adds the new item under the key and then deletes the
+/// staged one.
 extension Keychain {
     struct Protection {
         var accessible: Accessible
@@ -144,7 +156,7 @@ extension Keychain {
 
         return try run {
             try database.exclusively {
-                let current = try settle(key, foreignIsError: true)
+                let current = try settle(key, foreignIsError: true, movingLoneStaged: false)
                 if let expecting, !expecting.matches(current) { return false }
                 guard let current else {
                     try database.add(item)
@@ -152,7 +164,16 @@ extension Keychain {
                 }
                 var replacement = item
                 replacement.attributes.createdAt = current.createdAt
-                if protection.accessControl == .none {
+                if !ExactText.equal(current.account, key) {
+                    // A staged write left alone holds the key: the new item goes under the key, then the staged one
+                    // goes (stopped in between, the new item is the key's and the staged one an abandoned write).
+                    try database.atomically {
+                        try database.add(replacement)
+                        try database.delete(current.primaryKey)
+                    }
+                    return true
+                }
+                if protection.accessControl == .none, !Self.hasAccessControl(current) {
                     do {
                         try database.replace(current.primaryKey, with: replacement)
                         return true
@@ -160,22 +181,35 @@ extension Keychain {
                         // The old item is locked away and the failed replace changed nothing: stage instead.
                     }
                 }
-                // Three writes, undone together when one fails (the store keeps other writers out already).
+                // Four writes, undone together when one fails where the database groups writes (the store keeps
+                // other writers out already); on a device, their order keeps the old item or the new one.
                 var staged = replacement
                 staged.attributes.account = Self.stagingAccount(key)
                 try database.atomically {
                     try database.add(staged)
                     try database.delete(current.primaryKey)
-                    try database.rename(staged.attributes.primaryKey, toAccount: key)
+                    try database.add(replacement)
+                    try database.delete(staged.attributes.primaryKey)
                 }
                 return true
             }
         }
     }
 
-    /// Finds the item under `key` and settles a staged write left behind, returning the item now in place.
+    /// Whether `item` (one of the package's) has access control, or may have: its flags, or, when they are
+    /// empty, its metadata (an item whose metadata can't be read counts as protected). Such an item is never
+    /// replaced or renamed.
+    static func hasAccessControl(_ item: ItemAttributes) -> Bool {
+        guard item.accessControl.isEmpty, let metadata = ItemMetadata(item.generic) else { return true }
+        return metadata.accessControl != AccessControl.none
+    }
+
+    /// Finds the item under `key` and settles a staged write left behind, returning the item that holds the key:
+    /// the key's own item (a staged one beside it is deleted), or a staged one alone. With `movingLoneStaged`, a
+    /// lone staged item without access control is moved into place (and returned under the key) where the
+    /// database allows it; one with access control is never moved (see the extension's rules).
     /// Must run inside `database.exclusively`.
-    func settle(_ key: String, foreignIsError: Bool) throws -> ItemAttributes? {
+    func settle(_ key: String, foreignIsError: Bool, movingLoneStaged: Bool) throws -> ItemAttributes? {
         // The key and its staging account in one look-up.
         let stagingAccount = Self.stagingAccount(key)
         let found = try database.attributes(
@@ -196,7 +230,14 @@ extension Keychain {
             try database.delete(staged.primaryKey)
             return own
         }
-        try database.rename(staged.primaryKey, toAccount: key)
+        guard movingLoneStaged, !Self.hasAccessControl(staged) else { return staged }
+        do {
+            try database.rename(staged.primaryKey, toAccount: key)
+        } catch {
+            // Locked away: it stays where it is, the key's item all the same.
+            guard error.status == .interactionNotAllowed else { throw error }
+            return staged
+        }
         var moved = staged
         moved.account = key
         return moved
@@ -204,7 +245,8 @@ extension Keychain {
 
     // MARK: Reading
 
-    /// The package's item under `key`, settling a staged write if that is all there is.
+    /// The package's item under `key`: its own, or a staged write alone (settled as ``settle(_:foreignIsError:movingLoneStaged:)``
+    /// settles it for a read). Attributes only: it never reads a value, so it never needs a context.
     func current(_ key: String) throws(KeychainError) -> ItemAttributes? {
         let own = try run { () throws(KeychainDatabaseError) in
             try database.attributes(matching: ownQuery(account: key))
@@ -214,7 +256,23 @@ extension Keychain {
             try database.accounts(matching: ownQuery(account: Self.stagingAccount(key)))
         }
         if staged.isEmpty { return nil }
-        return try run { try database.exclusively { try settle(key, foreignIsError: false) } }
+        return try run {
+            try database.exclusively { try settle(key, foreignIsError: false, movingLoneStaged: true) }
+        }
+    }
+
+    /// Whether the package has an item under `key` (its own, or a staged write alone), from the accounts of the
+    /// two look-ups, which never read a value. A look-up the keychain answers `interactionNotAllowed` found an
+    /// item it can't open now (seed 000: "errSecInteractionNotAllowed, which means the item exists").
+    func exists(_ key: String) throws(KeychainError) -> Bool {
+        do {
+            if try !database.accounts(matching: ownQuery(account: key)).isEmpty { return true }
+            return try !database.accounts(matching: ownQuery(account: Self.stagingAccount(key))).isEmpty
+        } catch  where error.status == .interactionNotAllowed {
+            return true
+        } catch {
+            throw map(error, key: key)
+        }
     }
 
     /// An item found for a read, checked as every read checks it before a prompt and before its value: the
@@ -242,10 +300,13 @@ extension Keychain {
         return Found(item: item, metadata: metadata, label: label, state: state)
     }
 
-    /// The value of an item found for a read; nil when it went in between.
-    func value(of found: Found, key: String) throws(KeychainError) -> Data? {
+    /// The value of an item found for a read, read with `authentication` (what the read's prompt left; nil for an
+    /// item without access control); nil when it went in between.
+    func value(
+        of found: Found, key: String, authentication: (any AuthenticationContext)? = nil
+    ) throws(KeychainError) -> Data? {
         do {
-            return try database.value(for: found.item.primaryKey)
+            return try database.value(for: found.item.primaryKey, authentication: authentication)
         } catch  where error.status == .itemNotFound {
             return nil
         } catch {
@@ -253,22 +314,29 @@ extension Keychain {
         }
     }
 
+    /// Reads the item under `key`. An item with access control is opened by one prompt of its own access control
+    /// (or an open authValidity window), and the context the prompt left reaches the database's read of the
+    /// value, so that the user sees one prompt, not two (seed 000).
     func read(_ key: String, prompt: Prompt?, requireLabel: Bool = false) async throws(KeychainError) -> ReadResult? {
         guard let found = try findForRead(key, requireLabel: requireLabel) else { return nil }
         let (metadata, label, state) = (found.metadata, found.label, found.state)
 
+        var authentication: (any AuthenticationContext)?
         if metadata.accessControl != .none {
             if let failure = ProtectionPolicy.usageDescriptionFailure(metadata.accessControl, state) { throw failure }
             var shown = (prompt ?? Prompt()).merged(over: options.prompt)
             if shown.confirmationRequired == nil { shown.confirmationRequired = true }
             let request = AuthenticationRequest(
-                policy: Self.policy(metadata.accessControl), prompt: shown, service: service, key: key)
-            let result = await context.prompts.authorize(
-                device: device, request: request, accessControl: metadata.accessControl,
-                authValidity: metadata.authValidity)
-            try Self.check(result, metadata.accessControl, device.state())
+                policy: Self.policy(metadata.accessControl), prompt: shown, service: service, key: key,
+                accessControl: metadata.accessControl, accessible: found.item.protectionDomain.accessible)
+            let outcome = await context.prompts.authorize(
+                device: device, request: request, authValidity: metadata.authValidity)
+            try Self.check(outcome.result, metadata.accessControl, device.state())
+            authentication = outcome.context
         }
-        return try value(of: found, key: key).map { ReadResult(value: $0, label: label) }
+        return try value(of: found, key: key, authentication: authentication).map {
+            ReadResult(value: $0, label: label)
+        }
     }
 
     func metadata(of item: ItemAttributes) throws(KeychainError) -> ItemMetadata {

@@ -1,4 +1,5 @@
-/// Shows one device's prompts one at a time, in the order the reads asked, and keeps its authValidity windows.
+/// Shows one device's prompts one at a time, in the order the reads asked, and keeps its authValidity windows
+/// with the context each window's prompt left.
 ///
 /// Every keychain on a device shares the device's coordinator (``DeviceContext``). A window belongs to one device
 /// session (a launch, until the app goes to the background), one service and one access control; it lives in
@@ -8,6 +9,12 @@
 /// key's Keystore validity is an outer limit). A later prompt of the same service and access control never
 /// shortens it: the window stays open until the latest end any of its prompts gave it, and closes only then or
 /// when the session ends.
+///
+/// A window keeps the ``AuthenticationContext`` of the last prompt that passed for it (seed 000: "the LAContext
+/// that passed is kept per service and accessControl for that many seconds and handed to the next reads"), and a
+/// read the window opens is handed that context. The contexts of a session are dropped with its windows: a
+/// window that closed is dropped when a read finds it so, and the windows of a session that ended when the next
+/// read comes in another session.
 actor PromptCoordinator {
     private struct WindowKey: Hashable {
         var session: String
@@ -26,7 +33,7 @@ actor PromptCoordinator {
         }
     }
 
-    /// Past this many windows, those of other sessions (closed for good) are dropped.
+    /// Past this many windows in one session, the closed ones are dropped.
     private static let maxWindows = 4096
 
     private var busy = false
@@ -36,34 +43,46 @@ actor PromptCoordinator {
         var passedAt: Double
         /// When the window closes: the latest end its prompts gave it.
         var closesAt: Double
+        /// What the last prompt that passed for it left, for the reads it opens.
+        var context: (any AuthenticationContext)?
     }
 
     private var windows: [WindowKey: Window] = [:]
+    /// The session of the windows kept: those of an earlier one are closed for good.
+    private var session: String?
 
-    /// Authorises one read: no prompt while a window is open for it (see the type's rules); otherwise one
-    /// prompt, after every prompt asked for before it.
-    func authorize(
-        device: any Device, request: AuthenticationRequest, accessControl: AccessControl, authValidity: Int
-    ) async -> AuthenticationResult {
+    /// Authorises one read of an item with `request.accessControl`: no prompt while a window is open for it (see
+    /// the type's rules), and the window's context; otherwise one prompt through ``Device/evaluate(_:)``, after
+    /// every prompt asked for before it, and the context it left.
+    func authorize(device: any Device, request: AuthenticationRequest, authValidity: Int) async -> Authentication {
         await acquire()
         defer { release() }
         let before = device.state()
-        let key = WindowKey(session: before.session, service: request.service, accessControl: accessControl)
-        if authValidity > 0, let window = windows[key], before.uptime < window.closesAt,
-            before.uptime - window.passedAt < Double(authValidity)
-        {
-            return .success
-        }
-        let result = await device.authenticate(request)
-        if result == .success, authValidity > 0 {
-            if windows.count >= Self.maxWindows {
-                windows = windows.filter { ExactText.equal($0.key.session, before.session) }
+        if let session, !ExactText.equal(session, before.session) { windows = [:] }
+        session = before.session
+        let key = WindowKey(session: before.session, service: request.service, accessControl: request.accessControl)
+        if let window = windows[key] {
+            if before.uptime >= window.closesAt {
+                windows[key] = nil
+            } else if authValidity > 0, before.uptime - window.passedAt < Double(authValidity) {
+                return Authentication(result: .success, context: window.context)
             }
-            let now = device.state().uptime
-            let closesAt = now + Double(authValidity)
-            windows[key] = Window(passedAt: now, closesAt: max(closesAt, windows[key]?.closesAt ?? closesAt))
         }
-        return result
+        let authentication = await device.evaluate(request)
+        if authentication.result == .success, authValidity > 0 {
+            let after = device.state()
+            // The app went to the background during the prompt: its context opens no window of the new session.
+            guard ExactText.equal(after.session, before.session) else { return authentication }
+            if windows.count >= Self.maxWindows {
+                windows = windows.filter { after.uptime < $0.value.closesAt }
+            }
+            let now = after.uptime
+            let closesAt = now + Double(authValidity)
+            windows[key] = Window(
+                passedAt: now, closesAt: max(closesAt, windows[key]?.closesAt ?? closesAt),
+                context: authentication.context)
+        }
+        return authentication
     }
 
     /// How many reads wait for the prompt on screen (tests use it to know a read has queued).
