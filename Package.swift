@@ -127,7 +127,9 @@ let package = Package(
         // The start-up migration as an app calls it (built by the tests, run by StartupMigrationSampleTests).
         .executableTarget(
             name: "StartupMigration",
-            dependencies: ["ApexMigration", "ApexDumps", "ApexKeychain", "ExpoSecureStoreImporter"],
+            dependencies: [
+                "ApexMigration", "ApexDumps", "ApexKeychain", "ApexKeychainApple", "ExpoSecureStoreImporter",
+            ],
             path: "samples/StartupMigration"),
         // The Swift blocks of docs/LIBRARY.md, one file each (built by the tests; LibraryGuideTests compares them).
         .target(

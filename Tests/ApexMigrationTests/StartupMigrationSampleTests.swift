@@ -22,7 +22,9 @@ struct StartupMigrationSampleTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    @Test("the first launch migrates the sample's expo items; the next launch finds the migration complete")
+    @Test(
+        "the first launch migrates the sample's expo items and the next retries only the pending one, in memory and in the emulated iPhone keychain"
+    )
     func firstThenNext() throws {
         let binary = try #require(Self.binary(), "the StartupMigration sample is built with the tests")
         let process = Process()
@@ -36,12 +38,16 @@ struct StartupMigrationSampleTests {
         let text = String(decoding: data, as: UTF8.self)
         #expect(process.terminationStatus == 0)
         let lines = text.split(separator: "\n").map(String.init)
-        #expect(lines.count == 2)
+        #expect(lines.count == 4)
         #expect(lines.first?.hasPrefix("first launch: migrated: ") == true)
         #expect(lines.first?.contains(" 0 failed") == true)
         #expect(lines.first?.contains("migrated: 0 verified") == false, "the sample holds expo items to migrate")
         // The sample's biometric item (expo's `:auth` service) needs a prompt, which a launch never shows: it
         // stays pending, and the next launch tries it again (MigrationPolicy.protectedSourceItems).
-        #expect(lines.last == "next launch: migrated: 0 verified, 0 failed, 0 conflicts, 1 blocked")
+        #expect(lines.dropFirst().first == "next launch: migrated: 0 verified, 0 failed, 0 conflicts, 1 blocked")
+        // The same items in the emulated iPhone keychain, through MigrateOnIOS.swift's Migration.onDevice: the same
+        // four migrated, the same biometric item pending.
+        #expect(lines.dropFirst(2).first == "on an iPhone: migrated: 4 verified, 1 blocked")
+        #expect(lines.last == "next launch on an iPhone: migrated: 0 verified, 1 blocked")
     }
 }

@@ -6,6 +6,7 @@
 // platform's; the calls are the same.
 import ApexDumps
 import ApexKeychain
+import ApexKeychainApple
 import Foundation
 
 /// Loads the sample dump's items into the database as the other library's items, as they sit on a device.
@@ -39,3 +40,21 @@ do {
 }
 print("first launch: \(await migrateAtLaunch(database: database, device: device))")
 print("next launch: \(await migrateAtLaunch(database: database, device: device))")
+
+// The same items in an emulated iPhone keychain (SecItemEmulator follows the Security framework's documented
+// semantics), migrated as `startMigrationAtLaunch()` in MigrateOnIOS.swift does on a phone. The dump's items sit
+// in the dumped app's access groups, which the emulated app is entitled to.
+let phone = SimulatedDevice()
+var groups = [phone.defaultAccessGroup]
+if case .keychain(let records)? = try? DumpReader.read(path: dumpPath).content {
+    for group in records.compactMap(\.accessGroup) where !groups.contains(group) { groups.append(group) }
+}
+let keychain = SecItemKeychainDatabase(calls: SecItemEmulator(device: phone, accessGroups: groups))
+do {
+    try loadDeviceKeychain(from: dumpPath, into: keychain, device: phone)
+} catch {
+    FileHandle.standardError.write(Data("StartupMigration: \(error)\n".utf8))
+    exit(66)
+}
+print("on an iPhone: \(await migrateOnDevice(database: keychain, device: phone))")
+print("next launch on an iPhone: \(await migrateOnDevice(database: keychain, device: phone))")
