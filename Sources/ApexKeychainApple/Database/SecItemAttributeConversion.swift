@@ -1,7 +1,7 @@
 import ApexKeychain
 import Foundation
 
-/// ``ApexKeychain/ItemAttributes`` to a SecItem dictionary and back.
+/// `ItemAttributes` to a SecItem dictionary and back.
 ///
 /// Reading a result (`apple-secitem.md` §2.4: blob attributes come back with the type they were stored with):
 /// - `svce`, `acct`, `srvr`, `sdmn`, `atyp`, `path`: a string as it is, data as its UTF-8. Data that is not
@@ -13,7 +13,7 @@ import Foundation
 /// - `ptcl`: a string (`htps`, …) as it is, a number (a numeric protocol the keychain stored as a number, §2.1)
 ///   in decimal.
 /// - `crtr` and `port`: numbers; `sync`: a bool or the number 0 or 1, absent is false; `pdmn`: a
-///   ``ApexKeychain/ProtectionDomain`` code, absent is `ak` (the keychain's default, §2.3); another code (a
+///   `ProtectionDomain` code, absent is `ak` (the keychain's default, §2.3); another code (a
 ///   private class such as `f`) leaves the item out, as it is none the package can describe.
 /// - `cdat`, `mdat`: dates, absent is the Unix epoch.
 /// - The access-control flags: the keychain gives no reader of an item's constraints (results carry no `accc`,

@@ -123,7 +123,7 @@ public final class SecItemKeychainDatabase: KeychainDatabase {
     /// The read plan of `apple-secitem.md` §8.2, two listings per class whatever the item count: the attributes of
     /// every match (no prompt; items with access control are listed too), then every value that needs no user
     /// (`u_AuthUIS` skips the others). An item of the first listing that the second skipped is
-    /// ``ApexKeychain/ListedItem/Value/needsAuthentication``. A locked device (`errSecInteractionNotAllowed`)
+    /// `ListedItem.Value.needsAuthentication`. A locked device (`errSecInteractionNotAllowed`)
     /// fails the call.
     public func itemsWithValues(matching query: ItemQuery) throws(KeychainDatabaseError) -> [ListedItem] {
         var listed: [ListedItem] = []

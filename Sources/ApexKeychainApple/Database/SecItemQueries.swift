@@ -7,7 +7,7 @@ import Foundation
 /// Rules every dictionary follows (seed 000, `apple-secitem.md` §1, §2):
 /// - `nleg` (`kSecUseDataProtectionKeychain`) is on every query. On iOS it is a no-op (§2.1, `SecItemDb.c`
 ///   81–83); on Mac Catalyst it keeps iOS's keychain.
-/// - A query renders only what its ``ApexKeychain/ItemQuery`` names: the creator mark `crtr` is there when the
+/// - A query renders only what its `ItemQuery` names: the creator mark `crtr` is there when the
 ///   core asks for the package's own items, never added behind its back (a write must also see another library's
 ///   item under the same key, to refuse it).
 /// - Writes carry an explicit `sync` bool; reads, removes and listings `sync: syna` when the query names no

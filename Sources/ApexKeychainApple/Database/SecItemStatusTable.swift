@@ -1,9 +1,9 @@
 import ApexKeychain
 
-/// The one table from a SecItem call's `OSStatus` to ``ApexKeychain/KeychainDatabaseError``
+/// The one table from a SecItem call's `OSStatus` to `KeychainDatabaseError`
 /// (`apple-secitem.md` §1.5 for the numbers). The core maps each database status to a `KeychainError` code.
 ///
-/// The error keeps the status number (``ApexKeychain/KeychainDatabaseError/osStatus``) and names the call and the
+/// The error keeps the status number (`KeychainDatabaseError.osStatus`) and names the call and the
 /// status, never a value, a key or a service.
 enum SecItemStatusTable {
     /// One row: a status, its framework name, and what the database reports.
