@@ -1,4 +1,5 @@
 #if canImport(Security) && canImport(LocalAuthentication)
+    import ApexKeychain
     import Foundation
     import LocalAuthentication
     import Security
@@ -123,6 +124,9 @@
                 }
             }
             if let failure { throw failure }
+            // Evaluated: the keychain takes it without UI, and answers errSecInteractionNotAllowed instead of a
+            // second prompt for an item it doesn't open (apple-secitem.md §2.7, §3.2).
+            context.interactionNotAllowed = true
         }
 
         var biometryType: LocalAuthenticationBiometryType {

@@ -1,4 +1,5 @@
 #if canImport(Security) && canImport(LocalAuthentication)
+    import ApexKeychain
     import Foundation
     import LocalAuthentication
     import Security
