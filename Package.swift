@@ -144,7 +144,8 @@ let package = Package(
             path: "Sources/apex-keychain-demo"),
 
         .testTarget(
-            name: "ApexKeychainTests", dependencies: ["ApexTestSupport", "ApexKeychain", "ApexKeychainStore"],
+            name: "ApexKeychainTests",
+            dependencies: ["ApexTestSupport", "ApexKeychain", "ApexKeychainStore", "ApexKeychainApple"],
             path: "Tests/ApexKeychainTests"),
         .testTarget(
             name: "ApexKeychainAppleTests", dependencies: ["ApexTestSupport", "ApexKeychain", "ApexKeychainApple"],

@@ -1,4 +1,5 @@
 import ApexKeychain
+import ApexKeychainApple
 import ApexKeychainStore
 import ApexTestSupport
 import Foundation
@@ -10,13 +11,19 @@ enum DatabaseKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case inMemory
     /// The embedded store: a real SQLite file with a key file, in a fresh temporary folder.
     case sqlite
+    /// The iOS backend: `SecItemKeychainDatabase` over `SecItemEmulator`, which follows the device's lock,
+    /// passcode and enrolled biometrics as the Security framework does.
+    case secItem
 
     var testDescription: String { rawValue }
 
-    func make() throws -> any KeychainDatabase {
+    /// A new, empty database of this kind; the emulated keychain reads `device`'s state at every call.
+    func make(device: any Device) throws -> any KeychainDatabase {
         switch self {
         case .inMemory:
             return InMemoryKeychainDatabase()
+        case .secItem:
+            return SecItemKeychainDatabase(calls: SecItemEmulator(device: device))
         case .sqlite:
             let folder = try ScratchFolder.perProcess()
             let store = folder.appendingPathComponent("store.db")
@@ -32,7 +39,7 @@ struct Fixture {
     let device: SimulatedDevice
 
     init(_ kind: DatabaseKind = .inMemory, device: SimulatedDevice = SimulatedDevice()) throws {
-        self.database = try kind.make()
+        self.database = try kind.make(device: device)
         self.device = device
     }
 

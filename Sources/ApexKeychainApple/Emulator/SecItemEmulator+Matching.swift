@@ -115,7 +115,7 @@ extension EmulatorRow {
     /// Whether the item is one the search finds: the query's attributes, AND-ed, plus securityd's implicit filters
     /// (SecItemDb.c:828–838, SecDbQuery.c:1083–1100, §2.1).
     /// - Parameter groups: the caller's access groups (the query's own `agrp` was checked against them).
-    func matches(_ query: ParsedQuery, groups: [String]) -> Bool {
+    func matches(_ query: ParsedQuery, groups: EmulatorGroups) -> Bool {
         guard itemClass == query.itemClass else { return false }
         if let ref = query.persistentRef, ref.rowID != rowID || ref.itemClass != itemClass { return false }
         // `agrp IN (caller's access groups)`, or the single explicit one (§2.1, §2.8).

@@ -12,8 +12,11 @@ import Foundation
 public final class SecItemEmulator: SecItemCalls {
     /// The device whose state the keychain follows.
     public let device: any Device
-    /// The app's access groups, in the keychain's order: the first is where an add without `agrp` goes (§2.8).
-    public let accessGroups: [String]
+    /// The app's access groups, in the keychain's order: the first is where an add without `agrp` goes (§2.8);
+    /// nil when the device's entitlement decides (``init(device:accessGroups:)``).
+    public let accessGroups: [String]?
+    /// The groups the calls check.
+    private var groups: EmulatorGroups { EmulatorGroups(list: accessGroups, device: device) }
     let state = Locked(EmulatorState())
 
     /// What SecItemAdd does with a dictionary that has a `kSecMatch*` key (`m_Limit` included).
@@ -30,11 +33,12 @@ public final class SecItemEmulator: SecItemCalls {
     /// Creates an empty keychain.
     /// - Parameters:
     ///   - device: the device whose state the keychain follows.
-    ///   - accessGroups: the app's access groups; nil for the device's default group only. An empty list makes
-    ///     every call fail with errSecMissingEntitlement (§2.8).
+    ///   - accessGroups: the app's access groups; nil for the device's own: its default group first, and every
+    ///     group `Device.isEntitled(toAccessGroup:)` accepts (so a `SimulatedDevice`'s entitlement scripts it).
+    ///     An empty list makes every call fail with errSecMissingEntitlement (§2.8).
     public init(device: any Device, accessGroups: [String]? = nil) {
         self.device = device
-        self.accessGroups = accessGroups ?? [device.defaultAccessGroup]
+        self.accessGroups = accessGroups
     }
 
     // MARK: The four calls
@@ -45,7 +49,7 @@ public final class SecItemEmulator: SecItemCalls {
         return state.withLock { s in
             s.follow(device)
             do throws(EmulatorFailure) {
-                try s.add(attributes, device: device, groups: accessGroups)
+                try s.add(attributes, device: device, groups: groups)
                 return s.record(.add, attributes, status: .success)
             } catch {
                 return s.record(.add, attributes, status: error.status)
@@ -59,7 +63,7 @@ public final class SecItemEmulator: SecItemCalls {
         return state.withLock { s in
             s.follow(device)
             do throws(EmulatorFailure) {
-                let result = try s.copyMatching(query, device: device, groups: accessGroups)
+                let result = try s.copyMatching(query, device: device, groups: groups)
                 return (s.record(.copyMatching, query, status: .success), result)
             } catch {
                 return (s.record(.copyMatching, query, status: error.status), .none)
@@ -73,7 +77,7 @@ public final class SecItemEmulator: SecItemCalls {
         return state.withLock { s in
             s.follow(device)
             do throws(EmulatorFailure) {
-                try s.update(query, attributesToUpdate, device: device, groups: accessGroups)
+                try s.update(query, attributesToUpdate, device: device, groups: groups)
                 return s.record(.update, query, attributesToUpdate, status: .success)
             } catch {
                 return s.record(.update, query, attributesToUpdate, status: error.status)
@@ -87,7 +91,7 @@ public final class SecItemEmulator: SecItemCalls {
         return state.withLock { s in
             s.follow(device)
             do throws(EmulatorFailure) {
-                try s.delete(query, groups: accessGroups)
+                try s.delete(query, groups: groups)
                 return s.record(.delete, query, status: .success)
             } catch {
                 return s.record(.delete, query, status: error.status)
@@ -156,10 +160,12 @@ struct EmulatorState: Sendable {
     var refusesDataListings = false
 
     /// `SecItemAdd` (SecItemServer.c:2688–2793, SecItemDb.c:290–373, §2.3).
-    mutating func add(_ dictionary: SecItemDictionary, device: DeviceState, groups: [String]) throws(EmulatorFailure) {
+    mutating func add(
+        _ dictionary: SecItemDictionary, device: DeviceState, groups: EmulatorGroups
+    ) throws(EmulatorFailure) {
         let query = try ParsedQuery.parse(dictionary, for: .add)
         // §2.3 items 1–2: the explicit group must be the app's; else the first of them.
-        let group = try Self.explicitGroup(query, groups) ?? groups[0]
+        let group = try Self.explicitGroup(query, groups) ?? groups.first!
         // §2.3 item 8.
         if query.hasMatchKey {
             switch matchKeysInAdd {
@@ -196,7 +202,7 @@ struct EmulatorState: Sendable {
 
     /// `SecItemCopyMatching` (SecItemServer.c:2542–2666, SecItemDb.c:1039–1134, §2.4).
     mutating func copyMatching(
-        _ dictionary: SecItemDictionary, device: DeviceState, groups: [String]
+        _ dictionary: SecItemDictionary, device: DeviceState, groups: EmulatorGroups
     )
         throws(EmulatorFailure) -> SecItemResult
     {
@@ -224,7 +230,7 @@ struct EmulatorState: Sendable {
 
     /// `SecItemUpdate` (SecItemServer.c:3129–3233, SecItemDb.c:1211–1390, §2.5): every match, in one transaction.
     mutating func update(
-        _ dictionary: SecItemDictionary, _ changes: SecItemDictionary, device: DeviceState, groups: [String]
+        _ dictionary: SecItemDictionary, _ changes: SecItemDictionary, device: DeviceState, groups: EmulatorGroups
     ) throws(EmulatorFailure) {
         let query = try ParsedQuery.parse(dictionary, for: .update)
         // No return key (SecItemServer.c l.3192–3201) and no match key, `m_Limit` included (SecItemDb.c:1298–1300).
@@ -272,7 +278,7 @@ struct EmulatorState: Sendable {
 
     /// `SecItemDelete` (SecItemServer.c:3241–3322, SecItemDb.c:1392–1466, §2.6): every match. It needs no class key
     /// and no authentication: SecAccessControlCreateWithFlags always grants `odel` (SecAccessControl.m:218–248).
-    mutating func delete(_ dictionary: SecItemDictionary, groups: [String]) throws(EmulatorFailure) {
+    mutating func delete(_ dictionary: SecItemDictionary, groups: EmulatorGroups) throws(EmulatorFailure) {
         let query = try ParsedQuery.parse(dictionary, for: .delete)
         // Any match key, `m_Limit` One or All included → errSecParam on iOS (SecItemServer.c l.3292–3295). Return
         // keys are ignored (no check).
@@ -289,7 +295,8 @@ struct EmulatorState: Sendable {
     /// The query's explicit `agrp`, checked against the app's groups: an app with none, or a group outside
     /// them → errSecMissingEntitlement ("Client explicitly specifies access group %@ but is only entitled for
     /// %@", §2.3 item 2, §2.8).
-    private static func explicitGroup(_ query: ParsedQuery, _ groups: [String]) throws(EmulatorFailure) -> String? {
+    private static func explicitGroup(_ query: ParsedQuery, _ groups: EmulatorGroups) throws(EmulatorFailure) -> String?
+    {
         if groups.isEmpty { throw EmulatorFailure(.missingEntitlement) }
         guard case .string(let group)? = query.attributes[.accessGroup] else { return nil }
         guard groups.contains(group) else { throw EmulatorFailure(.missingEntitlement) }
@@ -310,5 +317,23 @@ struct EmulatorState: Sendable {
     {
         if row.protection == "akpu", !device.passcodeSet { throw EmulatorFailure(akpuStatus) }
         guard device.classKeyAvailable(row.protection) else { throw EmulatorFailure(.interactionNotAllowed) }
+    }
+}
+
+/// The app's access groups as the emulator checks them: a list in the keychain's order, or the device's
+/// entitlement (its default group first).
+struct EmulatorGroups {
+    let list: [String]?
+    let device: any Device
+
+    /// Where an add without `agrp` goes; nil when the app has no group.
+    var first: String? { list.map(\.first) ?? device.defaultAccessGroup }
+    /// Whether the app has no group at all.
+    var isEmpty: Bool { first == nil }
+
+    /// Whether `group` is one of the app's, byte for byte.
+    func contains(_ group: String) -> Bool {
+        guard let list else { return device.isEntitled(toAccessGroup: group) }
+        return list.contains { ExactText.equal($0, group) }
     }
 }
