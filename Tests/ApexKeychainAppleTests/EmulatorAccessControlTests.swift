@@ -151,7 +151,11 @@ struct EmulatorAccessControlTests {
         #expect(keychain.promptsShown == 0)
     }
 
-    @Test("a biometryCurrentSet item is gone when the enrolled set changes; a biometryAny item stays")
+    /// §2.7: the item is invalidated; its attributes aren't sealed by the Secure Enclave key, so they still list,
+    /// and only its data is gone.
+    @Test(
+        "a biometryCurrentSet item's data can't be read once the enrolled set changes, its attributes still list and it can be deleted; a biometryAny item stays"
+    )
     func currentSetInvalidation() {
         let (device, keychain) = rnkItems()
         let any = SecAccessControlSpec(protection: "ak", flags: .biometryAny)
@@ -159,8 +163,18 @@ struct EmulatorAccessControlTests {
         #expect(keychain.add(genericPassword(service: "any", [.accessControl: .accessControl(any)])) == .success)
         #expect(keychain.items.count == 4)
         device.enrollBiometrics()
-        #expect(keychain.copyMatching(RNK.has(service: "protected")).status == .itemNotFound)
+        // Attributes only: found, without a prompt.
+        #expect(keychain.copyMatching(RNK.has(service: "protected")).status == .success)
+        // The data: nothing to decrypt, so nothing found, whatever the context.
         #expect(keychain.copyMatching(Expo.get(key: "bio", requireAuthentication: true)).status == .itemNotFound)
-        #expect(keychain.items.map { $0.attributes[.service] } == [.string("plain"), .string("any")])
+        var evaluated = search(service: "protected")
+        evaluated[.returnData] = .bool(true)
+        evaluated[.authenticationContext] = .authenticationContext(.evaluated(evaluation(.biometryCurrentSet)))
+        #expect(keychain.copyMatching(evaluated).status == .itemNotFound)
+        #expect(keychain.promptsShown == 0)
+        #expect(keychain.items.count == 4)
+        #expect(keychain.delete(RNK.reset(service: "protected")) == .success)
+        #expect(
+            keychain.items.map { $0.attributes[.service] } == [.string("plain"), .string("app:auth"), .string("any")])
     }
 }

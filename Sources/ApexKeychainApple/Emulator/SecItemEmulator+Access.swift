@@ -33,11 +33,13 @@ extension EmulatorState {
         // "Disabling the device passcode will cause all previously protected items to be deleted" (SecItem.h:585–594,
         // secd-81-item-acl.m `item_with_akpu`, §2.10).
         if !device.passcodeSet { rows.removeAll { $0.protection == "akpu" } }
-        // A biometryCurrentSet item is invalidated when the enrolled set changes (SecAccessControl.h): the OS
-        // removes it, and it is not found any more (§2.7, last bullet).
-        rows.removeAll { row in
-            guard let spec = row.accessControl, spec.flags.contains(.biometryCurrentSet) else { return false }
-            return row.enrolledSet != device.enrolledSet
+        // A biometryCurrentSet item is invalidated when the enrolled set changes (SecAccessControl.h, §2.7, last
+        // bullet): the Secure Enclave key that opens its data is gone, for good. Its metadata isn't sealed by that
+        // key, so its row stays and its attributes still list; a read of its data finds nothing (§2.4: rows that
+        // can't be decrypted are skipped; Valet treats such items as removed, §2.7). A delete removes it.
+        for index in rows.indices where !rows[index].invalidated {
+            guard let spec = rows[index].accessControl, spec.flags.contains(.biometryCurrentSet) else { continue }
+            if rows[index].enrolledSet != device.enrolledSet { rows[index].invalidated = true }
         }
     }
 

@@ -16,6 +16,9 @@ struct EmulatorRow: Sendable {
     var accessControl: SecAccessControlSpec?
     /// The enrolled set of biometrics when a `biometryCurrentSet` access control was set.
     var enrolledSet: String?
+    /// Whether the enrolled set changed since (a `biometryCurrentSet` item): its data can't be decrypted any more,
+    /// its attributes still list (§2.7).
+    var invalidated = false
 
     /// The protection class (`pdmn`).
     var protection: String {

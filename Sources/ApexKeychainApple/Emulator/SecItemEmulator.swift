@@ -136,7 +136,8 @@ public final class SecItemEmulator: SecItemCalls {
     }
 
     /// Every stored item of every group in the order they were added, whatever the device's state (after what
-    /// the state removed: `akpu` items without a passcode, `biometryCurrentSet` items after an enrolment change).
+    /// the state removed: `akpu` items without a passcode; `biometryCurrentSet` items after an enrolment change
+    /// stay, their data unreadable, §2.7).
     /// To seed an item in one of the app's groups, add it with that `agrp`.
     public var items: [Item] {
         let device = device.state()
@@ -218,6 +219,8 @@ struct EmulatorState: Sendable {
             // A row whose class key is unavailable fails the whole call (SecItemDb.c:1070–1080), attribute-only
             // reads too: the metadata keys are dropped on lock (§2.9).
             guard device.classKeyAvailable(row.protection) else { throw EmulatorFailure(.interactionNotAllowed) }
+            // A row whose data can't be decrypted any more is skipped by reads that decrypt (SecItemDb.c:572–605, §2.4).
+            if query.decryptsData, row.invalidated { continue }
             // Only reads that decrypt the secret need the user (SecDbKeychainItem.m:1019–1022).
             if query.decryptsData, !(try authorizeRead(row, query, satisfied: &satisfied)) { continue }
             found.append(row)
