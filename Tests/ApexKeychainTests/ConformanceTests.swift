@@ -19,9 +19,19 @@ private final class WaitingUserDevice: Device {
     func state() -> DeviceState { inner.state() }
 
     func authenticate(_ request: AuthenticationRequest) async -> AuthenticationResult {
+        await waitForTheUser()
+        return await inner.authenticate(request)
+    }
+
+    /// As the inner device's, so the context its prompt leaves reaches the read, as a device's does.
+    func evaluate(_ request: AuthenticationRequest) async -> Authentication {
+        await waitForTheUser()
+        return await inner.evaluate(request)
+    }
+
+    private func waitForTheUser() async {
         log.withLock { $0.started += 1 }
         while log.withLock({ $0.held }) { try? await Task.sleep(for: .milliseconds(1)) }
-        return await inner.authenticate(request)
     }
 
     func release() { log.withLock { $0.held = false } }
@@ -535,12 +545,15 @@ struct ConformanceTests {
         arguments: DatabaseKind.allCases)
     func writeErrorOrder(kind: DatabaseKind) async throws {
         let device = SimulatedDevice(
-            biometry: .faceID, passcodeSet: false, hasFaceIDUsageDescription: false, locked: true,
-            unlockedSinceBoot: false, clearOnReinstall: true)
-        let f = try Fixture(kind, device: device)
+            biometry: .faceID, passcodeSet: false, hasFaceIDUsageDescription: false, clearOnReinstall: true)
         let outside = "ZZZZZ99999.com.other.shared"
+        // The emulated keychain holds the other group too, so the item seeded there is taken (the device's
+        // entitlement, which the write checks, still lacks it).
+        let f = try Fixture(kind, device: device, accessGroups: [device.defaultAccessGroup, outside])
+        // Seeded before the restart: a keychain refuses every add before the first unlock (§2.9).
         try f.seedForeign(service: "svc.order", account: "k")
         try f.seedForeign(service: "svc.order", account: "k", accessGroup: outside)
+        device.reboot()
         device.failInstallMarker(.reading)
         var keychain = try f.keychain(KeychainOptions(service: "svc.order", accessGroup: outside))
         var (key, value, label) = ("", "v\u{0}", "l\u{0}")

@@ -18,6 +18,10 @@ struct InMemoryDatabaseTests {
             value: Data(value.utf8))
     }
 
+    /// Every group these tests put items in: the emulated keychain is given them all, as an app entitled to them
+    /// (it refuses any other with errSecMissingEntitlement, `apple-secitem.md` §2.8).
+    static let groups = ["G.app", "H.app", "G.other"]
+
     /// The status of the ``KeychainDatabaseError`` `body` threw, or nil when it did not throw.
     static func status(_ body: () throws -> Void) -> KeychainDatabaseError.Status? {
         do {
@@ -45,7 +49,7 @@ struct InMemoryDatabaseTests {
         "adding an item whose primary key exists fails with duplicateItem and changes nothing",
         arguments: DatabaseKind.allCases)
     func addDuplicate(kind: DatabaseKind) throws {
-        let db = try Fixture(kind).database
+        let db = try Fixture(kind, accessGroups: Self.groups).database
         try db.add(Self.item("k", value: "first"))
         let before = try Self.snapshot(db)
         #expect(Self.status { try db.add(Self.item("k", creator: nil, value: "second", label: "x")) } == .duplicateItem)
@@ -54,7 +58,7 @@ struct InMemoryDatabaseTests {
 
     @Test("the primary key includes the access group, synchronizable and the class", arguments: DatabaseKind.allCases)
     func primaryKeyParts(kind: DatabaseKind) throws {
-        let db = try Fixture(kind).database
+        let db = try Fixture(kind, accessGroups: Self.groups).database
         try db.add(Self.item("k"))
         try db.add(Self.item("k", group: "H.app"))
         try db.add(Self.item("k", synchronizable: true))
@@ -66,7 +70,7 @@ struct InMemoryDatabaseTests {
 
     @Test("replacing or renaming a missing item fails with itemNotFound", arguments: DatabaseKind.allCases)
     func missingItem(kind: DatabaseKind) throws {
-        let db = try Fixture(kind).database
+        let db = try Fixture(kind, accessGroups: Self.groups).database
         try db.add(Self.item("present"))
         let missing = Self.item("absent").attributes.primaryKey
         let before = try Self.snapshot(db)
@@ -81,7 +85,7 @@ struct InMemoryDatabaseTests {
         "renaming onto an existing primary key fails with duplicateItem and changes nothing",
         arguments: DatabaseKind.allCases)
     func renameOntoExisting(kind: DatabaseKind) throws {
-        let db = try Fixture(kind).database
+        let db = try Fixture(kind, accessGroups: Self.groups).database
         let a = Self.item("a", value: "A")
         try db.add(a)
         try db.add(Self.item("b", creator: nil, value: "B"))
@@ -99,7 +103,7 @@ struct InMemoryDatabaseTests {
         "delete(matching:) deletes every match and returns how many; delete(_:) says whether there was one",
         arguments: DatabaseKind.allCases)
     func deleteCounts(kind: DatabaseKind) throws {
-        let db = try Fixture(kind).database
+        let db = try Fixture(kind, accessGroups: Self.groups).database
         for account in ["a", "b", "c"] { try db.add(Self.item(account)) }
         try db.add(Self.item("a", service: "other"))
         #expect(try db.delete(matching: ItemQuery(service: "svc")) == 3)
@@ -115,7 +119,7 @@ struct InMemoryDatabaseTests {
         "attributes(matching:orAccount:) finds the query's items and those under the other account, each once, accounts compared byte for byte",
         arguments: DatabaseKind.allCases)
     func queryEitherAccount(kind: DatabaseKind) throws {
-        let db = try Fixture(kind).database
+        let db = try Fixture(kind, accessGroups: Self.groups).database
         try db.add(Self.item("k"))
         try db.add(Self.item("k", synchronizable: true))
         try db.add(Self.item("k\u{0}staged"))
@@ -157,7 +161,7 @@ struct InMemoryDatabaseTests {
 
     @Test("a nil query field matches any value; synchronizable nil matches both", arguments: DatabaseKind.allCases)
     func queryMatching(kind: DatabaseKind) throws {
-        let db = try Fixture(kind).database
+        let db = try Fixture(kind, accessGroups: Self.groups).database
         try db.add(Self.item("own"))
         try db.add(Self.item("own-synced", synchronizable: true))
         try db.add(Self.item("no-creator", creator: nil))
@@ -194,7 +198,7 @@ struct InMemoryDatabaseTests {
         "item(for:) gives the attributes and value of the item under a primary key, or nil",
         arguments: DatabaseKind.allCases)
     func itemForKey(kind: DatabaseKind) throws {
-        let db = try Fixture(kind).database
+        let db = try Fixture(kind, accessGroups: Self.groups).database
         let item = Self.item("k", value: "the value", label: "a label")
         try db.add(item)
         try db.add(Self.item("other"))
@@ -222,7 +226,7 @@ struct InMemoryDatabaseTests {
         "atomically keeps every write of a scope that returns, and undoes every write of one that throws",
         arguments: DatabaseKind.allCases)
     func atomicScope(kind: DatabaseKind) throws {
-        let db = try Fixture(kind).database
+        let db = try Fixture(kind, accessGroups: Self.groups).database
         try db.add(Self.item("kept", value: "old"))
         try db.atomically {
             try db.add(Self.item("a"))
@@ -238,14 +242,19 @@ struct InMemoryDatabaseTests {
                 throw Abort()
             }
         }
-        #expect(try Self.snapshot(db) == committed, "nothing of the scope that threw is left")
+        if kind.groupsWrites {
+            #expect(try Self.snapshot(db) == committed, "nothing of the scope that threw is left")
+        } else {
+            // A keychain can't undo: the writes before the throw stay (`KeychainDatabase.atomically`'s default).
+            #expect(try db.attributes(matching: ItemQuery()).map(\.account).sorted() == ["a2", "b"])
+        }
     }
 
     @Test(
         "a nested scope that throws undoes only its own writes, and a write that fails inside a scope changes nothing while the scope goes on",
         arguments: DatabaseKind.allCases)
     func nestedScopes(kind: DatabaseKind) throws {
-        let db = try Fixture(kind).database
+        let db = try Fixture(kind, accessGroups: Self.groups).database
         try db.atomically {
             try db.add(Self.item("outer"))
             #expect(throws: Abort.self) {
@@ -257,7 +266,10 @@ struct InMemoryDatabaseTests {
             #expect(Self.status { try db.add(Self.item("outer", value: "again")) } == .duplicateItem)
             try db.add(Self.item("after"))
         }
-        #expect(try db.attributes(matching: ItemQuery()).map(\.account).sorted() == ["after", "outer"])
+        // A keychain can't undo the inner scope's write (`KeychainDatabase.atomically`'s default).
+        let inner = kind.groupsWrites ? [] : ["inner"]
+        #expect(
+            try db.attributes(matching: ItemQuery()).map(\.account).sorted() == (["after", "outer"] + inner).sorted())
         #expect(try db.value(for: Self.item("outer").attributes.primaryKey) == Data("v".utf8))
     }
 

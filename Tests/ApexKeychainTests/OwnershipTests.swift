@@ -369,7 +369,12 @@ struct OwnershipTests {
         arguments: DatabaseKind.allCases)
     func foreignInOtherGroupIgnored(kind: DatabaseKind) async throws {
         for creator in Self.foreignCreators {
-            let f = try Fixture(kind)
+            // The emulated app is entitled to the other group too, so its keychain takes the seeded item (it
+            // refuses a group outside the app's with errSecMissingEntitlement, `apple-secitem.md` §2.8), and
+            // the listings below see it.
+            let device = SimulatedDevice()
+            let f = try Fixture(
+                kind, device: device, accessGroups: [device.defaultAccessGroup, "ZZZZZ99999.com.other.app"])
             let keychain = try f.keychain()
             try f.seedForeign(
                 service: keychain.service, account: "k", value: Data("theirs".utf8), creator: creator,

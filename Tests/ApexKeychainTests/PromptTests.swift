@@ -35,6 +35,17 @@ private final class PromptRecordingDevice: Device {
     }
 
     func authenticate(_ request: AuthenticationRequest) async -> AuthenticationResult {
+        await onScreen { await inner.authenticate(request) }
+    }
+
+    /// As the inner device's, so the context its prompt leaves reaches the read, as a device's does (an emulated
+    /// keychain reads with it; without it the read would be refused, as a real one's is).
+    func evaluate(_ request: AuthenticationRequest) async -> Authentication {
+        await onScreen { await inner.evaluate(request) }
+    }
+
+    /// Runs `prompt` as a prompt on screen: counted, held while ``release()`` hasn't come, paused.
+    private func onScreen<T>(_ prompt: () async -> T) async -> T {
         log.withLock { log in
             log.started += 1
             log.onScreen += 1
@@ -42,7 +53,7 @@ private final class PromptRecordingDevice: Device {
         }
         while log.withLock({ $0.held }) { try? await Task.sleep(for: .milliseconds(1)) }
         if pause > .zero { try? await Task.sleep(for: pause) }
-        let result = await inner.authenticate(request)
+        let result = await prompt()
         log.withLock { $0.onScreen -= 1 }
         return result
     }

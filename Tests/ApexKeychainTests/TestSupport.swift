@@ -17,13 +17,28 @@ enum DatabaseKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
 
     var testDescription: String { rawValue }
 
+    /// The databases an Android device's keychain is proved on. `SecItemKeychainDatabase` is the iOS Keychain's
+    /// (its emulator follows the Security framework, `apple-secitem.md`); on Android the package keeps its items
+    /// in files of its own, encrypted with a Keystore key (seed 001), so an Android device over it is no device.
+    static let android: [DatabaseKind] = allCases.filter { $0.runsOnAndroid }
+
+    /// Whether an Android device's keychain can run on this database (see ``android``).
+    var runsOnAndroid: Bool { self != .secItem }
+
+    /// Whether `atomically` is a real transaction on this database. A device's keychain can't group writes
+    /// (`SecItemKeychainDatabase`'s `atomically` is the protocol's default: each call atomic on its own, a failure
+    /// part-way leaves the calls before it done), so a test of undone writes expects that there.
+    var groupsWrites: Bool { self != .secItem }
+
     /// A new, empty database of this kind; the emulated keychain reads `device`'s state at every call.
-    func make(device: any Device) throws -> any KeychainDatabase {
+    /// - Parameter accessGroups: the emulated app's access groups (`SecItemEmulator(device:accessGroups:)`); nil for
+    ///   the device's entitlement. The other databases have no groups of their own and ignore it.
+    func make(device: any Device, accessGroups: [String]? = nil) throws -> any KeychainDatabase {
         switch self {
         case .inMemory:
             return InMemoryKeychainDatabase()
         case .secItem:
-            return SecItemKeychainDatabase(calls: SecItemEmulator(device: device))
+            return SecItemKeychainDatabase(calls: SecItemEmulator(device: device, accessGroups: accessGroups))
         case .sqlite:
             let folder = try ScratchFolder.perProcess()
             let store = folder.appendingPathComponent("store.db")
@@ -38,8 +53,13 @@ struct Fixture {
     let database: any KeychainDatabase
     let device: SimulatedDevice
 
-    init(_ kind: DatabaseKind = .inMemory, device: SimulatedDevice = SimulatedDevice()) throws {
-        self.database = try kind.make(device: device)
+    /// - Parameter accessGroups: as ``DatabaseKind/make(device:accessGroups:)``: for a test that seeds items in
+    ///   groups outside the device's entitlement, which a real keychain refuses (errSecMissingEntitlement,
+    ///   `apple-secitem.md` §2.3 item 2, §2.8).
+    init(
+        _ kind: DatabaseKind = .inMemory, device: SimulatedDevice = SimulatedDevice(), accessGroups: [String]? = nil
+    ) throws {
+        self.database = try kind.make(device: device, accessGroups: accessGroups)
         self.device = device
     }
 
