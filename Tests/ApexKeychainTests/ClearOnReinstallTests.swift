@@ -26,7 +26,7 @@ struct ClearOnReinstallTests {
     }
 
     static func places(_ f: Fixture) throws -> Set<Place> {
-        Set(try f.allItems().map { Place(service: $0.service, account: $0.account, accessGroup: $0.accessGroup) })
+        Set(try f.storedPlaces().map { Place(service: $0.service, account: $0.account, accessGroup: $0.accessGroup) })
     }
 
     /// The items the clear must keep: synchronizable, in a shared group, or another library's.

@@ -574,7 +574,7 @@ struct ConformanceTests {
                     await thrown { try await keychain.checkWrite(key, write) }, code, naming: fragment,
                     sourceLocation: sourceLocation)
             }
-            #expect(try f.allItems().count == items, sourceLocation: sourceLocation)
+            #expect(try f.storedPlaces().count == items, sourceLocation: sourceLocation)
         }
 
         // 1. The arguments: the value, the key, the label, then the protection.

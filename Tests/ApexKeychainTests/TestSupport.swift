@@ -52,6 +52,8 @@ enum DatabaseKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
 struct Fixture {
     let database: any KeychainDatabase
     let device: SimulatedDevice
+    /// The emulated keychain under a `secItem` database; nil for the others.
+    let emulator: SecItemEmulator?
 
     /// - Parameter accessGroups: as ``DatabaseKind/make(device:accessGroups:)``: for a test that seeds items in
     ///   groups outside the device's entitlement, which a real keychain refuses (errSecMissingEntitlement,
@@ -59,7 +61,12 @@ struct Fixture {
     init(
         _ kind: DatabaseKind = .inMemory, device: SimulatedDevice = SimulatedDevice(), accessGroups: [String]? = nil
     ) throws {
-        self.database = try kind.make(device: device, accessGroups: accessGroups)
+        if kind == .secItem {
+            let emulator = SecItemEmulator(device: device, accessGroups: accessGroups)
+            (self.database, self.emulator) = (SecItemKeychainDatabase(calls: emulator), emulator)
+        } else {
+            (self.database, self.emulator) = (try kind.make(device: device, accessGroups: accessGroups), nil)
+        }
         self.device = device
     }
 
@@ -67,6 +74,21 @@ struct Fixture {
     init(database: any KeychainDatabase, device: SimulatedDevice = SimulatedDevice()) {
         self.database = database
         self.device = device
+        self.emulator = nil
+    }
+
+    /// Where every stored item is (service, account, access group), seen from outside the app, whatever the
+    /// device's state: the emulated keychain's rows for `secItem`, whose own listing is refused before the first
+    /// unlock (`apple-secitem.md` §2.9); ``allItems()`` otherwise.
+    func storedPlaces() throws -> [(service: String, account: String, accessGroup: String)] {
+        guard let emulator else { return try allItems().map { ($0.service, $0.account, $0.accessGroup) } }
+        func text(_ value: SecItemValue?) -> String {
+            if case .string(let text)? = value { return text }
+            return ""
+        }
+        return emulator.items.map {
+            (text($0.attributes[.service]), text($0.attributes[.account]), text($0.attributes[.accessGroup]))
+        }
     }
 
     /// A keychain on this fixture's database and device.
