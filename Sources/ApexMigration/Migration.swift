@@ -145,7 +145,7 @@ public struct Migration: Sendable {
     ) async throws(MigrationError)
         -> (report: MigrationReport, timings: MigrationTimings)
     {
-        let clock = ContinuousClock()
+        let clock = MonotonicClock()
         var timings = MigrationTimings()
         var started = clock.now
         let ledger = try openLedger()

@@ -357,9 +357,9 @@ enum MigrationBench {
         let bulk = try floor.run(rows, batch: MigrationPolicy.Batching.standard.items)
         let floorCPU = Double(Clock.processCPUNanoseconds() - cpuStarted) / 1e9
         var round = Round(
-            seconds: runSeconds, cpu: cpu, floorCPU: floorCPU, peakMiB: runPeak, apply: timings.apply.seconds,
-            verify: timings.verify.seconds,
-            ledger: timings.ledger.seconds, bulk: bulk)
+            seconds: runSeconds, cpu: cpu, floorCPU: floorCPU, peakMiB: runPeak, apply: timings.apply,
+            verify: timings.verify,
+            ledger: timings.ledger, bulk: bulk)
         guard startUp else { return round }
         // The start-up check, warm (same connection) and as a launch makes it (opening the store).
         for _ in 0..<200 {
@@ -442,13 +442,5 @@ enum MigrationBench {
             return kib / 1024
         }
         return 0
-    }
-}
-
-extension Duration {
-    /// The duration in seconds.
-    var seconds: Double {
-        let (whole, attoseconds) = components
-        return Double(whole) + Double(attoseconds) / 1e18
     }
 }

@@ -87,12 +87,12 @@ struct BatchingTests {
         let oracleState = try await Self.state(oracle)
         let runs: [(String, any KeychainDatabase, MigrationPolicy.Batching)] = [
             ("store, batches of 512", try Self.store(), .standard),
-            ("store, batches of 7", try Self.store(), .init(items: 7, duration: .seconds(3600))),
+            ("store, batches of 7", try Self.store(), .init(items: 7, duration: 3600)),
             (
                 "a database that commits each call, batches of 7", CallByCallDatabase(try Self.store()),
-                .init(items: 7, duration: .seconds(3600))
+                .init(items: 7, duration: 3600)
             ),
-            ("in memory, batches of 7", InMemoryKeychainDatabase(), .init(items: 7, duration: .seconds(3600))),
+            ("in memory, batches of 7", InMemoryKeychainDatabase(), .init(items: 7, duration: 3600)),
         ]
         for (name, database, batching) in runs {
             let target = try await Self.target(database)
@@ -126,7 +126,7 @@ struct BatchingTests {
     func failedCommitUndoesTheBatch() async throws {
         let database = CommitFailingDatabase(failing: 3)
         let target = try await Self.target(database)
-        let batching = MigrationPolicy.Batching(items: 7, duration: .seconds(3600))
+        let batching = MigrationPolicy.Batching(items: 7, duration: 3600)
         let plan = try await Self.migration(target, batching).plan()
         let creates = plan.actions.filter { $0.action == .create }.compactMap(\.item.target)
         await #expect(throws: MigrationError.self) { try await Self.migration(target, batching).run() }

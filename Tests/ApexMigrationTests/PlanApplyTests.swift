@@ -135,7 +135,7 @@ struct PlanApplyTests {
         let target = MigrationTarget(database: database, device: SimulatedDevice())
         let migration = Migration(
             id: .forTests, importers: [PlainImporter()], source: .dumps([dump(records)]), target: target,
-            policy: MigrationPolicy(batching: .init(items: 256, duration: .seconds(3600))))
+            policy: MigrationPolicy(batching: .init(items: 256, duration: 3600)))
         let report = try await migration.run()
         #expect(report.summary.verified == count)
         let batches = (count + 255) / 256

@@ -47,16 +47,17 @@ public struct ItemOutcome: Sendable, Equatable {
 
 /// Where a run spent its time, by stage: what an app measuring its start-up, or the benchmark, wants to know.
 /// Items go in batches: a batch's writes, source removals and commit are counted as `apply`, its read-backs as
-/// `verify`, its ledger records (and the commit of the last batch's verified record) as `ledger`.
+/// `verify`, its ledger records (and the commit of the last batch's verified record) as `ledger`. Each is in seconds,
+/// measured with the package's monotonic clock (`MonotonicClock`).
 package struct MigrationTimings: Sendable, Equatable {
     /// Making the plan: the importers' mapping and the look-ups in the target.
-    package var plan: Duration = .zero
+    package var plan: TimeInterval = 0
     /// Writing the `create`s through the core, and committing them (source removal included).
-    package var apply: Duration = .zero
+    package var apply: TimeInterval = 0
     /// Reading each written item back and comparing it.
-    package var verify: Duration = .zero
+    package var verify: TimeInterval = 0
     /// The ledger's records (fingerprints, batches, the completion marker).
-    package var ledger: Duration = .zero
+    package var ledger: TimeInterval = 0
 
     /// Creates empty timings.
     package init() {}
@@ -134,7 +135,7 @@ struct Applier {
         /// Each written item, with its outcome once read back, and the source items parked for it.
         var items: [(ready: Ready, outcome: ItemOutcome?, parked: [ParkedItem])]
         /// The time ``Applier/finish(_:_:_:)`` counted.
-        var spent = Duration.zero
+        var spent: TimeInterval = 0
     }
 
     /// Applies the plan.
@@ -145,7 +146,7 @@ struct Applier {
     )
         async throws(KeychainError) -> Applied
     {
-        let clock = ContinuousClock()
+        let clock = MonotonicClock()
         var applied = Applied()
         let creates = plan.actions.indices.filter { plan.actions[$0].action == .create }
         if !creates.isEmpty {
@@ -186,7 +187,7 @@ struct Applier {
 
             // The batch before's end, then this batch's record and writes: one transaction.
             started = clock.now
-            var counted = Duration.zero
+            var counted: TimeInterval = 0
             let results = try inTransaction(target.database) { () throws(KeychainError) in
                 if var finishing = previous {
                     // Counted by stage in `finish`, not again below.
@@ -279,7 +280,7 @@ struct Applier {
     )
         throws(KeychainError) -> [Int: ItemOutcome]
     {
-        let clock = ContinuousClock()
+        let clock = MonotonicClock()
         let begun = clock.now
         var started = begun
         for index in finishing.items.indices where finishing.items[index].outcome == nil {

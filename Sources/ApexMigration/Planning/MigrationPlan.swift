@@ -1,5 +1,6 @@
 import ApexDumpModel
 import ApexKeychain
+import Foundation
 
 /// What a migration does with one source item. Raw values are the report's `action` strings.
 public enum MigrationAction: String, Sendable, Codable, CaseIterable {
@@ -127,11 +128,12 @@ public struct MigrationPolicy: Sendable, Equatable {
     public struct Batching: Sendable, Equatable {
         /// The most items in one batch (at least 1).
         public var items: Int
-        /// How long a batch's writes may take before it closes (at least one item is always written).
-        public var duration: Duration
+        /// How long a batch's writes may take before it closes, in seconds (at least one item is always written).
+        public var duration: TimeInterval
 
-        /// Creates a batching rule.
-        public init(items: Int = 512, duration: Duration = .milliseconds(50)) {
+        /// Creates a batching rule: at most `items` items (at least 1) per batch, and a batch closes once its
+        /// writes have taken `duration` seconds (0.05, 50 ms, by default).
+        public init(items: Int = 512, duration: TimeInterval = 0.05) {
             self.items = max(1, items)
             self.duration = duration
         }

@@ -97,7 +97,7 @@ func migrate(store: String, keyFile: String, source: String, batch: Int, killAt:
     // expo's items carry its app's access group: the device is that app's.
     let device = SimulatedDevice(bundleIdentifier: "com.example.expoapp", teamIdentifier: "A1B2C3D4E5")
     let from: MigrationSource
-    var policy = MigrationPolicy(batching: .init(items: batch, duration: .seconds(3600)))
+    var policy = MigrationPolicy(batching: .init(items: batch, duration: 3600))
     if source == "store" {
         from = .database(counting, device: device)
         policy.removeSource = true
