@@ -181,7 +181,7 @@ package struct ExpoIOSImport {
         switch record.value {
         case .data(let data):
             value = .value(data)
-            if String(validating: data, as: UTF8.self) == nil {
+            if String(validUTF8: data) == nil {
                 verdict = .skipped(
                     "the value is not valid UTF-8: expo-secure-store stores UTF-8 strings only and could not have written or read it back"
                 )

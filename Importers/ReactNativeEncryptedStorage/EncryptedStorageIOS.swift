@@ -177,7 +177,7 @@ struct EncryptedStorageIOS {
         case .absent: return (.sealed("the dump holds no value for this item"), nil)
         case .damaged(let why): return (.sealed("the dump's value can't be used: \(why)"), "damaged value: \(why)")
         case .data(let data):
-            guard String(validating: data, as: UTF8.self) != nil else {
+            guard String(validUTF8: data) != nil else {
                 return (
                     .value(data),
                     "the value is not valid UTF-8: react-native-encrypted-storage reads it as a string and returns nothing"

@@ -1,3 +1,4 @@
+import ApexKeychain
 import ApexMigration
 import Foundation
 
@@ -62,9 +63,9 @@ struct ConcealEntry {
     /// The credentials, or the password's bytes and why they can't be credentials. The buffers are wiped when
     /// released.
     private mutating func finish(username: SecretBytes, password: SecretBytes) {
-        let name = String(validating: username.bytes, as: UTF8.self)
+        let name = String(validUTF8: username.bytes)
         account = name
-        guard let secret = String(validating: password.bytes, as: UTF8.self) else {
+        guard let secret = String(validUTF8: password.bytes) else {
             value = .value(Data(password.bytes))
             problem = "the decrypted password is not valid UTF-8, so it can't be a credentials password"
             return

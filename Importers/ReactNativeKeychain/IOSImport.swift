@@ -271,7 +271,7 @@ struct IOSImport {
             // Never written: the item is blocked, with the damage named (never the bytes).
             return (.sealed("the dump's value can't be used: \(why)"), "damaged value: \(why)")
         }
-        guard let password = String(validating: data, as: UTF8.self) else {
+        guard let password = String(validUTF8: data) else {
             return (.value(data), "the password (data) is not valid UTF-8, so it can't be a credentials password")
         }
         if password.utf8.contains(0) {

@@ -136,7 +136,7 @@ struct RNSIIOSImport {
         switch record.value {
         case .data(let data):
             item.value = .value(data)
-            if String(validating: data, as: UTF8.self) == nil {
+            if String(validUTF8: data) == nil {
                 verdict = .skipped(
                     "the value is not valid UTF-8: react-native-sensitive-info stores UTF-8 strings only and could not have written it"
                 )

@@ -78,7 +78,7 @@ public final class Keychain: Sendable {
     ///   `INTERACTION_NOT_ALLOWED`, `INVALID_ARGUMENT` for bytes that are not UTF-8, and the like.
     public func getItem(_ key: String, _ options: GetOptions = GetOptions()) async throws(KeychainError) -> String? {
         guard let value = try await read(key, prompt: options.prompt)?.value else { return nil }
-        guard let string = String(validating: value, as: UTF8.self) else {
+        guard let string = String(validUTF8: value) else {
             throw .invalid("item '\(key)' holds bytes that are not UTF-8; read it with getBytes")
         }
         return string
@@ -170,7 +170,7 @@ public final class Keychain: Sendable {
     ) async throws(KeychainError) -> Credentials? {
         let key = try Self.credentialsKey(options.server)
         guard let found = try await read(key, prompt: options.prompt, requireLabel: true) else { return nil }
-        guard let password = String(validating: found.value, as: UTF8.self) else {
+        guard let password = String(validUTF8: found.value) else {
             throw .invalid("item '\(key)' holds bytes that are not UTF-8")
         }
         return Credentials(username: found.label ?? "", password: password)

@@ -84,7 +84,7 @@ public enum DumpBytes: Sendable, Equatable, Hashable {
     public var text: String? {
         switch self {
         case .string(let text): text
-        case .data(let data): String(validating: data, as: UTF8.self)
+        case .data(let data): String(validUTF8: data)
         }
     }
 }

@@ -135,12 +135,12 @@ package struct ItemMetadata: Equatable, Sendable {
                         ? true : value.elementsEqual([UInt8(ascii: "0")]) ? false : nil
                 case .os: osMajor = number()
                 case .bio:
-                    guard let set = Self.bytes(hex: value).flatMap({ String(validating: $0, as: UTF8.self) }) else {
+                    guard let set = Self.bytes(hex: value).flatMap({ String(validUTF8: $0) }) else {
                         return false
                     }
                     enrolled = set
                 case .bh:
-                    guard let reported = Self.bytes(hex: value).flatMap({ String(validating: $0, as: UTF8.self) })
+                    guard let reported = Self.bytes(hex: value).flatMap({ String(validUTF8: $0) })
                     else { return false }
                     hash = reported
                 case .sl:

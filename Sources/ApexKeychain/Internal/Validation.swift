@@ -24,7 +24,7 @@ enum Validation {
     /// content.
     static func storedText(_ value: Data, _ what: String) throws(KeychainError) {
         let (utf8, nul) = value.withUnsafeBytes { raw in
-            (raw.allSatisfy { $0 < 0x80 } || String(validating: raw, as: UTF8.self) != nil, raw.contains(0))
+            (raw.allSatisfy { $0 < 0x80 } || String(validUTF8: raw) != nil, raw.contains(0))
         }
         guard utf8 else { throw .invalid("\(what) is not UTF-8") }
         if nul { throw .invalid("\(what) must not contain U+0000") }

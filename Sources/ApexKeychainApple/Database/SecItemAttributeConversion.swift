@@ -97,7 +97,7 @@ enum SecItemAttributeConversion {
     private static func text(_ value: SecItemValue?) -> String? {
         switch value {
         case .string(let text): text
-        case .data(let data): String(validating: data, as: UTF8.self)
+        case .data(let data): String(validUTF8: data)
         default: nil
         }
     }
