@@ -3,10 +3,10 @@ import PackageDescription
 
 let package = Package(
     name: "ApexKeychain",
-    // The APIs the on-device targets use: CryptoKit (iOS 13, macOS 10.15), `Duration` and `ContinuousClock` in the
-    // migration (iOS 16, macOS 13). The specification's floor is iOS 15.1 (seed 003): docs/ARCHITECTURE.md's "On
-    // Apple platforms" says what keeps the package above it.
-    platforms: [.iOS(.v16), .macOS(.v13)],
+    // The specification's floor, iOS 15.1 (seed 003), and macOS 12 beside it: the on-device targets use CryptoKit
+    // (iOS 13, macOS 10.15) and nothing newer outside an `#available` (docs/ARCHITECTURE.md's "On Apple platforms";
+    // Tests/CLITests/ApplePlatformTests.swift checks both).
+    platforms: [.iOS("15.1"), .macOS(.v12)],
     products: [
         .library(name: "ApexKeychain", targets: ["ApexKeychain"]),
         .library(name: "ApexKeychainStore", targets: ["ApexKeychainStore"]),

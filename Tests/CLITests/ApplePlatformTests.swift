@@ -30,8 +30,17 @@ struct ApplePlatformTests {
         let graph = DependencyGraph(try Repository.text("Package.swift"))
         let forbidden = graph.linuxOnlyModules(from: Self.onDevice).union(["Synchronization"])
         #expect(forbidden.isSuperset(of: ["ApexSodium", "CSodium", "CSQLite", "CLibXML2", "CGlibc"]), "\(forbidden)")
-        var checked = 0
-        var problems: [String] = []
+        let files = try Self.onDeviceFiles(graph)
+        #expect(files.count > 60, "\(files.count) files read")
+        let problems = files.flatMap { path, text in
+            ImportScan.problems(in: text, forbidden: forbidden).map { "\(path): \($0)" }
+        }
+        #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
+    }
+
+    /// Every Swift file of the on-device targets and the targets they reach on Apple platforms, by path.
+    static func onDeviceFiles(_ graph: DependencyGraph) throws -> [(path: String, text: String)] {
+        var files: [(path: String, text: String)] = []
         for name in graph.reached(from: Self.onDevice, onApple: true).union(Self.onDevice).sorted() {
             guard let target = graph.targets[name], target.kind != .systemLibrary, let path = target.path else {
                 continue
@@ -41,12 +50,45 @@ struct ApplePlatformTests {
             while let file = walker.nextObject() as? String {
                 guard file.hasSuffix(".swift") else { continue }
                 let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
-                problems += ImportScan.problems(in: text, forbidden: forbidden).map { "\(path)/\(file): \($0)" }
-                checked += 1
+                files.append(("\(path)/\(file)", text))
             }
         }
-        #expect(checked > 60, "\(checked) files read")
+        return files
+    }
+
+    @Test("Package.swift declares the specification's floor: iOS 15.1 (seed 003) and macOS 12")
+    func platformsAreTheFloor() throws {
+        let code = PackageManifest.withoutComments(try Repository.text("Package.swift"))
+        let package = try #require(PackageManifest.calls("Package(", in: code).first)
+        let platforms = try #require(PackageManifest.listArgument("platforms", in: package))
+        #expect(platforms.filter { !$0.isWhitespace } == #".iOS("15.1"),.macOS(.v12)"#, "\(platforms)")
+    }
+
+    @Test("no on-device file uses an API above the floor: Duration, the clocks, String(validating:as:)")
+    func noAPIAboveTheFloor() throws {
+        let files = try Self.onDeviceFiles(DependencyGraph(try Repository.text("Package.swift")))
+        #expect(files.count > 60, "\(files.count) files read")
+        let problems = files.flatMap { path, text in FloorScan.problems(in: text).map { "\(path): \($0)" } }
         #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
+    }
+
+    @Test("the floor scan finds the APIs in code, not in comments or in longer names")
+    func floorScanIsExact() {
+        let text = """
+            /// Not `Duration` or `ContinuousClock` here (a comment).
+            let budget: Duration = .milliseconds(50)  // Duration
+            let clock = ContinuousClock()
+            let batchDuration = 1, SuspendingClocks = 2
+            let text = String(validating: bytes, as: UTF8.self)
+            import Synchronization
+            """
+        #expect(
+            FloorScan.problems(in: text) == [
+                "line 2 uses `Duration` (iOS 16, macOS 13)",
+                "line 3 uses `ContinuousClock` (iOS 16, macOS 13)",
+                "line 5 uses `String(validating:` (iOS 18, macOS 15)",
+                "line 6 uses `import Synchronization` (iOS 18, macOS 15)",
+            ])
     }
 
     // MARK: The checks themselves
@@ -277,5 +319,39 @@ enum ImportScan {
             }
         }
         return problems
+    }
+}
+
+/// The APIs above the package's floor (iOS 15.1, macOS 12) that an on-device file must not use, found in code
+/// (a line's `//` comment left out) as whole words.
+enum FloorScan {
+    static let apis: [(name: String, needs: String)] = [
+        ("Duration", "iOS 16, macOS 13"), ("ContinuousClock", "iOS 16, macOS 13"),
+        ("SuspendingClock", "iOS 16, macOS 13"), ("String(validating:", "iOS 18, macOS 15"),
+        ("import Synchronization", "iOS 18, macOS 15"),
+    ]
+
+    static func problems(in text: String) -> [String] {
+        var problems: [String] = []
+        for (offset, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let code = raw.range(of: "//").map { raw[..<$0.lowerBound] } ?? raw[...]
+            for api in apis where contains(code, word: api.name) {
+                problems.append("line \(offset + 1) uses `\(api.name)` (\(api.needs))")
+            }
+        }
+        return problems
+    }
+
+    /// Whether `name` occurs in `code` with no identifier character right before or after it.
+    static func contains(_ code: Substring, word name: String) -> Bool {
+        var rest = code[...]
+        while let found = rest.range(of: name) {
+            let before = found.lowerBound == code.startIndex ? nil : code[code.index(before: found.lowerBound)]
+            let after = found.upperBound == code.endIndex ? nil : code[found.upperBound]
+            let isPart = { (c: Character?) in c.map { $0.isLetter || $0.isNumber || $0 == "_" } ?? false }
+            if !isPart(before), !isPart(after) || name.hasSuffix(":") { return true }
+            rest = code[found.upperBound...]
+        }
+        return false
     }
 }
