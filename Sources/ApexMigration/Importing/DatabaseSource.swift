@@ -101,7 +101,11 @@ struct DatabaseSource {
                 // not disclose its constraints. Never taken for an item without any.
                 let undisclosed = a.accessControl.isEmpty
                 var declared: AccessControl?
-                if undisclosed, case .readWithPrompt(_, let accessControl?) = protected { declared = accessControl }
+                // A declared `.none` is no declaration: the keychain said the item has access control, and the new
+                // item is never protected weaker.
+                if undisclosed, case .readWithPrompt(_, let accessControl?) = protected, accessControl != .none {
+                    declared = accessControl
+                }
                 var record = Self.record(a, location: location, value: .absent, accessControl: declared?.flags)
                 var importerReason: String?
                 if undisclosed, declared == nil {
