@@ -59,8 +59,10 @@ enum SecItemAttributeConversion {
     static func attributes(_ dictionary: SecItemDictionary, of itemClass: ItemClass) -> ItemAttributes? {
         guard let account = text(dictionary[.account]) else { return nil }
         var service = ""
-        if itemClass == .genericPassword {
-            guard let found = text(dictionary[.service]) else { return nil }
+        // An absent `svce` is the empty service: the keychain stores a missing primary-key column as "" (§2.2),
+        // as react-native-encrypted-storage's items, added without one, have it.
+        if itemClass == .genericPassword, let value = dictionary[.service] {
+            guard let found = text(value) else { return nil }
             service = found
         }
         guard let domain = protectionDomain(dictionary[.accessible]) else { return nil }

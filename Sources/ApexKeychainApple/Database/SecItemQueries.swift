@@ -65,7 +65,9 @@ enum SecItemQueries {
         case .internetPassword:
             dictionary[.server] = .string(key.server)
             dictionary[.securityDomain] = .string(key.securityDomain)
-            dictionary[.protocol] = .string(key.protocolCode)
+            // `ptcl` is a number column whose absent value is 0 (flag Z, §2.2): an item without a protocol (as
+            // react-native-keychain's) matches 0, not an empty string.
+            dictionary[.protocol] = key.protocolCode.isEmpty ? .number(0) : .string(key.protocolCode)
             dictionary[.authenticationType] = .string(key.authenticationType)
             dictionary[.port] = .number(Int64(key.port))
             dictionary[.path] = .string(key.path)

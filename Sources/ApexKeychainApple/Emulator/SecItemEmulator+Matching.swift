@@ -9,7 +9,11 @@ struct EmulatorRow: Sendable {
     let itemClass: String
     /// The coerced attributes as stored: always `agrp`, `pdmn`, `sync` (a Boolean), `cdat` and `mdat`; never
     /// `accc` (kept in `accessControl`).
-    var attributes: SecItemDictionary
+    var attributes: SecItemDictionary {
+        didSet { matchValues = Self.matchValues(attributes, of: itemClass) }
+    }
+    /// The attributes as securityd compares them, kept with them so that a search doesn't convert every row's.
+    private(set) var matchValues: [SecItemKey: MatchValue]
     /// `v_Data`, or nil when the add gave none.
     var data: Data?
     /// The item's `SecAccessControl`, when it was added (or updated) with one.
@@ -37,6 +41,29 @@ struct EmulatorRow: Sendable {
 
     /// The item's persistent reference.
     var persistentRef: PersistentRef { PersistentRef(itemClass: itemClass, rowID: rowID) }
+
+    init(
+        rowID: Int64, itemClass: String, attributes: SecItemDictionary, data: Data?,
+        accessControl: SecAccessControlSpec?, enrolledSet: String?
+    ) {
+        self.rowID = rowID
+        self.itemClass = itemClass
+        self.attributes = attributes
+        self.data = data
+        self.accessControl = accessControl
+        self.enrolledSet = enrolledSet
+        self.matchValues = Self.matchValues(attributes, of: itemClass)
+    }
+
+    private static func matchValues(_ attributes: SecItemDictionary, of itemClass: String) -> [SecItemKey: MatchValue] {
+        var values: [SecItemKey: MatchValue] = [:]
+        for (key, value) in attributes {
+            if let kind = EmulatorSchema.kind(of: key, in: itemClass), let comparable = MatchValue(value, kind: kind) {
+                values[key] = comparable
+            }
+        }
+        return values
+    }
 }
 
 /// A value as securityd compares it (`apple-secitem.md` §2.1): Blob attributes by their UTF-8 bytes (the SHA-1
@@ -98,12 +125,7 @@ extension EmulatorSchema {
 extension EmulatorRow {
     /// The comparable value of an attribute, with the default of a primary-key column the item doesn't have.
     func matchValue(of key: SecItemKey) -> MatchValue? {
-        if let value = attributes[key], let kind = EmulatorSchema.kind(of: key, in: itemClass),
-            let comparable = MatchValue(value, kind: kind)
-        {
-            return comparable
-        }
-        return EmulatorSchema.defaultValue(of: key.rawValue)
+        matchValues[key] ?? EmulatorSchema.defaultValue(of: key.rawValue)
     }
 
     /// The item's identity (§2.2).
@@ -121,6 +143,8 @@ extension EmulatorRow {
     func matches(_ query: ParsedQuery, groups: EmulatorGroups) -> Bool {
         guard itemClass == query.itemClass else { return false }
         if let ref = query.persistentRef, ref.rowID != rowID || ref.itemClass != itemClass { return false }
+        if query.unmatchable { return false }
+        for (key, wanted) in query.criteria where matchValue(of: key) != wanted { return false }
         // `agrp IN (caller's access groups)`, or the single explicit one (§2.1, §2.8).
         if case .string(let group)? = query.attributes[.accessGroup] {
             if group != accessGroup { return false }
@@ -132,13 +156,6 @@ extension EmulatorRow {
         case nil: if query.persistentRef == nil, synchronizable { return false }
         case .bool(let on)?: if on != synchronizable { return false }
         default: break
-        }
-        for (key, value) in query.attributes {
-            // `accc` is no match criterion (SecDbQuery.c:356–366, §2.1); `agrp` and `sync` are filtered above.
-            if key == .accessControl || key == .accessGroup || key == .synchronizable { continue }
-            guard let kind = EmulatorSchema.kind(of: key, in: itemClass), let wanted = MatchValue(value, kind: kind),
-                matchValue(of: key) == wanted
-            else { return false }
         }
         return true
     }

@@ -96,6 +96,10 @@ struct ParsedQuery: Sendable {
     var authenticationUI: String?
     /// `u_AuthCtx`.
     var context: SecItemAuthentication?
+    /// The attributes a row must have, as securityd compares them: computed once per call, not per row.
+    var criteria: [(key: SecItemKey, value: MatchValue)] = []
+    /// Whether an attribute of the query can't be compared, so that no row matches it.
+    var unmatchable = false
 
     /// Whether any return key asks for something.
     var returnsAnything: Bool { returnData || returnAttributes || returnRef || returnPersistentRef }
@@ -133,6 +137,18 @@ struct ParsedQuery: Sendable {
             try query.apply(key.rawValue, value, schema: schema, operation: operation)
         }
         try query.checkClientRules(for: operation)
+        query.criteria = query.attributes.compactMap { key, value in
+            // `accc` is no match criterion (SecDbQuery.c:356–366, §2.1); `agrp` and `sync` are filtered apart.
+            if key == .accessControl || key == .accessGroup || key == .synchronizable { return nil }
+            guard let kind = schema[key.rawValue], let wanted = MatchValue(value, kind: kind) else {
+                query.unmatchable = true
+                return nil
+            }
+            return (key, wanted)
+        }
+        // The most selective first (the account, then the service or server), so that most rows fail at once.
+        let order: [SecItemKey: Int] = [.account: 0, .service: 1, .server: 1]
+        query.criteria.sort { order[$0.key, default: 2] < order[$1.key, default: 2] }
         return query
     }
 

@@ -196,7 +196,10 @@ struct EmulatorState: Sendable {
         try Self.checkCanEncrypt(row, device, akpuWithoutPasscode)
         // §2.2: the class's primary key is unique → errSecDuplicateItem (SecItemDb.c:345–349).
         let key = row.primaryKey
-        if rows.contains(where: { $0.primaryKey == key }) { throw EmulatorFailure(.duplicateItem) }
+        let account = row.matchValue(of: .account)
+        if rows.contains(where: { $0.matchValue(of: .account) == account && $0.primaryKey == key }) {
+            throw EmulatorFailure(.duplicateItem)
+        }
         rows.append(row)
         nextRowID += 1
     }
@@ -215,7 +218,8 @@ struct EmulatorState: Sendable {
         var found: [EmulatorRow] = []
         var satisfied: Set<SecAccessControlSpec> = []
         // "First" is insertion order: the SQL has no ORDER BY (SecItemDb.c:845–897).
-        for row in rows where row.matches(query, groups: groups) {
+        for index in rows.indices where rows[index].matches(query, groups: groups) {
+            let row = rows[index]
             // A row whose class key is unavailable fails the whole call (SecItemDb.c:1070–1080), attribute-only
             // reads too: the metadata keys are dropped on lock (§2.9).
             guard device.classKeyAvailable(row.protection) else { throw EmulatorFailure(.interactionNotAllowed) }
