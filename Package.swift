@@ -175,8 +175,9 @@ let package = Package(
             name: "ApexMigrationTests",
             dependencies: [
                 "ApexTestSupport",
-                "ApexMigration", "ApexDumps", "ApexKeychain", "ApexKeychainStore", "ExpoSecureStoreImporter",
-                "ReactNativeKeychainImporter", "ReactNativeSensitiveInfoImporter", "StartupMigration",
+                "ApexMigration", "ApexDumps", "ApexKeychain", "ApexKeychainStore", "ApexKeychainApple",
+                "ExpoSecureStoreImporter", "ReactNativeKeychainImporter", "ReactNativeSensitiveInfoImporter",
+                "ReactNativeEncryptedStorageImporter", "StartupMigration",
             ],
             path: "Tests/ApexMigrationTests"),
         .testTarget(

@@ -1,5 +1,6 @@
 import ApexDumps
 import ApexKeychain
+import ApexKeychainApple
 import ApexMigration
 import Foundation
 import Testing
@@ -10,9 +11,19 @@ import Testing
 struct RoundTripTests {
     /// `count` other libraries' items of service `legacy` in a fresh keychain, counted from here on.
     static func keychain(
-        _ count: Int, device: SimulatedDevice = SimulatedDevice(), accessControl: AccessControlFlags = []
+        _ count: Int, device: SimulatedDevice = SimulatedDevice(), accessControl: AccessControlFlags = [],
+        kind: DatabaseKind = .inMemory
     ) throws -> CountingDatabase {
-        let base = InMemoryKeychainDatabase()
+        try observed(count, device: device, accessControl: accessControl, kind: kind).database
+    }
+
+    /// ``keychain(_:device:accessControl:kind:)``, and for ``DatabaseKind/secItem`` the emulator behind it, its
+    /// calls forgotten once the items are in.
+    static func observed(
+        _ count: Int, device: SimulatedDevice = SimulatedDevice(), accessControl: AccessControlFlags = [],
+        kind: DatabaseKind
+    ) throws -> (database: CountingDatabase, emulator: SecItemEmulator?) {
+        let (base, emulator) = try kind.makeObserved(device: device)
         for index in 0..<count {
             try base.add(
                 KeychainItem(
@@ -22,7 +33,8 @@ struct RoundTripTests {
                         accessControl: accessControl),
                     value: Data("sample-value-\(index)".utf8)))
         }
-        return CountingDatabase(base)
+        emulator?.resetCalls()
+        return (CountingDatabase(base), emulator)
     }
 
     /// The migration of `legacy` into `app` on the device, the sources removed once verified.
@@ -51,9 +63,11 @@ struct RoundTripTests {
 
     /// The calls of a first run of `count` items without access control, checked against the bounds; returns them.
     @discardableResult
-    static func firstRun(_ count: Int, inPlace: Bool = false) async throws -> CountingDatabase {
+    static func firstRun(
+        _ count: Int, inPlace: Bool = false, kind: DatabaseKind = .inMemory
+    ) async throws -> CountingDatabase {
         let device = SimulatedDevice()
-        let database = try keychain(count, device: device)
+        let (database, emulator) = try observed(count, device: device, kind: kind)
         let clock = ContinuousClock()
         let started = clock.now
         guard case .ran(let report) = try await migration(database, device, inPlace: inPlace).runIfNeeded() else {
@@ -78,44 +92,57 @@ struct RoundTripTests {
             calls <= 2 + perItemBudget * count + fixedCalls(batches: batches),
             "\(count) items: \(database.total) calls: \(database.summary)")
         print(
-            "round trips, \(count) items\(inPlace ? " in place" : ""): \(calls) calls, \(batches) batches, in \(spent): \(database.summary)"
+            "round trips, \(kind), \(count) items\(inPlace ? " in place" : ""): \(calls) calls, \(batches) batches, in \(spent): \(database.summary)"
         )
+        if let emulator {
+            print(
+                "SecItem calls, \(count) items\(inPlace ? " in place" : ""): \(emulator.calls.count): \(emulator.callSummary), listings genp=\(emulator.listings(of: "genp")) inet=\(emulator.listings(of: "inet")), source listings genp=\(emulator.sourceListings(of: "genp")) inet=\(emulator.sourceListings(of: "inet"))"
+            )
+        }
         return database
     }
 
-    @Test("10 items: two listings, and at most the add, the read-back and the removal per item")
-    func tenItems() async throws {
-        try await Self.firstRun(10)
+    @Test(
+        "10 items: two listings, and at most the add, the read-back and the removal per item",
+        arguments: DatabaseKind.allCases)
+    func tenItems(kind: DatabaseKind) async throws {
+        try await Self.firstRun(10, kind: kind)
     }
 
-    @Test("1,000 items: the same bounds, and the run is fast in a debug build")
-    func thousandItems() async throws {
+    @Test("1,000 items: the same bounds, and the run is fast in a debug build", arguments: DatabaseKind.allCases)
+    func thousandItems(kind: DatabaseKind) async throws {
         let clock = ContinuousClock()
         let started = clock.now
-        try await Self.firstRun(1000)
+        try await Self.firstRun(1000, kind: kind)
         #expect(clock.now - started < .seconds(20))
     }
 
-    @Test("in place (the source holds its target key): the park (journalled) and the parked item's removal more")
-    func inPlace() async throws {
-        try await Self.firstRun(10, inPlace: true)
-        let large = try await Self.firstRun(100, inPlace: true)
+    @Test(
+        "in place (the source holds its target key): the park (journalled) and the parked item's removal more",
+        arguments: DatabaseKind.allCases)
+    func inPlace(kind: DatabaseKind) async throws {
+        try await Self.firstRun(10, inPlace: true, kind: kind)
+        let large = try await Self.firstRun(100, inPlace: true, kind: kind)
         #expect(large.count(.rename) == 100 && large.count(.add) <= 100 * 2 + 10)
     }
 
-    @Test("a launch after a completed migration makes one keychain call: the marker's look-up")
-    func launchAfterCompletion() async throws {
+    @Test(
+        "a launch after a completed migration makes one keychain call: the marker's look-up",
+        arguments: DatabaseKind.allCases)
+    func launchAfterCompletion(kind: DatabaseKind) async throws {
         let device = SimulatedDevice()
-        let database = try Self.keychain(10, device: device)
+        let (database, emulator) = try Self.observed(10, device: device, kind: kind)
         let migration = Self.migration(database, device)
         guard case .ran = try await migration.runIfNeeded() else { throw CancellationError() }
         device.relaunch()
         database.reset()
+        emulator?.resetCalls()
         guard case .alreadyComplete = try await Self.migration(database, device).runIfNeeded() else {
             Issue.record("the second launch ran")
             return
         }
         #expect(database.total == 1, "\(database.summary)")
+        if let emulator { #expect(emulator.calls.count == 1, "\(emulator.callSummary)") }
     }
 
     @Test("protected source items are left pending by default: no prompt, no read, a reason that names the policy")
