@@ -7,7 +7,7 @@ import Testing
 
 /// The start-up migration on the device, held to a number of keychain round trips (`apple-secitem.md` §8.3): every
 /// database call is one, counted by kind (``CountingDatabase``), ledger records and parking included.
-@Suite("On-device migration: round trips")
+@Suite("On-device migration: round trips", .serialized)
 struct RoundTripTests {
     /// `count` other libraries' items of service `legacy` in a fresh keychain, counted from here on.
     static func keychain(
