@@ -58,20 +58,6 @@ extension Applier {
     /// control is read with the context of the run's prompt, when the source's protected items were read through
     /// one (no prompt of its own); through a prompt of its own when there is none, or it doesn't open the item.
     func verify(_ ready: Ready) async -> ItemOutcome {
-        if let authentications = source?.authentications, !authentications.isEmpty {
-            // The value alone would take another writer's item for ours: the attributes first (never a prompt),
-            // the package's own item with the protection written and, for credentials, the username.
-            do throws(KeychainError) {
-                guard let info = try await ready.keychain.getItemInfo(ready.target.key),
-                    Planner.sameProtection(info, ready.target)
-                else { return Self.differs }
-                if case .credentials(let username, _) = ready.item.value, !ExactText.equal(info.label, username) {
-                    return Self.differs
-                }
-            } catch {
-                return ItemOutcome(unreadable: error)
-            }
-        }
         if let outcome = verifyWithSharedContext(ready) { return outcome }
         do throws(KeychainError) {
             if try await verify(ready.item.value, ready.target, ready.keychain) { return ItemOutcome(.verified) }
