@@ -66,22 +66,7 @@ extension Keychain {
             (data, encoding, label) = (Self.utf8(credentials.password), .credentials, credentials.username)
             set.label = credentials.username
         }
-        let checked = try preflight(key, label: label, set)
-        let (protection, state) = (checked.protection, checked.state)
-        let metadata = ItemMetadata(
-            encoding: encoding, accessControl: protection.accessControl, authValidity: protection.authValidity,
-            hasLabel: label != nil,
-            enrolledSet: protection.accessControl.isBoundToCurrentSet ? state.enrolledSet : nil,
-            stateHash: protection.accessControl.isBoundToCurrentSet ? state.biometryStateHash : nil,
-            osMajor: state.platform.majorVersion, securityLevel: checked.securityLevel)
-        let item = KeychainItem(
-            attributes: ItemAttributes(
-                itemClass: .genericPassword, service: service, account: key, accessGroup: accessGroup,
-                creator: apexCreator, label: label, generic: context.encoded(metadata),
-                protectionDomain: protection.accessible.protectionDomain,
-                accessControl: protection.accessControl.flags, synchronizable: protection.synchronizable,
-                createdAt: state.now, modifiedAt: state.now),
-            value: data)
+        let item = newItem(key, data, encoding: encoding, label: label, try preflight(key, label: label, set))
         do {
             try database.add(item)
             return true

@@ -128,6 +128,27 @@ extension Keychain {
         .invalid("key '\(key)' of service '\(service)' is held by another library's item")
     }
 
+    /// The package's item a write stores under `key`: its attributes and metadata from what the preflight checked.
+    func newItem(
+        _ key: String, _ value: Data, encoding: ItemMetadata.Encoding, label: String?, _ checked: Preflight
+    ) -> KeychainItem {
+        let (protection, state) = (checked.protection, checked.state)
+        let metadata = ItemMetadata(
+            encoding: encoding, accessControl: protection.accessControl, authValidity: protection.authValidity,
+            hasLabel: label != nil,
+            enrolledSet: protection.accessControl.isBoundToCurrentSet ? state.enrolledSet : nil,
+            stateHash: protection.accessControl.isBoundToCurrentSet ? state.biometryStateHash : nil,
+            osMajor: state.platform.majorVersion, securityLevel: checked.securityLevel)
+        return KeychainItem(
+            attributes: ItemAttributes(
+                itemClass: .genericPassword, service: service, account: key, accessGroup: accessGroup,
+                creator: apexCreator, label: label, generic: context.encoded(metadata),
+                protectionDomain: protection.accessible.protectionDomain,
+                accessControl: protection.accessControl.flags, synchronizable: protection.synchronizable,
+                createdAt: state.now, modifiedAt: state.now),
+            value: value)
+    }
+
     /// Writes an item. With `expecting`, only when the key still holds what the caller saw, checked in the
     /// same database transaction as the write: returns false, having written nothing, when it does not.
     @discardableResult
@@ -136,23 +157,9 @@ extension Keychain {
         expecting: ExpectedHolder? = nil
     ) throws(KeychainError) -> Bool {
         let checked = try preflight(key, label: label, set)
-        let (protection, state) = (checked.protection, checked.state)
-
-        let metadata = ItemMetadata(
-            encoding: encoding, accessControl: protection.accessControl, authValidity: protection.authValidity,
-            hasLabel: label != nil,
-            enrolledSet: protection.accessControl.isBoundToCurrentSet ? state.enrolledSet : nil,
-            stateHash: protection.accessControl.isBoundToCurrentSet ? state.biometryStateHash : nil,
-            osMajor: state.platform.majorVersion, securityLevel: checked.securityLevel)
+        let protection = checked.protection
         // A constant: the closures below borrow it, where a captured variable would be copied to each call.
-        let item = KeychainItem(
-            attributes: ItemAttributes(
-                itemClass: .genericPassword, service: service, account: key, accessGroup: accessGroup,
-                creator: apexCreator, label: label, generic: context.encoded(metadata),
-                protectionDomain: protection.accessible.protectionDomain,
-                accessControl: protection.accessControl.flags, synchronizable: protection.synchronizable,
-                createdAt: state.now, modifiedAt: state.now),
-            value: value)
+        let item = newItem(key, value, encoding: encoding, label: label, checked)
 
         return try run {
             try database.exclusively {
