@@ -193,11 +193,13 @@ struct RoundTripTests {
     }
 
     @Test(
-        "an item with access control whose constraints the keychain doesn't disclose is never written weaker: pending, or migrated with the access control the app names"
+        "an item with access control whose constraints the keychain doesn't disclose is never written weaker: pending (also when the app names .none), or migrated with the access control the app names"
     )
     func undisclosedAccessControl() async throws {
         for protected: MigrationPolicy.ProtectedSourceItems in [
             .leavePending, .readWithPrompt(Prompt()), .readWithPrompt(Prompt(), accessControl: .biometryCurrentSet),
+            // A named `.none` names no protection: the keychain said the item has some.
+            .readWithPrompt(Prompt(), accessControl: AccessControl.none),
         ] {
             let device = SimulatedDevice()
             let database = UndisclosingDatabase(try Self.keychain(2, device: device, accessControl: .biometryAny))
@@ -208,7 +210,7 @@ struct RoundTripTests {
                     protectedSourceItems: protected))
             let report = try await migration.run()
             let app = try Keychain(KeychainOptions(service: "app"), database: database, device: device)
-            if case .readWithPrompt(_, .some) = protected {
+            if case .readWithPrompt(_, let named?) = protected, named != .none {
                 #expect(report.summary.verified == 2)
                 #expect(try await app.getItemInfo("key0")?.accessControl == .biometryCurrentSet)
             } else {
