@@ -12,6 +12,10 @@ import Foundation
 ///   item is deleted, the new one is added under its key, and the staged one is deleted. The four writes run in
 ///   `database.atomically`: undone together where the database groups writes; on a device's keychain, where each
 ///   call stands alone, their order keeps the write atomic (the old item or the new one, never neither).
+/// - What the caller is told follows what the key holds. A failure at the first two steps is the write's: the old
+///   item is still there (beside it, a staged one is an abandoned write). Once the old item went, the write has
+///   happened: the staged item is the key's item (see below), so a failure of the last two steps is not reported
+///   (they are left to the settling). A lone staged item's replacement has happened once its add did.
 /// - A write without access control whose replace the database refuses because the old item is locked away
 ///   (`interactionNotAllowed`) is staged too: staging never changes the old item.
 ///
@@ -176,7 +180,7 @@ extension Keychain {
                     // goes (stopped in between, the new item is the key's and the staged one an abandoned write).
                     try database.atomically {
                         try database.add(replacement)
-                        try database.delete(current.primaryKey)
+                        Self.leftToSettling { try database.delete(current.primaryKey) }
                     }
                     return true
                 }
@@ -188,19 +192,27 @@ extension Keychain {
                         // The old item is locked away and the failed replace changed nothing: stage instead.
                     }
                 }
-                // Four writes, undone together when one fails where the database groups writes (the store keeps
-                // other writers out already); on a device, their order keeps the old item or the new one.
+                // Four writes; on a device, their order keeps the old item or the new one. A failure of the first
+                // two is the write's (undone together where the database groups writes); after them it happened.
                 var staged = replacement
                 staged.attributes.account = Self.stagingAccount(key)
                 try database.atomically {
                     try database.add(staged)
                     try database.delete(current.primaryKey)
-                    try database.add(replacement)
-                    try database.delete(staged.attributes.primaryKey)
+                    Self.leftToSettling {
+                        try database.add(replacement)
+                        try database.delete(staged.attributes.primaryKey)
+                    }
                 }
                 return true
             }
         }
+    }
+
+    /// The steps of a write after the one that made it happen: a failure leaves what the next look settles into
+    /// the written item, so the caller is told of none (inside `atomically`, the writes before are kept).
+    static func leftToSettling(_ steps: () throws -> Void) {
+        try? steps()
     }
 
     /// Whether `item` (one of the package's) has access control, or may have: its flags, or, when they are
