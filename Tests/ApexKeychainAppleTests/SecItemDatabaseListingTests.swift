@@ -1,6 +1,7 @@
 import ApexKeychain
 import ApexKeychainApple
 import Foundation
+import Synchronization
 import Testing
 
 /// `itemsWithValues(matching:)` on a device (`apple-secitem.md` §8.2): two listings per class whatever the item
@@ -68,6 +69,45 @@ struct SecItemDatabaseListingTests {
         #expect(listed.first?.attributes.accessControl == [.biometryAny])
     }
 
+    @Test(
+        "an item of the first listing missing from the second is gone when its attributes say it has no access control; with access control, or undisclosed constraints, it needs authentication"
+    )
+    func missingFromTheDataListing() throws {
+        let calls = ScriptedSecItemCalls([
+            Fixture.list(
+                Fixture.ownEntry("plain"), Fixture.ownEntry("went"),
+                Fixture.ownEntry("guarded", accessControl: .passcode), Fixture.foreignEntry("theirs")),
+            Fixture.list(Fixture.ownEntry("plain", value: Data("v".utf8))),
+        ])
+        let listed = try SecItemKeychainDatabase(calls: calls).itemsWithValues(matching: Self.query)
+        #expect(listed.map(\.value) == [.data(Data("v".utf8)), .gone, .needsAuthentication, .needsAuthentication])
+        #expect(calls.calls.count == 2)
+    }
+
+    @Test(
+        "on the emulated keychain, an item deleted between the two listings is gone, in the data listing and in its per-item fallback",
+        arguments: [false, true])
+    func deletedBetweenListings(refusesDataListings: Bool) async throws {
+        let (device, emulator) = makeEmulator()
+        emulator.refusesDataListings = refusesDataListings
+        let calls = DeletingBetweenListings(emulator)
+        let database = SecItemKeychainDatabase(calls: calls)
+        let keychain = try Keychain(KeychainOptions(service: "svc"), database: database, device: device)
+        try await keychain.setItem("plain", "1")
+        try await keychain.setItem("went", "2")
+        try await keychain.setItem("guarded", "3", SetOptions(accessControl: .passcode))
+        let query = ItemQuery(itemClass: .genericPassword, service: "svc")
+        let went = try #require(try database.attributes(matching: query).first { $0.account == "went" })
+        // Another process (an app extension) removes it right after the first listing.
+        let other = SecItemKeychainDatabase(calls: emulator)
+        calls.afterNextCall { _ = try? other.delete(went.primaryKey) }
+
+        let listed = try database.itemsWithValues(matching: query)
+        let values = Dictionary(uniqueKeysWithValues: listed.map { ($0.attributes.account, $0.value) })
+        #expect(values == ["plain": .data(Data("1".utf8)), "went": .gone, "guarded": .needsAuthentication])
+        #expect(!emulator.items.contains { $0.attributes[.account] == .string("went") })
+    }
+
     @Test("a locked device fails the call, from either listing")
     func locked() throws {
         for script: [ScriptedSecItemCalls.Answer] in [
@@ -115,4 +155,34 @@ struct SecItemDatabaseListingTests {
         }
         #expect(error?.status == .interactionNotAllowed)
     }
+}
+
+/// An emulated keychain's calls, with something done right after the next one: another process's change between
+/// two calls of this one.
+private final class DeletingBetweenListings: SecItemCalls {
+    let inner: SecItemEmulator
+    private let after = Mutex<(@Sendable () -> Void)?>(nil)
+
+    init(_ inner: SecItemEmulator) { self.inner = inner }
+
+    /// Runs `action` once, right after the next call returns.
+    func afterNextCall(_ action: @escaping @Sendable () -> Void) { after.withLock { $0 = action } }
+
+    private func then<T>(_ answer: T) -> T {
+        let action = after.withLock { action in
+            defer { action = nil }
+            return action
+        }
+        action?()
+        return answer
+    }
+
+    func add(_ attributes: SecItemDictionary) -> SecItemStatus { then(inner.add(attributes)) }
+    func copyMatching(_ query: SecItemDictionary) -> (status: SecItemStatus, result: SecItemResult) {
+        then(inner.copyMatching(query))
+    }
+    func update(_ query: SecItemDictionary, _ attributesToUpdate: SecItemDictionary) -> SecItemStatus {
+        then(inner.update(query, attributesToUpdate))
+    }
+    func delete(_ query: SecItemDictionary) -> SecItemStatus { then(inner.delete(query)) }
 }

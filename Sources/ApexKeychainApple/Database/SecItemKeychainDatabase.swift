@@ -122,9 +122,14 @@ public final class SecItemKeychainDatabase: KeychainDatabase {
 
     /// The read plan of `apple-secitem.md` §8.2, two listings per class whatever the item count: the attributes of
     /// every match (no prompt; items with access control are listed too), then every value that needs no user
-    /// (`u_AuthUIS` skips the others). An item of the first listing that the second skipped is
-    /// `ListedItem.Value.needsAuthentication`. A locked device (`errSecInteractionNotAllowed`)
-    /// fails the call.
+    /// (`u_AuthUIS` skips the others). An item of the first listing that the second lacks was skipped, or went in
+    /// between; the first listing's attributes tell which:
+    /// - the package's own item, whose metadata names no access control, needs no user, so it went:
+    ///   `ListedItem.Value.gone`;
+    /// - one with access control, or one whose constraints the keychain doesn't disclose (another library's), is
+    ///   `ListedItem.Value.needsAuthentication` (for the latter, the read with the user tells whether it is there).
+    ///
+    /// A locked device (`errSecInteractionNotAllowed`) fails the call.
     public func itemsWithValues(matching query: ItemQuery) throws(KeychainDatabaseError) -> [ListedItem] {
         var listed: [ListedItem] = []
         for itemClass in SecItemQueries.classes(of: query) {
@@ -148,8 +153,8 @@ public final class SecItemKeychainDatabase: KeychainDatabase {
             }
             for item in found {
                 let value = values.value(of: item.attributes, reference: item.reference)
-                listed.append(
-                    ListedItem(attributes: item.attributes, value: value.map { .data($0) } ?? .needsAuthentication))
+                let found = value.map { ListedItem.Value.data($0) } ?? Self.missing(item.attributes)
+                listed.append(ListedItem(attributes: item.attributes, value: found))
             }
         }
         return listed
@@ -225,8 +230,8 @@ public final class SecItemKeychainDatabase: KeychainDatabase {
         }
     }
 
-    /// The fallback read of one listed item: its value, or needs-authentication when the keychain skipped it (it
-    /// needs the user; or it went since the listing, which a read with the user will tell). A locked device fails.
+    /// The fallback read of one listed item: its value, or, when the keychain skipped it, ``missing(_:)``. A locked
+    /// device fails.
     private func readSkipping(
         _ item: (attributes: ItemAttributes, reference: Data?), _ itemClass: ItemClass
     ) throws(KeychainDatabaseError) -> ListedItem.Value {
@@ -234,7 +239,7 @@ public final class SecItemKeychainDatabase: KeychainDatabase {
             item.reference.map { SecItemQueries.persistentReferenceRead($0, in: itemClass) }
             ?? SecItemQueries.skippingValueRead(item.attributes.primaryKey)
         let (status, result) = calls.copyMatching(query)
-        if status == .itemNotFound { return .needsAuthentication }
+        if status == .itemNotFound { return Self.missing(item.attributes) }
         do {
             try check(status, from: .copyMatching)
             return .data(try Self.value(of: result))
@@ -243,6 +248,16 @@ public final class SecItemKeychainDatabase: KeychainDatabase {
         } catch {
             return .failed(error)
         }
+    }
+
+    /// What became of a listed item that a read skipping the items that need the user did not return: gone when its
+    /// attributes say it has no access control (the package's own item, by its metadata), else needing
+    /// authentication (its access control, or constraints the keychain doesn't disclose, `apple-secitem.md` §8.2).
+    private static func missing(_ attributes: ItemAttributes) -> ListedItem.Value {
+        let saysNone =
+            attributes.isApexItem && attributes.accessControl.isEmpty
+            && ItemMetadata(attributes.generic)?.accessControl == AccessControl.none
+        return saysNone ? .gone : .needsAuthentication
     }
 
     private static let unexpectedResult = KeychainDatabaseError(
