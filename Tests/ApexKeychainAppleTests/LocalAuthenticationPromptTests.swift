@@ -121,6 +121,27 @@ struct LocalAuthenticationKeychainTests {
         }
     }
 
+    @Test(
+        "on the emulated keychain, the LAContext an authValidity window keeps is released when the app goes to the background, before any read; the next read prompts"
+    )
+    func backgroundReleasesTheWindowContext() async throws {
+        let platform = ScriptedPlatform()
+        let device = try LocalAuthenticationDevice(platform: platform)
+        let emulator = SecItemEmulator(device: device)
+        let keychain = try Keychain(database: SecItemKeychainDatabase(calls: emulator), device: device)
+        try await keychain.setItem("token", "s3cret", SetOptions(accessControl: .biometryAny, authValidity: 300))
+        #expect(try await keychain.getItem("token") == "s3cret")
+        #expect(try await keychain.getItem("token") == "s3cret")
+        #expect(platform.prompts.count == 1)
+        // The emulator's call log keeps the queries it was given, contexts and all; a phone's keychain keeps none.
+        emulator.resetCalls()
+        #expect(platform.liveContexts == 1, "the window keeps the evaluated context")
+        platform.goToBackground()
+        #expect(platform.liveContexts == 0, "no evaluated context outlives the session in memory")
+        #expect(try await keychain.getItem("token") == "s3cret")
+        #expect(platform.prompts.count == 2)
+    }
+
     private static func failure(_ call: () async throws(KeychainError) -> Void) async -> KeychainError? {
         do {
             try await call()

@@ -42,8 +42,17 @@ final class ScriptedPlatform: LocalAuthenticationPlatform {
 
     func makeContext() -> any LocalAuthenticationPlatformContext {
         script.withLock { $0.contextsMade += 1 }
-        return ScriptedContext(self)
+        let context = ScriptedContext(self)
+        made.withLock { $0.append(WeakContext(context: context)) }
+        return context
     }
+
+    private struct WeakContext: @unchecked Sendable {
+        weak var context: ScriptedContext?
+    }
+    private let made = Mutex<[WeakContext]>([])
+    /// How many of the contexts made are still alive somewhere (the platform keeps none itself).
+    var liveContexts: Int { made.withLock { $0.filter { $0.context != nil }.count } }
     func infoPlistValue(forKey key: String) -> InfoPlistValue? { script.withLock { $0.info[key] } }
     var bundleIdentifier: String? { script.withLock { $0.bundleIdentifier } }
     var accessGroups: [String] { script.withLock { $0.accessGroups } }
@@ -52,6 +61,15 @@ final class ScriptedPlatform: LocalAuthenticationPlatform {
     var now: Date { script.withLock { $0.now } }
     var uptime: TimeInterval { script.withLock { $0.uptime } }
     var backgroundTransitions: Int { script.withLock { $0.background } }
+    private let backgroundActions = Mutex<[@Sendable () -> Void]>([])
+    func whenEnteringBackground(_ action: @escaping @Sendable () -> Void) {
+        backgroundActions.withLock { $0.append(action) }
+    }
+    /// The app goes to the background: counted, then told, as `didEnterBackgroundNotification` is.
+    func goToBackground() {
+        change { $0.background += 1 }
+        for action in backgroundActions.withLock({ $0 }) { action() }
+    }
     /// As on a phone: before the first unlock `UserDefaults` read empty.
     func userDefaultsBool(forKey key: String) -> Bool { script.withLock { $0.defaults[key] ?? false } }
     func setUserDefaultsBool(_ value: Bool, forKey key: String) { script.withLock { $0.defaults[key] = value } }

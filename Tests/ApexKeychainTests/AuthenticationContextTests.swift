@@ -121,16 +121,60 @@ struct AuthenticationContextTests {
         #expect(!rig.device.isAlive(2))
     }
 
-    @Test("a window's context is dropped when the session ends: the next read in the new session lets it go")
-    func windowContextDroppedWithTheSession() async throws {
-        let rig = try Rig()
-        try await rig.keychain.setItem("a", "1", SetOptions(accessControl: .biometryAny, authValidity: 600))
-        _ = try await rig.keychain.getItem("a")
-        #expect(rig.device.isAlive(1), "kept for the window")
-        rig.simulated.goToBackground()
-        _ = try await rig.keychain.getItem("a")
-        #expect(!rig.device.isAlive(1))
-        #expect(rig.device.isAlive(2))
+    @Test(
+        "a window's context is dropped at the background transition itself, before any read; the next read prompts",
+        arguments: DatabaseKind.allCases)
+    func windowContextDroppedWithTheSession(kind: DatabaseKind) async throws {
+        let fixture = try Fixture(kind)
+        let device = RecordingDevice(fixture.device)
+        let keychain = try Keychain(KeychainOptions(service: "svc.context"), database: fixture.database, device: device)
+        try await keychain.setItem("a", "1", SetOptions(accessControl: .biometryAny, authValidity: 600))
+        _ = try await keychain.getItem("a")
+        #expect(device.isAlive(1), "kept for the window")
+        fixture.device.goToBackground()
+        // The emulated keychain's call log keeps the queries it was given, contexts and all; a phone's keeps none.
+        fixture.emulator?.resetCalls()
+        #expect(!device.isAlive(1), "no evaluated context outlives the session in memory")
+        #expect(try await keychain.getItem("a") == "1")
+        #expect(fixture.device.promptCount == 2)
+        #expect(device.isAlive(2))
+    }
+
+    /// How the keychain refuses a read with a context: `errSecAuthFailed`, or `errSecInteractionNotAllowed` (the
+    /// context, invalidated, can't pass without the user), and the error the read reports for it.
+    static let refusals: [(KeychainDatabaseError.Status, KeychainErrorCode)] = [
+        (.authFailed, .AUTHENTICATION_FAILED), (.interactionNotAllowed, .INTERACTION_NOT_ALLOWED),
+    ]
+
+    @Test(
+        "a context the keychain refuses leaves its window at once: the read fails, and the next one prompts",
+        arguments: DatabaseKind.allCases, refusals)
+    func refusedContextLeavesTheWindow(
+        kind: DatabaseKind, refusal: (status: KeychainDatabaseError.Status, code: KeychainErrorCode)
+    ) async throws {
+        let fixture = try Fixture(kind)
+        let device = RecordingDevice(fixture.device)
+        let database = RecordingDatabase(fixture.database)
+        let keychain = try Keychain(KeychainOptions(service: "svc.context"), database: database, device: device)
+        try await keychain.setItem("a", "1", SetOptions(accessControl: .biometryAnyOrPasscode, authValidity: 600))
+        try await keychain.setItem("b", "2", SetOptions(accessControl: .biometryAnyOrPasscode, authValidity: 600))
+        #expect(try await keychain.getItem("a") == "1")
+        // From now on the keychain refuses the window's context (invalidated, say).
+        let status = refusal.status
+        database.fail { call in
+            guard case .value(_, context: 1) = call else { return nil }
+            return KeychainDatabaseError(status, "the context was refused")
+        }
+        #expect(await errorCode { _ = try await keychain.getItem("b") } == refusal.code)
+        fixture.emulator?.resetCalls()  // its call log keeps the contexts it was given
+        #expect(!device.isAlive(1), "dropped from the window at once")
+        #expect(try await keychain.getItem("b") == "2")
+        #expect(try await keychain.getItem("a") == "1")
+        #expect(fixture.device.promptCount == 2, "one new prompt, whose window opens the next read")
+        #expect(
+            database.calls.filter(\.readsValue).suffix(3) == [
+                .value("b", context: 1), .value("b", context: 2), .value("a", context: 2),
+            ])
     }
 
     @Test("a window that closed lets its context go at the next read that finds it closed")

@@ -1,4 +1,5 @@
 import ApexKeychain
+import ApexKeychainApple
 import Foundation
 import Synchronization
 import Testing
@@ -13,6 +14,14 @@ final class RecordedContext: AuthenticationContext {
     init(number: Int, request: AuthenticationRequest) {
         self.number = number
         self.request = request
+    }
+}
+
+/// The emulated keychain takes a recorded context as a phone's keychain takes an evaluated `LAContext`: it opens
+/// the items of the access control its prompt passed.
+extension RecordedContext: LocalAuthenticationContext {
+    func hasEvaluated(_ accessControl: SecAccessControlSpec) -> Bool {
+        request.accessControl.flags == accessControl.flags
     }
 }
 
@@ -47,6 +56,7 @@ final class RecordingDevice: Device {
         return Authentication(result: result, context: context)
     }
 
+    func whenSessionEnds(_ action: @escaping @Sendable () -> Void) { inner.whenSessionEnds(action) }
     func hasInstallMarker() throws -> Bool { try inner.hasInstallMarker() }
     func setInstallMarker() throws { try inner.setInstallMarker() }
 

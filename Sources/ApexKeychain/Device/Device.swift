@@ -186,6 +186,12 @@ public protocol Device: AnyObject, Sendable {
     /// Receives a warning of the package (an option this platform ignores, for example). The package never
     /// prints; a device shows warnings where the app's developers look. Default: dropped.
     func warn(_ warning: KeychainWarning)
+    /// Keeps `action` and calls it, on any thread, each time the session of ``DeviceState/session`` ends: when the
+    /// app goes to the background, at the transition itself. The package registers once per device object, and
+    /// drops every authValidity window and the context it keeps then, so that no evaluated context outlives the
+    /// session in memory (seed 000: "it is dropped when the app goes to the background"). Default: never called;
+    /// the windows of an ended session are then dropped at the first read of the next one.
+    func whenSessionEnds(_ action: @escaping @Sendable () -> Void)
 }
 
 extension Device {
@@ -202,6 +208,9 @@ extension Device {
 
     /// Drops the warning.
     public func warn(_ warning: KeychainWarning) {}
+
+    /// Never calls `action`: the package learns that a session ended from the next read's device state.
+    public func whenSessionEnds(_ action: @escaping @Sendable () -> Void) {}
 }
 
 /// Something the package tells the app's developers without failing the call, once per device.

@@ -60,6 +60,8 @@ public final class SimulatedDevice: Device {
     }
 
     private let store: Locked<State>
+    /// What ``whenSessionEnds(_:)`` was given.
+    private let sessionEndActions = Locked<[@Sendable () -> Void]>([])
     private let identity = UUID().uuidString
     private let accessGroups: AccessGroups
     /// The app's bundle identifier: the default service.
@@ -274,13 +276,20 @@ public final class SimulatedDevice: Device {
             s.unlockedSinceBoot = false
             s.launch += 1
         }
+        endSession()
     }
 
-    /// Sends the app to the background: every authValidity window closes.
-    public func goToBackground() { store.withLock { $0.foreground += 1 } }
+    /// Sends the app to the background: the session ends, and every authValidity window closes at once.
+    public func goToBackground() {
+        store.withLock { $0.foreground += 1 }
+        endSession()
+    }
 
     /// Starts the app anew: every authValidity window closes.
-    public func relaunch() { store.withLock { $0.launch += 1 } }
+    public func relaunch() {
+        store.withLock { $0.launch += 1 }
+        endSession()
+    }
 
     /// Uninstalls and installs the app again: its install marker is gone, the keychain stays.
     public func reinstallApp() {
@@ -288,6 +297,17 @@ public final class SimulatedDevice: Device {
             s.installMarker = false
             s.launch += 1
         }
+        endSession()
+    }
+
+    /// Calls `action` each time the session ends: ``goToBackground()``, ``relaunch()``, ``reboot()`` and
+    /// ``reinstallApp()``, after the state names the new session.
+    public func whenSessionEnds(_ action: @escaping @Sendable () -> Void) {
+        sessionEndActions.withLock { $0.append(action) }
+    }
+
+    private func endSession() {
+        for action in sessionEndActions.withLock({ $0 }) { action() }
     }
 
     /// Upgrades the OS to another major version (enrolment checks compare within one major version).

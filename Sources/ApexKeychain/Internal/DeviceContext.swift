@@ -11,16 +11,19 @@ final class DeviceContext: Sendable {
 
     private static let contexts = Locked<[ObjectIdentifier: Entry]>([:])
 
-    /// The context of `device` (one per device object while it lives).
+    /// The context of `device` (one per device object while it lives). A new one asks the device to tell it when
+    /// the session ends, and then closes every authValidity window (``PromptCoordinator/endSession()``).
     static func of(_ device: any Device) -> DeviceContext {
-        contexts.withLock { contexts in
+        let (context, made) = contexts.withLock { contexts in
             let id = ObjectIdentifier(device)
-            if let entry = contexts[id], entry.device === device { return entry.context }
+            if let entry = contexts[id], entry.device === device { return (entry.context, false) }
             contexts = contexts.filter { $0.value.device != nil }
             let context = DeviceContext()
             contexts[id] = Entry(device: device, context: context)
-            return context
+            return (context, true)
         }
+        if made { device.whenSessionEnds { [weak context] in context?.prompts.endSession() } }
+        return context
     }
 
     /// Shows the device's prompts one at a time and keeps its authValidity windows.

@@ -329,6 +329,11 @@ extension Keychain {
         } catch  where error.status == .itemNotFound {
             return nil
         } catch {
+            // A context the keychain refused (invalidated, say) opens nothing more: the window that keeps it lets it
+            // go now, so that the next read prompts.
+            if let authentication, error.status == .authFailed || error.status == .interactionNotAllowed {
+                context.prompts.forget(authentication)
+            }
             throw map(error, key: key)
         }
     }

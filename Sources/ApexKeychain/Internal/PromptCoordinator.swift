@@ -12,9 +12,12 @@
 ///
 /// A window keeps the ``AuthenticationContext`` of the last prompt that passed for it (seed 000: "the LAContext
 /// that passed is kept per service and accessControl for that many seconds and handed to the next reads"), and a
-/// read the window opens is handed that context. The contexts of a session are dropped with its windows: a
-/// window that closed is dropped when a read finds it so, and the windows of a session that ended when the next
-/// read comes in another session.
+/// read the window opens is handed that context. The contexts are dropped with their windows:
+/// - every window at once when the session ends (seed 000: "it is dropped when the app goes to the background"):
+///   ``endSession()``, which the device calls at the transition (``Device/whenSessionEnds(_:)``); on a device that
+///   doesn't tell, at the first read of the next session, whose device state names another session;
+/// - a window that closed, when a read finds it so;
+/// - the windows that keep a context the keychain refused, at once (``forget(_:)``), so that the next read prompts.
 actor PromptCoordinator {
     private struct WindowKey: Hashable {
         var session: String
@@ -47,9 +50,15 @@ actor PromptCoordinator {
         var context: (any AuthenticationContext)?
     }
 
-    private var windows: [WindowKey: Window] = [:]
-    /// The session of the windows kept: those of an earlier one are closed for good.
-    private var session: String?
+    private struct Windows {
+        var byKey: [WindowKey: Window] = [:]
+        /// The session of the windows kept: those of an earlier one are closed for good. Nil once it ended.
+        var session: String?
+    }
+
+    /// Behind a lock of its own rather than the actor, so that the end of a session and a refused context drop
+    /// their contexts at once, from whatever thread tells.
+    private let windows = Locked(Windows())
 
     /// Authorises one read of an item with `request.accessControl`: no prompt while a window is open for it (see
     /// the type's rules), and the window's context; otherwise one prompt through ``Device/evaluate(_:)``, after
@@ -58,31 +67,51 @@ actor PromptCoordinator {
         await acquire()
         defer { release() }
         let before = device.state()
-        if let session, !ExactText.equal(session, before.session) { windows = [:] }
-        session = before.session
         let key = WindowKey(session: before.session, service: request.service, accessControl: request.accessControl)
-        if let window = windows[key] {
+        let open = windows.withLock { w -> Authentication? in
+            if let session = w.session, !ExactText.equal(session, before.session) { w.byKey = [:] }
+            w.session = before.session
+            guard let window = w.byKey[key] else { return nil }
             if before.uptime >= window.closesAt {
-                windows[key] = nil
+                w.byKey[key] = nil
             } else if authValidity > 0, before.uptime - window.passedAt < Double(authValidity) {
                 return Authentication(result: .success, context: window.context)
             }
+            return nil
         }
+        if let open { return open }
         let authentication = await device.evaluate(request)
         if authentication.result == .success, authValidity > 0 {
             let after = device.state()
-            // The app went to the background during the prompt: its context opens no window of the new session.
-            guard ExactText.equal(after.session, before.session) else { return authentication }
-            if windows.count >= Self.maxWindows {
-                windows = windows.filter { after.uptime < $0.value.closesAt }
+            windows.withLock { w in
+                // The app went to the background during the prompt (its session ended, or another one is named):
+                // the prompt's context opens no window of the new session.
+                guard let session = w.session, ExactText.equal(session, before.session),
+                    ExactText.equal(after.session, before.session)
+                else { return }
+                if w.byKey.count >= Self.maxWindows {
+                    w.byKey = w.byKey.filter { after.uptime < $0.value.closesAt }
+                }
+                let now = after.uptime
+                let closesAt = now + Double(authValidity)
+                w.byKey[key] = Window(
+                    passedAt: now, closesAt: max(closesAt, w.byKey[key]?.closesAt ?? closesAt),
+                    context: authentication.context)
             }
-            let now = after.uptime
-            let closesAt = now + Double(authValidity)
-            windows[key] = Window(
-                passedAt: now, closesAt: max(closesAt, windows[key]?.closesAt ?? closesAt),
-                context: authentication.context)
         }
         return authentication
+    }
+
+    /// Closes every window at once, dropping the contexts they keep: the device's session ended (the app went to
+    /// the background). A read after it prompts.
+    nonisolated func endSession() {
+        windows.withLock { $0 = Windows() }
+    }
+
+    /// Drops the windows that keep `context`: the keychain refused a read with it, so it opens nothing any more,
+    /// and the next read of those windows prompts.
+    nonisolated func forget(_ context: any AuthenticationContext) {
+        windows.withLock { w in w.byKey = w.byKey.filter { $0.value.context !== context } }
     }
 
     /// How many reads wait for the prompt on screen (tests use it to know a read has queued).

@@ -11,6 +11,7 @@
     /// `ProcessInfo` and, where UIKit is, `UIApplication`'s data-protection state and background notifications.
     public final class LocalAuthenticationFramework: LocalAuthenticationPlatform, @unchecked Sendable {
         private let state: Locked<(protectedData: Bool, background: Int)>
+        private let backgroundActions: Locked<[@Sendable () -> Void]>
         /// Read once at start; the notification observers are only removed on deinit.
         private let observers: [any NSObjectProtocol]
         /// The app's access groups, in the keychain's order (`apple-secitem.md` §2.8).
@@ -25,7 +26,9 @@
         public init(accessGroups: [String]) {
             self.accessGroups = accessGroups
             let state = Locked((protectedData: true, background: 0))
+            let actions = Locked<[@Sendable () -> Void]>([])
             self.state = state
+            backgroundActions = actions
             #if canImport(UIKit)
                 let center = NotificationCenter.default
                 observers = [
@@ -37,7 +40,10 @@
                     ) { _ in state.withLock { $0.protectedData = false } },
                     center.addObserver(
                         forName: UIApplication.didEnterBackgroundNotification, object: nil, queue: nil
-                    ) { _ in state.withLock { $0.background += 1 } },
+                    ) { _ in
+                        state.withLock { $0.background += 1 }
+                        for action in actions.withLock({ $0 }) { action() }
+                    },
                 ]
                 let available = UIApplication.shared.isProtectedDataAvailable
                 state.withLock { $0.protectedData = available }
@@ -74,6 +80,10 @@
         public var uptime: TimeInterval { ProcessInfo.processInfo.systemUptime }
         /// The `didEnterBackgroundNotification`s seen.
         public var backgroundTransitions: Int { state.withLock { $0.background } }
+        /// Calls `action` at each `didEnterBackgroundNotification`, after counting it (never without UIKit).
+        public func whenEnteringBackground(_ action: @escaping @Sendable () -> Void) {
+            backgroundActions.withLock { $0.append(action) }
+        }
         /// `UserDefaults.standard.bool(forKey:)`.
         public func userDefaultsBool(forKey key: String) -> Bool { UserDefaults.standard.bool(forKey: key) }
         /// `UserDefaults.standard.set(_:forKey:)`.

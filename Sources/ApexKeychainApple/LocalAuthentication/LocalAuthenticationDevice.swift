@@ -113,6 +113,12 @@ public final class LocalAuthenticationDevice: Device {
             session: "\(launch)/\(platform.backgroundTransitions)", biometryStateHash: domainState.map(Self.hex))
     }
 
+    /// Calls `action` when the app goes to the background (`didEnterBackgroundNotification`, through the
+    /// platform): the session ends then, and the core drops every authValidity window and its `LAContext` at once.
+    public func whenSessionEnds(_ action: @escaping @Sendable () -> Void) {
+        platform.whenEnteringBackground(action)
+    }
+
     /// The domain state iOS reports to the app: `domainState.biometry.stateHash` on iOS 18 and newer,
     /// `evaluatedPolicyDomainState` (deprecated there) before.
     static func domainState(of context: any LocalAuthenticationPlatformContext, major: Int) -> Data? {

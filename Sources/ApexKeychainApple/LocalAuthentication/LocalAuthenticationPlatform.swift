@@ -26,6 +26,9 @@ public protocol LocalAuthenticationPlatform: Sendable {
     /// How many times the app has gone to the background in this process
     /// (`UIApplication.didEnterBackgroundNotification`).
     var backgroundTransitions: Int { get }
+    /// Keeps `action` and calls it at each `UIApplication.didEnterBackgroundNotification`, once
+    /// ``backgroundTransitions`` counts it.
+    func whenEnteringBackground(_ action: @escaping @Sendable () -> Void)
     /// `UserDefaults.standard.bool(forKey:)`.
     func userDefaultsBool(forKey key: String) -> Bool
     /// `UserDefaults.standard.set(_:forKey:)`.
