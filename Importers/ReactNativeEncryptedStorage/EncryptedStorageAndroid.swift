@@ -3,8 +3,8 @@ import ApexKeychain
 import ApexMigration
 import Foundation
 
-/// The entries of `RN_ENCRYPTED_STORAGE_SHARED_PREF.xml`: plain-text ones (migrated) and
-/// EncryptedSharedPreferences ones (sealed), told apart by content.
+/// The entries of `RN_ENCRYPTED_STORAGE_SHARED_PREF.xml` (or of a file recognised as it by its content or by the
+/// user's word): plain-text ones (migrated) and EncryptedSharedPreferences ones (sealed), told apart by content.
 struct EncryptedStorageAndroid {
     /// Where EncryptedSharedPreferences keeps the Tink keyset of the names (AES256-SIV).
     static let keyKeysetName = "__androidx_security_crypto_encrypted_prefs_key_keyset__"
@@ -16,14 +16,36 @@ struct EncryptedStorageAndroid {
     private let options: ImportOptions
     private let nameKeyset: TinkKeyset?
     private let valueKeyset: TinkKeyset?
+    /// Why the file is taken for the library's when its name is not the library's, or nil.
+    private let claimNote: String?
 
     /// - Throws: ``ImportError`` naming the file when a keyset entry is not a Tink keyset in hex.
-    init(dump: Dump, entries: [PreferenceEntry], options: ImportOptions) throws(ImportError) {
+    init(
+        dump: Dump, entries: [PreferenceEntry], options: ImportOptions,
+        recognition: RecordClaims.EncryptedStorageFile
+    ) throws(ImportError) {
         self.dump = dump
         self.entries = entries
         self.options = options
+        claimNote = Self.claimNote(dump, recognition)
         nameKeyset = try Self.keyset(Self.keyKeysetName, in: entries, dump)
         valueKeyset = try Self.keyset(Self.valueKeysetName, in: entries, dump)
+    }
+
+    /// The note of a file taken for the library's under another name (or read from stdin), or nil.
+    private static func claimNote(_ dump: Dump, _ recognition: RecordClaims.EncryptedStorageFile) -> String? {
+        let name = ReactNativeEncryptedStorageImporter.sharedPreferencesFileName
+        guard dump.fileName != name else { return nil }
+        switch recognition {
+        case .name:
+            return nil
+        case .keysets:
+            return
+                "the file is not named \(name): recognised as react-native-encrypted-storage's by the EncryptedSharedPreferences keysets it holds (of the four libraries, only react-native-encrypted-storage writes EncryptedSharedPreferences)"
+        case .named:
+            return
+                "the file is not named \(name) and nothing in it marks it as react-native-encrypted-storage's: claimed because --from react-native-encrypted-storage was given"
+        }
     }
 
     private static func keyset(
@@ -52,24 +74,36 @@ struct EncryptedStorageAndroid {
     }
 
     /// How an entry is stored. It is EncryptedSharedPreferences' when its name and value are both Base64 that
-    /// starts with Tink's prefix (`0x01`, then a 4-byte key id) and is long enough to hold an AES-SIV name and an
-    /// AES-GCM value: such an entry is ciphertext whatever its key ids, never a string to migrate. The key ids
-    /// only tell whether the file's keysets are the ones it was encrypted with.
+    /// starts with Tink's prefix (`0x01`, then a 4-byte key id):
+    /// - when the file's keysets hold both key ids (the name's in the name keyset, the value's in the value
+    ///   keyset), whatever its length: a boolean's or a number's ciphertext is shorter than a string's;
+    /// - else when it is long enough for the shortest entry EncryptedSharedPreferences writes (an AES-SIV name of
+    ///   an empty key; an AES-GCM value of a boolean): ciphertext under keys the file's keysets don't hold, or of a
+    ///   file whose keysets are missing from the dump.
+    ///
+    /// Such an entry is never a string to migrate.
     func form(_ entry: PreferenceEntry) -> Form {
-        // SIV: 16-byte tag. GCM: 12-byte IV, a string's 8-byte type and length, 16-byte tag.
-        guard case .string(let value) = entry.value, let nameID = Self.tinkKeyID(entry.name, minimum: 5 + 16),
-            let valueID = Self.tinkKeyID(value, minimum: 5 + 12 + 8 + 16)
+        guard case .string(let value) = entry.value, let name = Self.tinkCiphertext(entry.name),
+            let sealed = Self.tinkCiphertext(value)
         else { return .plain }
+        if let nameKeyset, let valueKeyset, nameKeyset.keyIDs.contains(name.keyID),
+            valueKeyset.keyIDs.contains(sealed.keyID)
+        {
+            return .encrypted
+        }
+        // SIV: a 16-byte tag. GCM: a 12-byte IV, a boolean's 4-byte type and 1 byte, a 16-byte tag.
+        guard name.count >= 5 + 16, sealed.count >= 5 + 12 + 5 + 16 else { return .plain }
         let matches =
-            (nameKeyset.map { $0.keyIDs.contains(nameID) } ?? true)
-            && (valueKeyset.map { $0.keyIDs.contains(valueID) } ?? true)
+            (nameKeyset.map { $0.keyIDs.contains(name.keyID) } ?? true)
+            && (valueKeyset.map { $0.keyIDs.contains(sealed.keyID) } ?? true)
         return matches ? .encrypted : .encryptedUnderOtherKeys
     }
 
-    /// The key id of Base64 text in Tink's form of at least `minimum` bytes; nil for anything else.
-    private static func tinkKeyID(_ text: String, minimum: Int) -> UInt32? {
-        guard let bytes = base64(text), bytes.count >= minimum, bytes[0] == 1 else { return nil }
-        return bytes[1..<5].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+    /// The key id and length of Base64 text in Tink's form (`0x01`, a 4-byte big-endian key id, then the
+    /// ciphertext); nil for anything else.
+    private static func tinkCiphertext(_ text: String) -> (keyID: UInt32, count: Int)? {
+        guard let bytes = base64(text), bytes.count > 5, bytes[0] == 1 else { return nil }
+        return (bytes[1..<5].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }, bytes.count)
     }
 
     /// Standard Base64, padded or not; nil for anything else.
@@ -88,11 +122,12 @@ struct EncryptedStorageAndroid {
         for (index, entry) in entries.enumerated() {
             guard let form = forms[index] else { continue }
             let origin = SourceOrigin(path: dump.path, format: dump.format, location: "entry \(index + 1)")
-            if form == .plain {
-                items.append(plain(entry, origin, mixed: sealedCount))
-            } else {
-                items.append(sealed(origin, count: sealedCount, plain: plainCount, otherKeys: form != .encrypted))
-            }
+            var item =
+                form == .plain
+                ? plain(entry, origin, mixed: sealedCount)
+                : sealed(origin, count: sealedCount, plain: plainCount, otherKeys: form != .encrypted)
+            if let claimNote { item.notes.insert(claimNote, at: 0) }
+            items.append(item)
         }
         return items
     }

@@ -101,21 +101,57 @@ public enum ReactNativeEncryptedStorageSamples {
         return bytes.map { String(format: "%02x", $0) }.joined()
     }
 
+    /// A value as EncryptedSharedPreferences encrypts it: a 4-byte type, then the value (a string's 4-byte length
+    /// and UTF-8; a boolean's byte; an int's or a float's 4 bytes; a long's 8).
+    public enum EncryptedValue: Sendable {
+        case string(String)
+        case boolean
+        case int
+        case long
+        case float
+
+        /// The length of the plaintext it encrypts.
+        var plaintextLength: Int {
+            switch self {
+            case .string(let text): 4 + 4 + text.utf8.count
+            case .boolean: 4 + 1
+            case .int, .float: 4 + 4
+            case .long: 4 + 8
+            }
+        }
+    }
+
     /// An EncryptedSharedPreferences entry of a `key` / `value` pair: Tink's prefix and random bytes of the
     /// lengths AES-SIV and AES-GCM give.
     static func encryptedEntry(
-        key: String, value: String, ids: (UInt32, UInt32), random: inout SampleRandom
+        key: String, value: EncryptedValue, ids: (UInt32, UInt32), random: inout SampleRandom
     )
         -> PreferenceEntry
     {
         func prefix(_ id: UInt32) -> Data { Data([1] + (0..<4).map { UInt8(truncatingIfNeeded: id >> (24 - 8 * $0)) }) }
         let name = prefix(ids.0) + random.bytes(16 + key.utf8.count)
-        let sealed = prefix(ids.1) + random.bytes(12 + 8 + value.utf8.count + 16)
+        let sealed = prefix(ids.1) + random.bytes(12 + value.plaintextLength + 16)
         return PreferenceEntry(name: AndroidBase64.noWrap(name), value: .string(AndroidBase64.noWrap(sealed)))
     }
 
-    /// The keysets and encrypted entries of one file.
+    /// The keysets and encrypted entries of one file of strings.
     static func encrypted(_ pairs: [(String, String)], cleartext: Bool, seed: UInt64) -> [PreferenceEntry] {
+        encrypted(pairs.map { ($0.0, EncryptedValue.string($0.1)) }, cleartext: cleartext, seed: seed)
+    }
+
+    /// The entries of an EncryptedSharedPreferences file (`pairs`, then the two Tink keysets wrapped by the Keystore
+    /// key) as an app that stores booleans and numbers beside strings leaves it (`putBoolean`, `putInt`, …).
+    public static func encryptedPreferences(_ pairs: [(String, EncryptedValue)], seed: UInt64) -> [PreferenceEntry] {
+        encrypted(pairs, cleartext: false, seed: seed)
+    }
+
+    /// ``encryptedPreferences(_:seed:)`` as the file's XML.
+    public static func encryptedPreferencesFile(_ pairs: [(String, EncryptedValue)], seed: UInt64) -> Data {
+        SharedPreferencesWriter.write(encryptedPreferences(pairs, seed: seed))
+    }
+
+    /// The keysets and encrypted entries of one file.
+    static func encrypted(_ pairs: [(String, EncryptedValue)], cleartext: Bool, seed: UInt64) -> [PreferenceEntry] {
         var random = SampleRandom(seed: seed)
         let ids = (
             UInt32(truncatingIfNeeded: random.next()) | 0x1000_0000,
