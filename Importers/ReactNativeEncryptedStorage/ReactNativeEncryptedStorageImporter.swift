@@ -25,8 +25,10 @@ import Foundation
 /// empty-service generic password to this one.
 ///
 /// ### Android
-/// ``sharedPreferencesFileName`` (and no other file: its name never changed, and an EncryptedSharedPreferences
-/// file by itself is any app's). Plain-text entries (1.0.0; 2.3.0–2.4.4 below API 23; the silent fallback of
+/// A SharedPreferences file holding EncryptedSharedPreferences' Tink keysets, whatever its name (read from stdin,
+/// or renamed), or named ``sharedPreferencesFileName`` (its name never changed); with
+/// `--from react-native-encrypted-storage`, any file of string entries only. A file recognised by its content
+/// or by the user's word under another name says so in its items' notes. Plain-text entries (1.0.0; 2.3.0–2.4.4 below API 23; the silent fallback of
 /// 2.3.0 and later when EncryptedSharedPreferences failed to open) are migrated as strings under their key. Entries
 /// of EncryptedSharedPreferences (AES-SIV names, AES-GCM values under the Tink keysets stored in the same file)
 /// are `SourceValue.sealed(_:)`: their names are encrypted too, so neither the key nor the value is known. The
@@ -42,24 +44,31 @@ public struct ReactNativeEncryptedStorageImporter: Importer {
     /// Creates the importer.
     public init() {}
 
-    /// Whether an Android preferences dump is react-native-encrypted-storage's: a SharedPreferences file named
-    /// ``sharedPreferencesFileName``. False for any other file (plain-text entries have no layout to recognise,
-    /// and EncryptedSharedPreferences' keysets are in every app's encrypted preferences) and for an iOS dump.
-    public static func recognises(_ dump: Dump) -> Bool {
-        guard case .preferences = dump.content else { return false }
-        return RecordClaims.isEncryptedStorageFile(dump)
+    /// Whether an Android preferences dump is react-native-encrypted-storage's, whatever its name: a
+    /// SharedPreferences file that holds EncryptedSharedPreferences' Tink keysets (of the four libraries, only this
+    /// one writes EncryptedSharedPreferences), or one named ``sharedPreferencesFileName``; with `library`
+    /// `SourceLibrary.reactNativeEncryptedStorage` (`--from react-native-encrypted-storage`), also a file of
+    /// string entries only (the plain-text files of 1.0.0 and of 2.3.0–2.4.4 below API 23 carry no mark). False
+    /// for an iOS dump and a DataStore file.
+    public static func recognises(_ dump: Dump, library: SourceLibrary? = nil) -> Bool {
+        RecordClaims.encryptedStorageFile(dump, named: library == .reactNativeEncryptedStorage) != nil
     }
 
     /// The react-native-encrypted-storage items of `dumps`: the iOS items in dump and record order, then the
     /// Android entries in file and entry order.
     ///
-    /// - Throws: `ImportError` naming the file when a keyset entry of ``sharedPreferencesFileName`` is not a
-    ///   Tink keyset in hex (the file is damaged, or not the library's).
+    /// - Throws: `ImportError` naming the file when a keyset entry of its file is not a Tink keyset in hex (the
+    ///   file is damaged, or not the library's).
     public func importItems(from dumps: [Dump], options: ImportOptions) throws(ImportError) -> [SourceItem] {
         var items = EncryptedStorageIOS(dumps: dumps, options: options).items()
-        for dump in dumps where Self.recognises(dump) {
-            guard case .preferences(let entries) = dump.content else { continue }
-            items += try EncryptedStorageAndroid(dump: dump, entries: entries, options: options).items()
+        let named = options.libraries == [.reactNativeEncryptedStorage]
+        for dump in dumps {
+            guard case .preferences(let entries) = dump.content,
+                let recognition = RecordClaims.encryptedStorageFile(dump, named: named)
+            else { continue }
+            items += try EncryptedStorageAndroid(
+                dump: dump, entries: entries, options: options, recognition: recognition
+            ).items()
         }
         return items
     }

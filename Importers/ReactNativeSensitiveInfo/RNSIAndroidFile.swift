@@ -43,6 +43,10 @@ enum RNSIAndroidFile: Equatable {
         }
         let shapes = texts.map(RNSIAndroidEntry.shape)
         if shapes.contains(.touchID) { return .classic(how: "it holds a touchID value ('Base64(IV)]ciphertext')") }
+        // Every value sealed: claimed by content whatever the name (nothing of it is migrated as text).
+        if shapes.allSatisfy({ $0 == .alphaCiphertext }) {
+            return .classic(how: "every value is 6.0.0-alpha / 5.0.0 ciphertext (Base64 with Android's line break)")
+        }
         switch name {
         case "shared_preferences.xml":
             return .classic(how: "'shared_preferences.xml' is the library's default file (5.0.1 and later)")
@@ -69,6 +73,8 @@ enum RNSIAndroidFile: Equatable {
         if others.contains(name) || appDefaults || name.hasSuffix("-SecureStore.xml") {
             return true
         }
+        // Facebook Conceal's key file (react-native-keychain's crypto.KEY_256.xml), under any name.
+        if entries.allSatisfy({ $0.name == "cipher_key" || $0.name == "mac_key" }) { return true }
         return entries.contains { entry in
             entry.name.hasPrefix("__androidx_security_crypto_encrypted_prefs_")
                 || entry.name.hasSuffix(":u") || entry.name.hasSuffix(":p") || entry.name.hasSuffix(":c")

@@ -67,18 +67,7 @@ struct DumpInput {
                 skipped.append(error)
             case .dump(let dump, let inFolder):
                 if case .preferences(let entries) = dump.content, !Self.recognises(dump, library: library) {
-                    // react-native-sensitive-info's plain-text files under a name it didn't default to carry no
-                    // mark of it: only the user can say they are its.
-                    let plain =
-                        library == nil && !entries.isEmpty
-                        && entries.allSatisfy { if case .string = $0.value { true } else { false } }
-                    let error = DumpError(
-                        .notADump, path: dump.path,
-                        "not a keychain dump: an Android preferences file with no react-native-keychain, expo-secure-store or react-native-sensitive-info entries, no FacebookConceal key, and not react-native-encrypted-storage's file"
-                            + (plain
-                                ? " (its entries are all strings: if react-native-sensitive-info wrote them, migrate --from react-native-sensitive-info reads them)"
-                                : "")
-                    )
+                    let error = DumpError(.notADump, path: dump.path, Self.unrecognised(entries, library: library))
                     guard inFolder else { throw Self.cliError(error) }
                     skipped.append(error)
                 } else {
@@ -102,12 +91,26 @@ struct DumpInput {
         self.dumps = dumps
     }
 
-    /// Whether an Android preferences dump holds data of a library an importer knows (by name or content), or
-    /// with `--from react-native-sensitive-info`, a file of string entries only that is no one else's.
+    /// Whether an Android preferences dump holds data of a library an importer knows (by content, or by name), or
+    /// with `--from react-native-sensitive-info` or `--from react-native-encrypted-storage`, a file of string
+    /// entries only that is no one else's.
     static func recognises(_ dump: Dump, library: SourceLibrary? = nil) -> Bool {
         ReactNativeKeychainImporter.recognises(dump) || ExpoSecureStoreImporter.recognises(dump)
             || ReactNativeSensitiveInfoImporter.recognises(dump, library: library)
-            || ReactNativeEncryptedStorageImporter.recognises(dump)
+            || ReactNativeEncryptedStorageImporter.recognises(dump, library: library)
+    }
+
+    /// Why a preferences file no importer recognises is not read, and, for a file of plain-text strings (which
+    /// carry no library's mark), the libraries that write such files and the `--from` that reads it.
+    static func unrecognised(_ entries: [PreferenceEntry], library: SourceLibrary?) -> String {
+        let why =
+            "not a keychain dump: an Android SharedPreferences file with no react-native-keychain, expo-secure-store or react-native-sensitive-info entries, no FacebookConceal key, no EncryptedSharedPreferences keysets (react-native-encrypted-storage's), and not named as one of their files"
+        let plain =
+            !entries.isEmpty && entries.allSatisfy { if case .string = $0.value { true } else { false } }
+        guard plain else { return why }
+        let named = library.map { " (--from \($0.rawValue) does not read such a file)" } ?? ""
+        return why
+            + "; its entries are all plain-text strings\(named), as react-native-encrypted-storage (1.0.0, or 2.3.0–2.4.4 below API 23) and react-native-sensitive-info (4.x–5.5.8) write them: if one of them wrote it, migrate --from react-native-encrypted-storage or migrate --from react-native-sensitive-info reads it"
     }
 
     /// What the warnings about dumps without items need to know of the dumps (``DumpMarks``), taken before the

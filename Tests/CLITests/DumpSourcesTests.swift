@@ -139,7 +139,9 @@ extension DumpSourcesTests {
         #expect(try items(result).count > 0)
     }
 
-    @Test("a file of string entries only that no library claims names --from react-native-sensitive-info")
+    @Test(
+        "a file of string entries only that no library claims names both libraries that write such files, and their --from"
+    )
     func plainStringsHint() async throws {
         let plain = try sandbox.write(
             "app.xml",
@@ -149,7 +151,11 @@ extension DumpSourcesTests {
         let named = try await sandbox.run(["inspect", plain])
         #expect(named.status == 65)
         // inspect takes no --from: the hint names the command that does.
-        #expect(named.err.contains("migrate --from react-native-sensitive-info reads them"), "\(named.err)")
+        #expect(named.err.hasPrefix("apex-keychain: \(plain): not a keychain dump"), "\(named.err)")
+        #expect(
+            named.err.contains(
+                "migrate --from react-native-encrypted-storage or migrate --from react-native-sensitive-info reads it"),
+            "\(named.err)")
         #expect(!named.err.contains("t-1"))
         let taken = try await sandbox.run(["migrate", plain, "--from", "react-native-sensitive-info"])
         #expect(taken.status == 0, "\(taken.err)")
@@ -164,9 +170,10 @@ extension DumpSourcesTests {
         #expect(named.status == 65)
         #expect(named.out == "")
         #expect(
-            named.err == "apex-keychain: prefs.xml: not a keychain dump: an Android preferences file with no "
+            named.err == "apex-keychain: prefs.xml: not a keychain dump: an Android SharedPreferences file with no "
                 + "react-native-keychain, expo-secure-store or react-native-sensitive-info entries, no FacebookConceal key, "
-                + "and not react-native-encrypted-storage's file\n"
+                + "no EncryptedSharedPreferences keysets (react-native-encrypted-storage's), and not named as one of "
+                + "their files\n"
         )
         // The sample's app data folder: its own preferences are skipped, with a line; its dumps are read.
         let folder = try await sandbox.run(["inspect", sample("react-native-keychain/android"), "--format", "json"])
@@ -361,7 +368,7 @@ extension DumpSourcesTests {
         let prefs = try await sandbox.run(
             ["inspect", "-"], stdin: Data("<map><string name=\"theme\">dark</string></map>".utf8))
         #expect(prefs.status == 65)
-        #expect(prefs.err.hasPrefix("apex-keychain: (stdin): not a keychain dump: an Android preferences file"))
+        #expect(prefs.err.hasPrefix("apex-keychain: (stdin): not a keychain dump: an Android SharedPreferences file"))
         let twice = try await sandbox.run(["inspect", "-", "-"], stdin: Data("[]".utf8))
         #expect(twice.status == 64)
         #expect(twice.err.hasPrefix("apex-keychain: '-' (a dump on stdin) can be given once\n"))

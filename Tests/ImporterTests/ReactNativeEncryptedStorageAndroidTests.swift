@@ -95,6 +95,45 @@ struct ReactNativeEncryptedStorageAndroidTests {
         #expect(why.contains("one of \(items.count)"))
     }
 
+    /// Issue 31: an app's EncryptedSharedPreferences file holds booleans and numbers too, whose ciphertexts are
+    /// shorter than any string's (a boolean's: 38 bytes); under the keysets' key ids they are sealed, never a string.
+    @Test("booleans and numbers under the keysets' key ids are sealed, whatever their length")
+    func shortCiphertexts() throws {
+        let entries = ReactNativeEncryptedStorageSamples.encryptedPreferences(
+            [
+                ("onboarded", .boolean), ("launches", .int), ("lastSync", .long), ("ratio", .float),
+                ("token", .string("t")),
+            ], seed: 0x524E_4553_0031)
+        let dump = Dump(path: Self.file, format: .sharedPreferences, content: .preferences(entries))
+        let items = try RNES.run([dump], RNES.app)
+        #expect(items.count == 5)
+        for item in items {
+            guard case .sealed(let why) = item.value else {
+                Issue.record("not sealed: \(item.origin.location) \(item.value)")
+                continue
+            }
+            #expect(why.contains("one of 5"))
+            #expect(item.target == nil && item.source.account == nil)
+            #expect(item.source.protection["keysets"] == "keystore-wrapped")
+        }
+    }
+
+    @Test("a short Tink-like entry under key ids the keysets don't hold is no ciphertext of this file")
+    func shortUnderOtherKeys() throws {
+        var entries = ReactNativeEncryptedStorageSamples.encryptedPreferences(
+            [("onboarded", .boolean)], seed: 0x524E_4553_0032)
+        // 5 + 16 + 4 bytes of name, 5 + 20 bytes of value: too short for ciphertext, under no keyset's id.
+        entries.append(
+            PreferenceEntry(
+                name: "AQAAAAE" + String(repeating: "A", count: 27),
+                value: .string("AQAAAAI" + String(repeating: "B", count: 26))))
+        let items = try RNES.run(
+            [Dump(path: Self.file, format: .sharedPreferences, content: .preferences(entries))], RNES.app)
+        #expect(items.count == 2)
+        if case .sealed = items[0].value {} else { Issue.record("the boolean is not sealed") }
+        #expect(items[1].target != nil)
+    }
+
     @Test("a name that looks like Tink's beside a value that doesn't is a plain-text entry")
     func lookalikeName() throws {
         guard case .preferences(var entries) = try sample("android").content else { return }
@@ -143,11 +182,28 @@ struct ReactNativeEncryptedStorageAndroidTests {
         #expect(ReactNativeKeychainImporter.recognises(renamed) && ExpoSecureStoreImporter.recognises(renamed))
     }
 
-    @Test("only the library's file name is recognised; other files and iOS dumps are not")
+    @Test(
+        "its name or its keysets are recognised; a plain file under another name only when the library is named"
+    )
     func recognition() throws {
         #expect(ReactNativeEncryptedStorageImporter.recognises(preferencesDump(Self.file, [("k", "v")])))
-        #expect(
-            !ReactNativeEncryptedStorageImporter.recognises(preferencesDump("/x/shared_prefs/prefs.xml", [("k", "v")])))
+        let other = preferencesDump("/x/shared_prefs/prefs.xml", [("k", "v")])
+        #expect(!ReactNativeEncryptedStorageImporter.recognises(other))
+        #expect(ReactNativeEncryptedStorageImporter.recognises(other, library: .reactNativeEncryptedStorage))
+        #expect(!ReactNativeEncryptedStorageImporter.recognises(other, library: .reactNativeSensitiveInfo))
+        let named = ImportOptions(bundleID: "com.example.app", libraries: [.reactNativeEncryptedStorage])
+        let claimed = try RNES.run([other], named)
+        #expect(claimed.map(\.target?.key) == ["k"])
+        #expect(claimed.first?.notes.first?.contains("--from react-native-encrypted-storage was given") == true)
+        // EncryptedSharedPreferences' keysets mark the file whatever its name (stdin has none).
+        guard case .preferences(let entries) = try sample("android").content else { return }
+        for path in ["(stdin)", "/x/backup.xml"] {
+            let renamed = Dump(path: path, format: .sharedPreferences, content: .preferences(entries))
+            #expect(ReactNativeEncryptedStorageImporter.recognises(renamed))
+            let items = try RNES.run([renamed], RNES.app)
+            #expect(items.count == 3)
+            #expect(items.allSatisfy { $0.notes.first?.contains("by the EncryptedSharedPreferences keysets") == true })
+        }
         #expect(
             !ReactNativeEncryptedStorageImporter.recognises(
                 preferencesDump(Self.file, format: .dataStore, [("k", "v")])))

@@ -86,7 +86,8 @@ import Testing
             (dump("keystore.xml", alpha), true, true),
             (dump("custom.xml", plain), false, true),
             (dump("custom.xml", touchID), true, true),
-            (dump("custom.xml", alpha), false, true),
+            // Every value sealed: recognised by content under any name (issue 31).
+            (dump("custom.xml", alpha), true, true),
             (dump("com.example.app_preferences.xml", plain), false, false),
             (dump("RN_KEYCHAIN.xml", plain), false, false),
             (dump("SecureStore.xml", plain), false, false),

@@ -31,10 +31,60 @@ package enum RecordClaims {
     /// react-native-encrypted-storage's SharedPreferences file, in every version.
     package static let encryptedStorageFileName = "RN_ENCRYPTED_STORAGE_SHARED_PREF.xml"
 
-    /// Whether `dump` is react-native-encrypted-storage's Android file (by its name, which never changed): its
-    /// plain-text entries hold whatever keys the app chose, so the other importers never read it by content.
+    /// The names under which EncryptedSharedPreferences keeps its two Tink keysets in the file it encrypts.
+    package static let encryptedPreferencesKeysetNames: Set<String> = [
+        "__androidx_security_crypto_encrypted_prefs_key_keyset__",
+        "__androidx_security_crypto_encrypted_prefs_value_keyset__",
+    ]
+
+    /// How a preferences dump is known to be react-native-encrypted-storage's Android file.
+    package enum EncryptedStorageFile: Sendable, Equatable {
+        /// It has the library's name, which never changed.
+        case name
+        /// It holds EncryptedSharedPreferences' Tink keysets (under any name, or read from stdin): of the four
+        /// libraries only react-native-encrypted-storage writes EncryptedSharedPreferences.
+        case keysets
+        /// Its entries are all strings, with no mark of any library, and the user named the library
+        /// (`--from react-native-encrypted-storage`): the plain-text files of 1.0.0 and below API 23 have none.
+        case named
+    }
+
+    /// How `dump` is react-native-encrypted-storage's Android file, by its content first, or nil when it is not.
+    /// `named`: the user named the library alone. Its plain-text entries hold whatever keys the app chose, so the
+    /// other importers never read such a file by content.
+    package static func encryptedStorageFile(_ dump: Dump, named: Bool = false) -> EncryptedStorageFile? {
+        guard dump.format == .sharedPreferences, case .preferences(let entries) = dump.content else { return nil }
+        if entries.contains(where: { encryptedPreferencesKeysetNames.contains($0.name) }) { return .keysets }
+        if dump.fileName == encryptedStorageFileName { return .name }
+        guard named, !entries.isEmpty, !otherLibrariesFileNames.contains(dump.fileName),
+            !dump.fileName.hasSuffix("-SecureStore.xml"), !dump.fileName.hasPrefix("sensitive_info")
+        else { return nil }
+        return entries.allSatisfy { entry in
+            guard case .string(let text) = entry.value else { return false }
+            return !carriesAnotherLibrarysMark(name: entry.name, text: text)
+        } ? .named : nil
+    }
+
+    /// The other libraries' Android file names, which `--from react-native-encrypted-storage` never takes.
+    private static let otherLibrariesFileNames: Set<String> = [
+        "RN_KEYCHAIN.xml", "crypto.KEY_256.xml", "SecureStore.xml", "shared_preferences.xml", "app.xml",
+        "keystore.xml", "rnsi.key_versions.xml",
+    ]
+
+    /// Whether an entry has another library's layout: react-native-keychain's `S:u` / `:p` / `:c` names, the JSON
+    /// of expo-secure-store (`ct`, `scheme`) or react-native-sensitive-info 5.6+ (`ciphertext`), or Android's `Base64.DEFAULT` line break
+    /// (react-native-sensitive-info's ciphertext, Facebook Conceal's).
+    private static func carriesAnotherLibrarysMark(name: String, text: String) -> Bool {
+        name.hasSuffix(":u") || name.hasSuffix(":p") || name.hasSuffix(":c") || name == "cipher_key"
+            || text.hasPrefix("{")
+                && (text.contains("\"ct\"") && text.contains("\"scheme\"") || text.contains("\"ciphertext\""))
+            || text.contains("\n")
+    }
+
+    /// Whether `dump` is react-native-encrypted-storage's Android file without the user's word: its name, or
+    /// EncryptedSharedPreferences' keysets in it (``encryptedStorageFile(_:named:)``).
     package static func isEncryptedStorageFile(_ dump: Dump) -> Bool {
-        dump.format == .sharedPreferences && dump.fileName == encryptedStorageFileName
+        encryptedStorageFile(dump) != nil
     }
 
     /// Whether `record` belongs to react-native-encrypted-storage's importer: a generic password whose service is
