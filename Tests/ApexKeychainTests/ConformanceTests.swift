@@ -1,4 +1,5 @@
 import ApexKeychain
+import ApexTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -44,18 +45,6 @@ private final class Flag: Sendable {
     private let value = Mutex(false)
     var isSet: Bool { value.withLock { $0 } }
     func set() { value.withLock { $0 = true } }
-}
-
-/// Waits until `condition` holds, recording an issue after a minute (a healthy run takes milliseconds).
-private func waitFor(_ what: String, _ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(60)
-    while !condition() {
-        if ContinuousClock.now > deadline {
-            Issue.record("timed out waiting until \(what)")
-            return
-        }
-        try await Task.sleep(for: .milliseconds(1))
-    }
 }
 
 /// Expects `error` to have `code` and a message that names `fragment` (which tells apart failures that share a
@@ -146,7 +135,7 @@ struct ConformanceTests {
         try await keychain.setItem("plain", "p")
 
         let read = Task { try await keychain.getItem("guarded") }
-        try await waitFor("the read's prompt is on screen") { device.started == 1 }
+        #expect(await eventually { device.started == 1 }, "the read's prompt is on screen")
 
         let finished = Flag()
         let calls = Task {
@@ -161,7 +150,7 @@ struct ConformanceTests {
             #expect(try await canUseAccessControl(.biometryAny, device: device).available)
             finished.set()
         }
-        try await waitFor("the other calls finish while the prompt waits for the user") { finished.isSet }
+        #expect(await eventually { finished.isSet }, "the other calls finish while the prompt waits for the user")
         // The read is still waiting: its prompt has not reached the simulated user.
         #expect(f.device.promptCount == 0)
 

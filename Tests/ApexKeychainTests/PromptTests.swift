@@ -1,3 +1,4 @@
+import ApexTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -61,31 +62,6 @@ private final class PromptRecordingDevice: Device {
     func release() { log.withLock { $0.held = false } }
     func hasInstallMarker() throws -> Bool { try inner.hasInstallMarker() }
     func setInstallMarker() throws { try inner.setInstallMarker() }
-}
-
-/// Waits until `condition` holds, recording an issue after a minute (a loaded machine can be slow; a healthy
-/// run takes milliseconds).
-private func waitUntil(_ what: String, _ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(60)
-    while !condition() {
-        if ContinuousClock.now > deadline {
-            Issue.record("timed out waiting until \(what)")
-            return
-        }
-        try await Task.sleep(for: .milliseconds(1))
-    }
-}
-
-/// As ``waitUntil(_:_:)``, for a condition that must await.
-private func waitUntilAsync(_ what: String, _ condition: () async -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(60)
-    while await !condition() {
-        if ContinuousClock.now > deadline {
-            Issue.record("timed out waiting until \(what)")
-            return
-        }
-        try await Task.sleep(for: .milliseconds(1))
-    }
 }
 
 /// The accessible classes that need the device unlocked.
@@ -208,12 +184,12 @@ struct PromptTests {
             reads.append(Task { try await kc.getItem(key) })
             if index == 0 {
                 // The first read holds the prompt; every later one must queue behind it.
-                try await waitUntil("the first prompt is on screen") { device.snapshot.started == 1 }
+                #expect(await eventually { device.snapshot.started == 1 }, "the first prompt is on screen")
             } else {
                 // Let the read queue behind the prompt on screen before the next one is asked.
-                try await waitUntilAsync("read \(key) queues for the prompt") {
-                    await DeviceContext.of(device).prompts.waitingCount == index
-                }
+                #expect(
+                    await eventually { await DeviceContext.of(device).prompts.waitingCount == index },
+                    "read \(key) queues for the prompt")
             }
         }
         device.release()

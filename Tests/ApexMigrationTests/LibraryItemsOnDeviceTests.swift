@@ -173,13 +173,11 @@ struct LibraryItemsOnDeviceTests {
         try await Self.migrate(library, count: 10)
     }
 
-    @Test("1,000 items: the same bounds and the same number of listings, fast in a debug build", arguments: libraries)
+    /// How fast is for `apex-keychain-bench`; here, the counts alone.
+    @Test("1,000 items: the same bounds and the same number of listings", arguments: libraries)
     func thousandItems(_ library: Library) async throws {
         let small = try await Self.migrate(library, count: 10)
-        let clock = ContinuousClock()
-        let started = clock.now
         let large = try await Self.migrate(library, count: 1000)
-        #expect(clock.now - started < .seconds(20))
         #expect(large.sourceListings == small.sourceListings, "listings don't grow with the count")
     }
 

@@ -109,12 +109,10 @@ struct RoundTripTests {
         try await Self.firstRun(10, kind: kind)
     }
 
-    @Test("1,000 items: the same bounds, and the run is fast in a debug build", arguments: DatabaseKind.allCases)
+    /// How fast is for `apex-keychain-bench`; here, the counts alone.
+    @Test("1,000 items: the same bounds", arguments: DatabaseKind.allCases)
     func thousandItems(kind: DatabaseKind) async throws {
-        let clock = ContinuousClock()
-        let started = clock.now
         try await Self.firstRun(1000, kind: kind)
-        #expect(clock.now - started < .seconds(20))
     }
 
     @Test(
