@@ -48,6 +48,51 @@ extension Keychain {
     /// false, having written nothing.
     /// - Throws: as ``setItem(_:_:_:)``, ``setBytes(_:_:_:)`` or ``setCredentials(_:_:)``.
     package func addAbsent(_ key: String, _ value: AbsentValue, _ options: SetOptions) throws(KeychainError) -> Bool {
+        let item = try migratedItem(key, value, options)
+        do {
+            try database.add(item)
+            return true
+        } catch  where error.status == .duplicateItem {
+            return false
+        } catch {
+            throw map(error, key: key)
+        }
+    }
+
+    /// Turns `holder`, another library's item under `key` of this service and access group (a source item that
+    /// holds its own target key), into the package's item holding `value`: one replacement of the item, with
+    /// every check of a write first, so that the item is never absent and its value is never in two items. Neither
+    /// item may have access control: the keychain changes such an item only through the user (seed 000), and an
+    /// item with access control is always added. Returns the new item's primary key, or nil, having written
+    /// nothing, when `holder` is no longer there (or the new primary key is taken).
+    /// - Throws: as ``addAbsent(_:_:_:)``; `INVALID_ARGUMENT` when the item would have access control, or `holder` is
+    ///   not under `key`.
+    package func convert(
+        _ holder: ItemAttributes.PrimaryKey, to key: String, _ value: AbsentValue, _ options: SetOptions
+    ) throws(KeychainError) -> ItemAttributes.PrimaryKey? {
+        guard holder.itemClass == .genericPassword, ExactText.equal(holder.service, service),
+            ExactText.equal(holder.accessGroup, accessGroup), ExactText.equal(holder.account, key)
+        else { throw .invalid("the item to replace is not under key '\(key)' of service '\(service)'") }
+        let item = try migratedItem(key, value, options)
+        guard item.attributes.accessControl.isEmpty else {
+            throw .invalid("an item with access control is never made in place of another")
+        }
+        do {
+            try database.replace(holder, with: item)
+            return item.attributes.primaryKey
+        } catch  where error.status == .itemNotFound || error.status == .duplicateItem {
+            return nil
+        } catch {
+            throw map(error, key: key)
+        }
+    }
+
+    /// The item a migration writes under `key`, after every check of a write.
+    private func migratedItem(
+        _ key: String, _ value: AbsentValue, _ options: SetOptions
+    ) throws(KeychainError)
+        -> KeychainItem
+    {
         let data: Data
         let encoding: ItemMetadata.Encoding
         var label = options.label
@@ -66,15 +111,7 @@ extension Keychain {
             (data, encoding, label) = (Self.utf8(credentials.password), .credentials, credentials.username)
             set.label = credentials.username
         }
-        let item = newItem(key, data, encoding: encoding, label: label, try preflight(key, label: label, set))
-        do {
-            try database.add(item)
-            return true
-        } catch  where error.status == .duplicateItem {
-            return false
-        } catch {
-            throw map(error, key: key)
-        }
+        return newItem(key, data, encoding: encoding, label: label, try preflight(key, label: label, set))
     }
 
     /// The value of the package's item under `key`, written with `options` by the caller a moment ago, read with

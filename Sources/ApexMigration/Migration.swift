@@ -362,7 +362,7 @@ public struct Migration: Sendable {
         let listed = databaseSource.flatMap { $0.database === target.database ? $0.listed : nil }
         let planner = Planner(
             target: target, ledger: planLedger, policy: policy, sourceItems: databaseSource?.items ?? [:],
-            listed: listed)
+            listed: listed, withAccessControl: databaseSource?.withAccessControl ?? [])
         var actions = await planner.plan(items)
         if let databaseSource { Self.markUnread(&actions, databaseSource) }
         return (MigrationPlan(actions: actions, dumps: summaries), databaseSource)

@@ -111,11 +111,14 @@ struct DevicePairingTests {
         let migration = Migration(
             id: .forTests, importers: [CompletionMarkerTests.expo], source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device),
+            // A service of its own: the source, which has access control, can't make room in place.
             policy: MigrationPolicy(
-                removeSource: true, protectedSourceItems: .readWithPrompt(Prompt(title: "Move your saved sign-in"))))
+                removeSource: true, importOptions: ImportOptions(serviceMap: ["svc": "svc.migrated"]),
+                protectedSourceItems: .readWithPrompt(Prompt(title: "Move your saved sign-in"))))
         let report = try await migration.run()
         #expect(report.summary.verified == 1)
-        let later = try Keychain(KeychainOptions(service: "svc"), database: database, device: database.makeDevice())
+        let later = try Keychain(
+            KeychainOptions(service: "svc.migrated"), database: database, device: database.makeDevice())
         #expect(try await later.getItem("expo-1") == "v1")
     }
 }

@@ -72,7 +72,8 @@ struct MigrationErrorTests {
         database.failPackageWrites(service: "app")
         database.failRenames(true)
         let migration = Migration(
-            id: .forTests, importers: [PlainImporter()], source: .database(database, device: device),
+            id: .forTests, importers: [PlainImporter(targetAccessControl: .passcode)],
+            source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
         _ = try await migration.run()
         #expect(try await OnDeviceMigrationTests.journalKeys(database, device).count == 1)

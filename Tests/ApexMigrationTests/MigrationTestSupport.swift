@@ -10,6 +10,10 @@ import Testing
 /// the same service and account, protected as the record's `pdmn` and access-control flags say. Records whose
 /// account starts with `skip-` are skipped, `sealed-` sealed, `blocked-` blocked.
 struct PlainImporter: Importer {
+    /// The access control every target gets, whatever the record's: a source without access control under its
+    /// own target key is then moved aside (parked) instead of turned into the target in place.
+    var targetAccessControl: AccessControl?
+
     var library: SourceLibrary { .expoSecureStore }
 
     func importItems(from dumps: [Dump], options: ImportOptions) throws(ImportError) -> [SourceItem] {
@@ -22,7 +26,7 @@ struct PlainImporter: Importer {
                 else { continue }
                 let accessible =
                     record.protection.flatMap(ProtectionDomain.init(rawValue:))?.accessible ?? .whenUnlocked
-                let control = record.accessControl?.flags.accessControl ?? AccessControl.none
+                let control = targetAccessControl ?? record.accessControl?.flags.accessControl ?? AccessControl.none
                 var value = SourceValue.sealed("no value in the dump")
                 if case .data(let data) = record.value { value = .value(data) }
                 var verdict = SourceVerdict.migrate

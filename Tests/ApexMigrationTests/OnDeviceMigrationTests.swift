@@ -288,7 +288,8 @@ struct OnDeviceMigrationTests {
         _ = try Self.addToken(to: database, device, protection: .ck)
         database.failForeignDeletes(true)
         let migration = Migration(
-            id: .forTests, importers: [PlainImporter()], source: .database(database, device: device),
+            id: .forTests, importers: [PlainImporter(targetAccessControl: .passcode)],
+            source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
         let first = try await migration.run()
         #expect(first.items.first?.result == .verified)
@@ -320,7 +321,8 @@ struct OnDeviceMigrationTests {
         database.failPackageWrites(service: "app")
         database.failRenames(true)
         let removing = Migration(
-            id: .forTests, importers: [PlainImporter()], source: .database(database, device: device),
+            id: .forTests, importers: [PlainImporter(targetAccessControl: .passcode)],
+            source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
         _ = try await removing.run()
         #expect(try Self.foreign(database).map(\.account) == ["token\u{0}apex-parked"], "left aside, not deleted")

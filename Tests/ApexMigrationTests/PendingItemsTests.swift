@@ -214,8 +214,10 @@ struct PendingItemsTests {
         let migration = Migration(
             id: .forTests, importers: [PlainImporter()], source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device),
+            // A service of its own: the pin, which has access control, can't make room in place.
             policy: MigrationPolicy(
-                removeSource: true, protectedSourceItems: .readWithPrompt(Prompt(title: "Move your saved sign-in"))))
+                removeSource: true, importOptions: ImportOptions(serviceMap: ["app": "app.migrated"]),
+                protectedSourceItems: .readWithPrompt(Prompt(title: "Move your saved sign-in"))))
 
         guard case .ran(let first) = try await migration.runIfNeeded() else { return }
         #expect(first.items.first { $0.source.account == "pin" }?.state == .pending)
@@ -234,8 +236,8 @@ struct PendingItemsTests {
         // The five skipped items stay in the keychain, and their values are not read again.
         #expect(database.foreignValueReads - before == 1)
         #expect(
-            try await Keychain(KeychainOptions(service: "app"), database: database, device: device).getItem("pin")
-                == "value-of-pin")
+            try await Keychain(KeychainOptions(service: "app.migrated"), database: database, device: device).getItem(
+                "pin") == "value-of-pin")
     }
 
     @Test(

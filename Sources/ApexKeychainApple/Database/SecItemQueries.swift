@@ -170,9 +170,14 @@ enum SecItemQueries {
     ///
     /// SecItemUpdate can't remove an attribute, so an item replaced without a label gets the empty one: the old
     /// label (a username, maybe) does not outlive the write. The package's metadata says whether a label is one.
+    /// In the same way an item replaced without a creator gets creator 0 and one without `gena` the empty data:
+    /// another library's item that a migration turned into the package's, and put back when it was not verified,
+    /// keeps neither the package's mark nor its metadata.
     static func replacement(_ item: KeychainItem) -> SecItemDictionary {
         var dictionary = SecItemAttributeConversion.dictionary(of: item.attributes)
         if item.attributes.label == nil { dictionary[.label] = .string("") }
+        if item.attributes.creator == nil { dictionary[.creator] = .number(0) }
+        if item.attributes.generic == nil { dictionary[.generic] = .data(Data()) }
         dictionary[.valueData] = .data(item.value)
         return dictionary
     }

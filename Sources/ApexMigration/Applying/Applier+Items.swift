@@ -5,9 +5,23 @@ import Foundation
 /// How an ``Applier`` writes one item and reads it back.
 extension Applier {
     /// Writes one item, inside its batch's transaction. With `removeSource`, the source items the plan approved
-    /// under the target key (`replaces`: the item's own source, or stale copies of it) are journalled and parked
-    /// first, and put back at once when the write does not happen.
+    /// under the target key (`replaces`: the item's own source, or stale copies of it) make room first: the own
+    /// source alone, when neither it nor the target has access control, is turned into the target in one call
+    /// (``Keychain/convert(_:to:_:_:)``); else they are journalled and parked, and put back at once when the write
+    /// does not happen.
     func write(_ ready: Ready, _ planned: PlannedAction) -> Written {
+        if policy.removeSource, let original = convertible(ready, planned) {
+            do throws(KeychainError) {
+                guard
+                    let key = try ready.keychain.convert(
+                        original.attributes.primaryKey, to: ready.target.key,
+                        try Self.absentValue(ready.item.value, ready.target), ready.target.options)
+                else { return .changed }
+                return .written(.converted(original: original, at: key))
+            } catch {
+                return .failed(ItemOutcome(refusal: error))
+            }
+        }
         var parked: [ParkedItem] = []
         do {
             if policy.removeSource, !planned.replaces.isEmpty {
@@ -17,7 +31,7 @@ extension Applier {
                 if !parked.isEmpty { try putBack(parked, for: ready.target, removingTarget: false) }
                 return .changed
             }
-            return .written(parked: parked)
+            return .written(parked.isEmpty ? .nothing : .parked(parked))
         } catch {
             var outcome =
                 (error as? KeychainError).map(ItemOutcome.init(refusal:))
@@ -25,6 +39,18 @@ extension Applier {
             if !parked.isEmpty { outcome = putBack(parked, for: ready.target, noting: outcome) }
             return .failed(outcome)
         }
+    }
+
+    /// The source item that the write of `ready` may turn into its target in place: its own source, the only
+    /// item under the target key, as the listing found it (with its value, to put back), when neither has access
+    /// control. Nil when the holders are parked instead.
+    func convertible(_ ready: Ready, _ planned: PlannedAction) -> KeychainItem? {
+        guard let source, planned.replaces.count == 1, let own = source.keys[ready.item.origin.location],
+            planned.replaces[0] == own, !source.withAccessControl.contains(own),
+            (ready.target.options.accessControl ?? AccessControl.none) == AccessControl.none,
+            let attributes = source.listedForeign[own], let value = source.listedValues[own]
+        else { return nil }
+        return KeychainItem(attributes: attributes, value: value)
     }
 
     /// A written item that did not read back as it was written.
@@ -98,20 +124,7 @@ extension Applier {
     ) throws(KeychainError) -> Bool {
         if expecting == .absent {
             // The plan saw the key absent: one add, which the keychain refuses if an item holds the key since.
-            switch (value, target.kind) {
-            case (.credentials(let username, let password), .credentials):
-                return try keychain.addAbsent(
-                    target.key,
-                    .credentials(
-                        Credentials(username: username, password: password), server: Self.server(of: target.key)),
-                    target.options)
-            case (.value(let data), .string):
-                return try keychain.addAbsent(target.key, .string(data), target.options)
-            case (.value(let data), .bytes):
-                return try keychain.addAbsent(target.key, .bytes(data), target.options)
-            default:
-                throw KeychainError(.INVALID_ARGUMENT, "the source value does not fit a '\(target.kind.rawValue)' item")
-            }
+            return try keychain.addAbsent(target.key, try Self.absentValue(value, target), target.options)
         }
         switch (value, target.kind) {
         case (.credentials(let username, let password), .credentials):
@@ -127,6 +140,20 @@ extension Applier {
             return try keychain.setItem(target.key, utf8: data, target.options, expecting: expecting)
         case (.value(let data), .bytes):
             return try keychain.setBytes(target.key, data, target.options, expecting: expecting)
+        default:
+            throw KeychainError(.INVALID_ARGUMENT, "the source value does not fit a '\(target.kind.rawValue)' item")
+        }
+    }
+
+    /// What the migration's own writes (``Keychain/addAbsent(_:_:_:)``, ``Keychain/convert(_:to:_:_:)``) store of
+    /// `value` as a `target.kind` item.
+    /// - Throws: `INVALID_ARGUMENT` when the value does not fit the kind.
+    static func absentValue(_ value: SourceValue, _ target: TargetItem) throws(KeychainError) -> Keychain.AbsentValue {
+        switch (value, target.kind) {
+        case (.credentials(let username, let password), .credentials):
+            .credentials(Credentials(username: username, password: password), server: server(of: target.key))
+        case (.value(let data), .string): .string(data)
+        case (.value(let data), .bytes): .bytes(data)
         default:
             throw KeychainError(.INVALID_ARGUMENT, "the source value does not fit a '\(target.kind.rawValue)' item")
         }

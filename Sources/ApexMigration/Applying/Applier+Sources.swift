@@ -6,21 +6,47 @@ import Foundation
 /// `removeSource`).
 extension Applier {
     /// After the read-back, inside the transaction after the batch's own: for a verified item, with `removeSource`,
-    /// removes its own source and the parked holders; for another, puts the parked holders back.
+    /// removes its own source and the parked holders; for another, puts back what its write displaced.
     func settle(
-        _ ready: Ready, _ outcome: ItemOutcome, parked: [ParkedItem], _ replacing: [ItemAttributes.PrimaryKey]
+        _ ready: Ready, _ outcome: ItemOutcome, displaced: Displaced, _ replacing: [ItemAttributes.PrimaryKey]
     )
         -> ItemOutcome
     {
         guard outcome.result == .verified else {
-            guard !parked.isEmpty else { return outcome }
             // The item written is removed and the sources put back: the target is as it was, as after a failed
             // write.
             var undone = outcome
             undone.result = .failed
-            return putBack(parked, for: ready.target, noting: undone)
+            switch displaced {
+            case .nothing: return outcome
+            case .parked(let parked): return putBack(parked, for: ready.target, noting: undone)
+            case .converted(let original, let key): return restore(original, at: key, noting: undone)
+            }
         }
+        let parked: [ParkedItem] = if case .parked(let items) = displaced { items } else { [] }
         return removeSources(of: ready.item, parked: parked, replacing: replacing, for: ready.target)
+    }
+
+    /// For a source item turned into its target in place whose target was not verified: the item as it was, in
+    /// one replacement (never absent). A failure to do so is noted; the target, which holds the value written,
+    /// stays.
+    func restore(
+        _ original: KeychainItem, at key: ItemAttributes.PrimaryKey, noting outcome: ItemOutcome
+    )
+        -> ItemOutcome
+    {
+        guard let database = source?.database else { return outcome }
+        do {
+            try database.replace(key, with: original)
+            return outcome
+        } catch {
+            var noted = outcome
+            noted.result = .unverified
+            noted.reason =
+                (outcome.reason ?? "")
+                + "; the source item turned into it could not be put back (\(error.message)): the item stays in the package"
+            return noted
+        }
     }
 
     /// For a verified item, with `removeSource`: removes its own source and the parked holders. A failure here

@@ -72,7 +72,8 @@ package struct MigrationTimings: Sendable, Equatable {
 ///    prompts, after its own transaction committed), its ledger record again with the verified entries, then (with
 ///    `removeSource`) the sources of its verified items removed and the parked sources of the others put back;
 /// 2. this batch's ledger record, every entry pending, then each item's conditional write (with
-///    `removeSource`, the source items under its target key journalled and parked first).
+///    `removeSource`, the source items under its target key journalled and parked first, or the item's own source
+///    turned into it in place).
 /// The last batch's step 1 has a transaction of its own.
 ///
 /// A process that dies during a transaction leaves none of its writes: the batch's items and entries, and the
@@ -119,10 +120,22 @@ struct Applier {
         }
     }
 
+    /// What a write did with the other libraries' items under its target key, undone when the item is not
+    /// verified.
+    enum Displaced {
+        /// Nothing: no such item.
+        case nothing
+        /// Renamed aside (journalled first), and deleted once the item is verified.
+        case parked([ParkedItem])
+        /// The item's own source, turned into the target in place (``Keychain/convert(_:to:_:_:)``): what it was,
+        /// and the target's primary key, where it is put back when the target is not verified.
+        case converted(original: KeychainItem, at: ItemAttributes.PrimaryKey)
+    }
+
     /// How the write of one item ended.
     enum Written {
-        /// Written; the source items parked to make room for it.
-        case written(parked: [ParkedItem])
+        /// Written; what became of the source items under its key.
+        case written(Displaced)
         /// The target key no longer held what the plan saw: nothing was written.
         case changed
         /// The write failed or was refused.
@@ -132,8 +145,8 @@ struct Applier {
     /// A committed batch waiting for its read-backs and its second record (step 1 of the next transaction).
     struct WrittenBatch {
         var batch: Ledger.Batch
-        /// Each written item, with its outcome once read back, and the source items parked for it.
-        var items: [(ready: Ready, outcome: ItemOutcome?, parked: [ParkedItem])]
+        /// Each written item, with its outcome once read back, and what became of the source items under its key.
+        var items: [(ready: Ready, outcome: ItemOutcome?, displaced: Displaced)]
         /// The time ``Applier/finish(_:_:_:)`` counted.
         var spent: TimeInterval = 0
     }
@@ -231,9 +244,9 @@ struct Applier {
                 case .failed(let outcome):
                     applied.outcomes[ready.index] = outcome
                     done += 1
-                case .written(let parked):
+                case .written(let displaced):
                     let prompts = (ready.target.options.accessControl ?? .none) != .none
-                    written.items.append((ready, prompts ? await verify(ready) : nil, parked))
+                    written.items.append((ready, prompts ? await verify(ready) : nil, displaced))
                 }
             }
             timings.verify += clock.now - started
@@ -295,9 +308,9 @@ struct Applier {
         timings.ledger += clock.now - started
         started = clock.now
         var outcomes: [Int: ItemOutcome] = [:]
-        for (ready, outcome, parked) in finishing.items {
+        for (ready, outcome, displaced) in finishing.items {
             outcomes[ready.index] = settle(
-                ready, outcome ?? Self.differs, parked: parked, plan.actions[ready.index].replaces)
+                ready, outcome ?? Self.differs, displaced: displaced, plan.actions[ready.index].replaces)
         }
         timings.apply += clock.now - started
         finishing.spent = clock.now - begun

@@ -24,6 +24,13 @@ struct DatabaseSource {
     var listed: [ItemAttributes]
     /// The other libraries' items the listings found, by primary key.
     var listedForeign: [ItemAttributes.PrimaryKey: ItemAttributes] = [:]
+    /// The values the listings read of other libraries' items, by primary key: what an item turned into the
+    /// package's in place (``Keychain/convert(_:to:_:_:)``) gets back when its target is not verified.
+    var listedValues: [ItemAttributes.PrimaryKey: Data] = [:]
+    /// The other libraries' items with access control, by primary key (the keychain may not disclose the
+    /// constraints, but it says that a read needs the user): such an item can't be moved aside or changed
+    /// without the user, so it is never replaced in place.
+    var withAccessControl: Set<ItemAttributes.PrimaryKey> = []
     /// The items with access control whose value this run did not read, by location, with why and what the app can
     /// do: the plan leaves them `blocked` and pending.
     var unread: [String: Unread] = [:]
@@ -74,6 +81,8 @@ struct DatabaseSource {
             let a = item.attributes
             if case .gone = item.value { continue }
             listedForeign[a.primaryKey] = a
+            if !a.accessControl.isEmpty { withAccessControl.insert(a.primaryKey) }
+            if case .needsAuthentication = item.value { withAccessControl.insert(a.primaryKey) }
             index += 1
             let location = "item \(index)"
             keys[location] = a.primaryKey
@@ -90,6 +99,7 @@ struct DatabaseSource {
             switch item.value {
             case .data(let data):
                 records.append(Self.record(a, location: location, value: .data(data)))
+                listedValues[a.primaryKey] = data
             case .failed(let error):
                 records.append(
                     Self.record(

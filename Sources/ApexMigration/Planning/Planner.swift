@@ -14,6 +14,8 @@ struct Planner {
     /// On the device: every item of the target's database, as the source's listing found them (the target is
     /// that database), so that who holds each target key is known without a look-up per service or per key.
     var listed: [ItemAttributes]? = nil
+    /// On the device: the other libraries' items with access control, which can't be moved aside without the user.
+    var withAccessControl: Set<ItemAttributes.PrimaryKey> = []
 
     /// What one plan learns once and uses for every item.
     private struct Context {
@@ -275,6 +277,11 @@ struct Planner {
                         item: item, action: .conflict, cause: .heldByAnotherLibrary,
                         reason: "the target key is held by another library's item")
                 }
+                if replaced.keys.contains(where: withAccessControl.contains) {
+                    return PlannedAction(
+                        item: item, action: .conflict, cause: .heldByAnotherLibrary,
+                        reason: Self.protectedHolderReason(target))
+                }
                 // The holders will be moved aside: every other check a write makes still applies.
                 try await keychain.checkWrite(target.key, target.options, states: KeyStates())
                 var action = PlannedAction(item: item, action: .create, reason: replaced.reason)
@@ -330,6 +337,14 @@ struct Planner {
             keys,
             "the target key is held by the stale copy at \(stale.joined(separator: ", ")) (shadowed: the source library never reads it); with removeSource it is moved aside before the write and removed once the item is verified"
         )
+    }
+
+    /// Why an item whose target key another library's item with access control holds (its own source, or a stale
+    /// copy) is not written: the holder can be moved aside or changed only through the user (seed 000: an item
+    /// with access control is never updated in place), and deleting it before the new item is written could
+    /// lose the value. Nothing is changed; the fix is a target of its own.
+    static func protectedHolderReason(_ target: TargetItem) -> String {
+        "the target key is held by another library's item with access control (the item's own source, under the service '\(target.service)' the package would use): it can't be moved aside without the user, and is never deleted before its value is elsewhere; migrate it to another service with ImportOptions.serviceMap (for example [\"\(target.service)\": \"\(target.service).migrated\"]), then the source is removed once its copy is verified"
     }
 
     /// Who holds the keys of `keychain`, from the source's listing (nil without one, or when a staged write

@@ -1,0 +1,140 @@
+import ApexKeychain
+import ApexMigration
+import Foundation
+import Synchronization
+import Testing
+
+/// A source item that holds its own target key (on the device, with `removeSource`), neither with access control:
+/// turned into the package's item in one replacement, so that the key never goes empty and the value is never in
+/// two items; put back as it was when the target does not read back.
+@Suite("On-device migration: a source item turned into its target in place")
+struct InPlaceConversionTests {
+    static func migration(_ database: any KeychainDatabase, _ device: SimulatedDevice) -> Migration {
+        Migration(
+            id: .forTests, importers: [PlainImporter()], source: .database(database, device: device),
+            target: MigrationTarget(database: database, device: device), policy: MigrationPolicy(removeSource: true))
+    }
+
+    @Test(
+        "the item becomes the package's: its value, the target's protection, one item under the key",
+        arguments: DatabaseKind.allCases)
+    func converted(kind: DatabaseKind) async throws {
+        let device = SimulatedDevice()
+        let base = try kind.make(device: device)
+        _ = try OnDeviceMigrationTests.addToken(to: base, device, protection: .aku)
+        let database = MisreadingDatabase(base)
+        let report = try await Self.migration(database, device).run()
+        #expect(report.items.map(\.result) == [.verified], "\(report.items.map(\.resultReason))")
+        #expect(try OnDeviceMigrationTests.foreign(base).isEmpty, "nothing of the source left beside it")
+        let items = try base.attributes(matching: ItemQuery(service: "app", account: "token"))
+        #expect(items.count == 1 && items.allSatisfy(\.isApexItem))
+        #expect(items.first?.protectionDomain == .aku)
+        #expect(database.renames == 0, "never moved aside")
+        let app = try Keychain(KeychainOptions(service: "app"), database: base, device: device)
+        #expect(try await app.getItem("token") == "sample-token-0001")
+        #expect(try await app.getItemInfo("token")?.accessible == .whenUnlockedThisDeviceOnly)
+    }
+
+    @Test(
+        "a converted item that reads back different is put back as it was, in one replacement, and stays pending",
+        arguments: DatabaseKind.allCases)
+    func restoredWhenUnverified(kind: DatabaseKind) async throws {
+        let device = SimulatedDevice()
+        let base = try kind.make(device: device)
+        let source = try OnDeviceMigrationTests.addToken(to: base, device, protection: .ck)
+        let database = MisreadingDatabase(base)
+        database.misreadPackageValues = true
+        let migration = Self.migration(database, device)
+        let report = try await migration.run()
+        #expect(report.items.first?.result == .failed)
+        #expect(report.items.first?.cause == .readBackDiffers, "\(report.items.map(\.resultReason))")
+        let back = try OnDeviceMigrationTests.foreign(base)
+        #expect(back.map(\.primaryKey) == [source.attributes.primaryKey], "the other library's item again")
+        #expect(back.first?.protectionDomain == .ck)
+        #expect(back.first.map { ($0.generic ?? Data()).isEmpty } == true, "none of the package's metadata")
+        #expect(try base.value(for: source.attributes.primaryKey) == Data("sample-token-0001".utf8))
+        #expect(try await OnDeviceMigrationTests.journalKeys(base, device).isEmpty, "nothing to mend")
+        #expect(try await migration.isComplete() == false)
+
+        // The next launch, reading right, migrates it.
+        database.misreadPackageValues = false
+        let again = try await migration.run()
+        #expect(again.items.map(\.result) == [.verified])
+        #expect(try OnDeviceMigrationTests.foreign(base).isEmpty)
+    }
+
+    @Test("the conversion refuses a target with access control and a holder under another key")
+    func conversionRefusals() async throws {
+        let device = SimulatedDevice()
+        let database = InMemoryKeychainDatabase()
+        let source = try OnDeviceMigrationTests.addToken(to: database, device, protection: .ck)
+        let app = try Keychain(KeychainOptions(service: "app"), database: database, device: device)
+        let value = Keychain.AbsentValue.string(Data("v".utf8))
+        let protected = SetOptions(accessControl: .passcode)
+        #expect(throws: KeychainError.self) {
+            _ = try app.convert(source.attributes.primaryKey, to: "token", value, protected)
+        }
+        #expect(throws: KeychainError.self) {
+            _ = try app.convert(source.attributes.primaryKey, to: "other", value, SetOptions())
+        }
+        #expect(try OnDeviceMigrationTests.foreign(database) == [source.attributes], "untouched")
+        // A holder that went: nothing written.
+        _ = try database.delete(source.attributes.primaryKey)
+        #expect(try app.convert(source.attributes.primaryKey, to: "token", value, SetOptions()) == nil)
+        #expect(try database.attributes(matching: ItemQuery()).isEmpty)
+    }
+}
+
+/// A database that forwards every call to `base`, counts renames, and, while `misreadPackageValues` is set, reads
+/// the package's items back with another value: a write that did not store what it was given.
+final class MisreadingDatabase: KeychainDatabase, Sendable {
+    let base: any KeychainDatabase
+    private let state = Mutex((misread: false, renames: 0))
+
+    init(_ base: any KeychainDatabase) { self.base = base }
+
+    var misreadPackageValues: Bool {
+        get { state.withLock { $0.misread } }
+        set { state.withLock { $0.misread = newValue } }
+    }
+    var renames: Int { state.withLock { $0.renames } }
+
+    private func read(_ item: KeychainItem) -> KeychainItem {
+        guard item.attributes.isApexItem, misreadPackageValues else { return item }
+        return KeychainItem(attributes: item.attributes, value: item.value + Data("-misread".utf8))
+    }
+
+    func add(_ item: KeychainItem) throws(KeychainDatabaseError) { try base.add(item) }
+    func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(KeychainDatabaseError) {
+        try base.replace(key, with: item)
+    }
+    func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(KeychainDatabaseError) {
+        state.withLock { $0.renames += 1 }
+        try base.rename(key, toAccount: account)
+    }
+    func attributes(matching query: ItemQuery) throws(KeychainDatabaseError) -> [ItemAttributes] {
+        try base.attributes(matching: query)
+    }
+    func value(for key: ItemAttributes.PrimaryKey) throws(KeychainDatabaseError) -> Data {
+        let value = try base.value(for: key)
+        guard misreadPackageValues, try base.item(for: key)?.attributes.isApexItem == true else { return value }
+        return value + Data("-misread".utf8)
+    }
+    func item(for key: ItemAttributes.PrimaryKey) throws(KeychainDatabaseError) -> KeychainItem? {
+        guard let item = try base.item(for: key) else { return nil }
+        return read(item)
+    }
+    func value(
+        for key: ItemAttributes.PrimaryKey, authentication: (any AuthenticationContext)?
+    ) throws(KeychainDatabaseError) -> Data {
+        try value(for: key)
+    }
+    func itemsWithValues(matching query: ItemQuery) throws(KeychainDatabaseError) -> [ListedItem] {
+        try base.itemsWithValues(matching: query)
+    }
+    func delete(matching query: ItemQuery) throws(KeychainDatabaseError) -> Int { try base.delete(matching: query) }
+    func delete(_ key: ItemAttributes.PrimaryKey) throws(KeychainDatabaseError) -> Bool { try base.delete(key) }
+    func exclusively<T>(_ body: () throws -> T) throws -> T { try base.exclusively(body) }
+    func atomically<T>(_ body: () throws -> T) throws -> T { try base.atomically(body) }
+    func problem(with device: any Device) -> String? { base.problem(with: device) }
+}
