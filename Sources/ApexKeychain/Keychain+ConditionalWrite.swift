@@ -109,10 +109,7 @@ extension Keychain {
         let state = try prepare()
         let protection = try protection(for: options)
         guard protection.accessControl == .none else { return try readBackFound(key) }
-        let primaryKey = ItemAttributes.PrimaryKey(
-            itemClass: .genericPassword, service: service, account: key, accessGroup: accessGroup,
-            synchronizable: protection.synchronizable, server: "", securityDomain: "", protocolCode: "",
-            authenticationType: "", port: 0, path: "")
+        let primaryKey = primaryKey(of: key, synchronizable: protection.synchronizable)
         let item: KeychainItem?
         do {
             item = try database.item(for: primaryKey)
@@ -130,6 +127,43 @@ extension Keychain {
         let info = info(key, item.attributes, metadata)
         guard metadata.accessControl == .none else { return .needsPrompt(info) }
         return .read(info, value: item.value, label: label(of: item.attributes, metadata))
+    }
+
+    /// The item under `key` written with `options` a moment ago, read back with the context a passed prompt left
+    /// (``Authentication/context``): its description, value and label in one read by its primary key
+    /// (``KeychainDatabase/item(for:authentication:)``), no prompt of its own. What a migration that prompted once
+    /// for the run compares with what it wrote to an item with access control: its protection as well as its
+    /// value. The checks of a read hold (the device unlocked as the item's class needs, an invalidated item
+    /// removed). `absent` when the package holds no item there.
+    /// - Throws: the read's refusal (`INTERACTION_NOT_ALLOWED`, `AUTHENTICATION_FAILED` when the context doesn't
+    ///   open the item: the caller then reads it through a prompt of its own).
+    package func readBack(
+        _ key: String, writtenWith options: SetOptions, authentication: any AuthenticationContext
+    ) throws(KeychainError) -> ReadBack {
+        try Validation.name(key, "key")
+        let state = try prepare()
+        let protection = try protection(for: options)
+        try checkUnlocked(protection.accessible, state, key: key)
+        let primaryKey = primaryKey(of: key, synchronizable: protection.synchronizable)
+        let item: KeychainItem?
+        do {
+            item = try database.item(for: primaryKey, authentication: authentication)
+        } catch {
+            throw map(error, key: key)
+        }
+        guard let item, item.attributes.isApexItem else { return .absent }
+        let metadata = try metadata(of: item.attributes)
+        try checkStillValid(item.attributes, metadata, state, key: key)
+        return .read(
+            info(key, item.attributes, metadata), value: item.value, label: label(of: item.attributes, metadata))
+    }
+
+    /// The primary key of the package's item under `key` in this service and access group.
+    private func primaryKey(of key: String, synchronizable: Bool) -> ItemAttributes.PrimaryKey {
+        ItemAttributes.PrimaryKey(
+            itemClass: .genericPassword, service: service, account: key, accessGroup: accessGroup,
+            synchronizable: synchronizable, server: "", securityDomain: "", protocolCode: "", authenticationType: "",
+            port: 0, path: "")
     }
 
     /// ``readBack(_:writtenWith:)`` of an item found as every read finds it (a staged write settled, another

@@ -113,29 +113,4 @@ extension Keychain {
         }
         return newItem(key, data, encoding: encoding, label: label, try preflight(key, label: label, set))
     }
-
-    /// The value of the package's item under `key`, written with `options` by the caller a moment ago, read with
-    /// the context a passed prompt left (``Authentication/context``): no prompt of its own, one read by the item's
-    /// primary key. What a migration that prompted once for the run compares with what it wrote to an item with
-    /// access control. Nil when there is no item.
-    /// - Throws: the read's refusal (`INTERACTION_NOT_ALLOWED`, `AUTHENTICATION_FAILED` when the context doesn't
-    ///   open the item: the caller then reads it through a prompt of its own).
-    package func readBackValue(
-        _ key: String, writtenWith options: SetOptions, authentication: any AuthenticationContext
-    ) throws(KeychainError) -> Data? {
-        try Validation.name(key, "key")
-        let state = try prepare()
-        try checkUnlocked(options.accessible ?? self.options.accessible ?? Self.defaultAccessible, state, key: key)
-        let primaryKey = ItemAttributes.PrimaryKey(
-            itemClass: .genericPassword, service: service, account: key, accessGroup: accessGroup,
-            synchronizable: try protection(for: options).synchronizable, server: "", securityDomain: "",
-            protocolCode: "", authenticationType: "", port: 0, path: "")
-        do {
-            return try database.value(for: primaryKey, authentication: authentication)
-        } catch  where error.status == .itemNotFound {
-            return nil
-        } catch {
-            throw map(error, key: key)
-        }
-    }
 }

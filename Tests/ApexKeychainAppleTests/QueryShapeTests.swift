@@ -146,6 +146,35 @@ struct QueryShapeTests {
         #expect(calls.calls == [.copyMatching(expected)])
     }
 
+    @Test("a read of attributes and value after a prompt: one call, r_Attributes and r_Data, the prompt's context")
+    func authenticatedItemRead() throws {
+        let context = TestContext()
+        let calls = ScriptedSecItemCalls([(.success, .attributes(Fixture.ownEntry("token", value: Self.value)))])
+        let item = try SecItemKeychainDatabase(calls: calls).item(for: Self.key, authentication: context)
+        #expect(item?.value == Self.value)
+        var expected = Self.keyMatch
+        expected[.matchLimit] = .string("m_LimitOne")
+        expected[.returnData] = .bool(true)
+        expected[.returnAttributes] = .bool(true)
+        expected[.authenticationContext] = .authenticationContext(.evaluated(context))
+        #expect(calls.calls == [.copyMatching(expected)])
+    }
+
+    @Test("a replacement of an item without creator or gena writes creator 0 and empty gena: an update removes none")
+    func replacementClearsTheMark() throws {
+        let calls = ScriptedSecItemCalls([(.success, .none)])
+        let foreign = KeychainItem(
+            attributes: ItemAttributes(
+                service: "app", account: "token", accessGroup: "ABCDE12345.com.example.app", creator: nil,
+                protectionDomain: .ck),
+            value: Self.value)
+        try SecItemKeychainDatabase(calls: calls).replace(foreign.attributes.primaryKey, with: foreign)
+        guard case .update(_, let attributes) = calls.calls.first else { return #expect(Bool(false)) }
+        #expect(attributes[.creator] == .number(0))
+        #expect(attributes[.generic] == .data(Data()))
+        #expect(attributes[.label] == .string(""))
+    }
+
     /// The listing of the core's own items: m_LimitAll, r_Attributes, non-interactive.
     static var ownListing: SecItemDictionary {
         var listing = ownMatch

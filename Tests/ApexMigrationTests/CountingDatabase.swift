@@ -90,6 +90,13 @@ final class CountingDatabase: KeychainDatabase, Sendable {
         return try base.value(for: key, authentication: authentication)
     }
 
+    func item(
+        for key: ItemAttributes.PrimaryKey, authentication: (any AuthenticationContext)?
+    ) throws(KeychainDatabaseError) -> KeychainItem? {
+        tick(authentication == nil ? .item : .authenticatedValue)
+        return try base.item(for: key, authentication: authentication)
+    }
+
     func itemsWithValues(matching query: ItemQuery) throws(KeychainDatabaseError) -> [ListedItem] {
         tick(.itemsWithValues)
         listings.withLock { $0.append(query) }

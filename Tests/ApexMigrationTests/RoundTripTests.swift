@@ -242,6 +242,15 @@ final class OwnContextDatabase: ForwardingDatabase, Sendable {
         return try base.value(for: key, authentication: authentication)
     }
 
+    func item(
+        for key: ItemAttributes.PrimaryKey, authentication: (any AuthenticationContext)?
+    ) throws(KeychainDatabaseError) -> KeychainItem? {
+        if let evaluation = authentication as? SimulatedDevice.Evaluation, evaluation.request.key != key.account {
+            throw KeychainDatabaseError(.authFailed, "the context was evaluated for another item")
+        }
+        return try base.item(for: key, authentication: authentication)
+    }
+
     func itemsWithValues(matching query: ItemQuery) throws(KeychainDatabaseError) -> [ListedItem] {
         try base.itemsWithValues(matching: query)
     }

@@ -97,6 +97,15 @@ public protocol KeychainDatabase: AnyObject, Sendable {
         for key: ItemAttributes.PrimaryKey, authentication: (any AuthenticationContext)?
     ) throws(KeychainDatabaseError) -> Data
 
+    /// The attributes and value of the item whose primary key is `key`, read with the context a prompt that passed
+    /// left, or nil when there is none: ``item(for:)`` as ``value(for:authentication:)`` reads, in one look-up where
+    /// the database can. What a read-back that must check the item's protection as well as its value needs. The
+    /// default, without a context, is ``item(for:)``; with one, it reads the attributes, then the value with it.
+    /// - Throws: `interactionNotAllowed` (no context, or one that doesn't open the item), or `damaged`.
+    func item(
+        for key: ItemAttributes.PrimaryKey, authentication: (any AuthenticationContext)?
+    ) throws(KeychainDatabaseError) -> KeychainItem?
+
     /// Every item that matches, with its value where it can be read without the user: the items with access
     /// control are listed with ``ListedItem/Value-swift.enum/needsAuthentication`` and their value is not read. One listing with
     /// values per class where the database can (a device's keychain: `apple-secitem.md` §8.2); the default lists
@@ -177,6 +186,24 @@ extension KeychainDatabase {
     /// ``exclusively(_:)``: each call inside is atomic and durable on its own (see the requirement).
     public func atomically<T>(_ body: () throws -> T) throws -> T {
         try exclusively(body)
+    }
+
+    /// Without a context, ``item(for:)``; with one, the attributes of the item under `key`, then its value read
+    /// with the context.
+    public func item(
+        for key: ItemAttributes.PrimaryKey, authentication: (any AuthenticationContext)?
+    ) throws(KeychainDatabaseError) -> KeychainItem? {
+        guard let authentication else { return try item(for: key) }
+        let query = ItemQuery(
+            itemClass: key.itemClass, service: key.service, account: key.account, accessGroup: key.accessGroup)
+        guard let attributes = try attributes(matching: query).first(where: { $0.primaryKey == key }) else {
+            return nil
+        }
+        do {
+            return KeychainItem(attributes: attributes, value: try value(for: key, authentication: authentication))
+        } catch  where error.status == .itemNotFound {
+            return nil
+        }
     }
 
     /// The attributes of the item under `key`, then its value.

@@ -111,7 +111,16 @@ public final class SecItemKeychainDatabase: KeychainDatabase {
     /// The attributes and value in one call (`r_Attributes` and `r_Data`), under the non-interactive context; nil
     /// when there is no item. An item that needs the user fails with `interactionNotAllowed`.
     public func item(for key: ItemAttributes.PrimaryKey) throws(KeychainDatabaseError) -> KeychainItem? {
-        let (status, result) = calls.copyMatching(SecItemQueries.itemRead(key))
+        try item(for: key, authentication: nil)
+    }
+
+    /// ``item(for:)`` with `authentication`, the context a prompt that passed left, in one call
+    /// (`kSecUseAuthenticationContext`, `apple-secitem.md` §2.7); without one, the non-interactive context.
+    public func item(
+        for key: ItemAttributes.PrimaryKey, authentication: (any AuthenticationContext)?
+    ) throws(KeychainDatabaseError) -> KeychainItem? {
+        let context = authentication.map(SecItemAuthentication.evaluated) ?? .nonInteractive
+        let (status, result) = calls.copyMatching(SecItemQueries.itemRead(key, context))
         if status == .itemNotFound { return nil }
         try check(status, from: .copyMatching)
         guard case .attributes(let entry) = result,

@@ -97,9 +97,12 @@ enum SecItemQueries {
         return dictionary
     }
 
-    /// The attributes and value of the item under `key` in one call, without a prompt.
-    static func itemRead(_ key: ItemAttributes.PrimaryKey) -> SecItemDictionary {
-        var dictionary = valueRead(key, .nonInteractive)
+    /// The attributes and value of the item under `key` in one call, with `context` (without a prompt by
+    /// default).
+    static func itemRead(
+        _ key: ItemAttributes.PrimaryKey, _ context: SecItemAuthentication = .nonInteractive
+    ) -> SecItemDictionary {
+        var dictionary = valueRead(key, context)
         dictionary[.returnAttributes] = .bool(true)
         return dictionary
     }

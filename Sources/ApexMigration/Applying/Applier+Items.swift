@@ -60,23 +60,26 @@ extension Applier {
     /// Reads a written item without access control back, inside the transaction after its own: verified, or
     /// unverified when it differs or can't be read.
     func verifyWithoutPrompt(_ ready: Ready) -> ItemOutcome {
-        let differs = Self.differs
         do throws(KeychainError) {
-            guard
-                case .read(let info, let value, let label) = try ready.keychain.readBack(
-                    ready.target.key, writtenWith: ready.target.options),
-                Planner.sameProtection(info, ready.target)
-            else { return differs }
-            switch ready.item.value {
-            case .credentials(let username, let password):
-                return Planner.same(label, username) && value == Data(password.utf8) ? ItemOutcome(.verified) : differs
-            case .value(let data):
-                return value == data ? ItemOutcome(.verified) : differs
-            case .sealed:
-                return differs
-            }
+            return compare(try ready.keychain.readBack(ready.target.key, writtenWith: ready.target.options), ready)
         } catch {
             return ItemOutcome(unreadable: error)
+        }
+    }
+
+    /// What a read-back found, against what was written: verified when the item has the target's protection and
+    /// holds the value (and, for credentials, the username as its label).
+    func compare(_ found: Keychain.ReadBack, _ ready: Ready) -> ItemOutcome {
+        guard case .read(let info, let value, let label) = found, Planner.sameProtection(info, ready.target) else {
+            return Self.differs
+        }
+        switch ready.item.value {
+        case .credentials(let username, let password):
+            return Planner.same(label, username) && value == Data(password.utf8) ? ItemOutcome(.verified) : Self.differs
+        case .value(let data):
+            return value == data ? ItemOutcome(.verified) : Self.differs
+        case .sealed:
+            return Self.differs
         }
     }
 
@@ -93,24 +96,17 @@ extension Applier {
         }
     }
 
-    /// The read-back of an item with access control through a context the run's prompt left; nil when there is
-    /// none, or it doesn't open the item (the caller then prompts).
+    /// The read-back of an item with access control through a context the run's prompt left, its protection and
+    /// its value in one read; nil when there is none, or it doesn't open the item (the caller then prompts).
     func verifyWithSharedContext(_ ready: Ready) -> ItemOutcome? {
         guard let authentications = source?.authentications, !authentications.isEmpty else { return nil }
         let control = ready.target.options.accessControl ?? .none
         // Only the context evaluated for this access control opens the item; without one, the caller prompts.
         guard let context = authentications.first(where: { $0.accessControl == control })?.context else { return nil }
         do throws(KeychainError) {
-            let read = try ready.keychain.readBackValue(
-                ready.target.key, writtenWith: ready.target.options, authentication: context)
-            switch ready.item.value {
-            case .credentials(_, let password):
-                return read == Data(password.utf8) ? ItemOutcome(.verified) : Self.differs
-            case .value(let data):
-                return read == data ? ItemOutcome(.verified) : Self.differs
-            case .sealed:
-                return Self.differs
-            }
+            return compare(
+                try ready.keychain.readBack(
+                    ready.target.key, writtenWith: ready.target.options, authentication: context), ready)
         } catch  where error.code == .AUTHENTICATION_FAILED || error.code == .INTERACTION_NOT_ALLOWED {
             return nil
         } catch {
