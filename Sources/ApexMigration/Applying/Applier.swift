@@ -191,9 +191,13 @@ struct Applier {
             if queue.isEmpty { break }
             var batch = try await ledger.newBatch()
             for ready in queue {
+                let converted = convertible(ready, plan.actions[ready.index]).map {
+                    Ledger.SourceKey($0.attributes.primaryKey)
+                }
                 let entry = Ledger.Entry(
                     fingerprint: ready.fingerprint, state: .pending,
-                    staleCopies: staleCopies.isEmpty ? nil : staleCopies[Planner.place(ready.target)])
+                    staleCopies: staleCopies.isEmpty ? nil : staleCopies[Planner.place(ready.target)],
+                    converted: policy.removeSource ? converted : nil)
                 batch.set(entry, at: ready.digest)
             }
             timings.ledger += clock.now - started

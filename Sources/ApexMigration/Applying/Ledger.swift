@@ -60,6 +60,11 @@ final class Ledger {
         /// target's item, which stay where they are. Once the newer copy's source is removed, a later run would
         /// take such a copy for the item itself; it finds it here and leaves it shadowed.
         var staleCopies: [SourceKey]?
+        /// On the device, with `removeSource`: the other library's item this target is made from in place
+        /// (``Keychain/convert(_:to:_:_:)``), whose primary key the target takes. Written with the pending entry,
+        /// before the conversion: a run stopped after the conversion and before the verified entry leaves no
+        /// source item to plan, and the next run verifies the target here, by its fingerprint.
+        var converted: SourceKey?
     }
 
     // MARK: Records
@@ -206,6 +211,27 @@ final class Ledger {
         try await load().entries[Self.digest(target)]
     }
 
+    /// The pending entries whose target was made in place from another library's item (``Entry/converted``), by
+    /// digest.
+    func pendingConversions() async throws(KeychainError) -> [(digest: String, entry: Entry, key: SourceKey)] {
+        try await load().entries.compactMap { digest, entry in
+            guard entry.state == .pending, let key = entry.converted else { return nil }
+            return (digest, entry, key)
+        }
+    }
+
+    /// Whether `value`, read from a target of unknown kind, is the one `fingerprint` was made of.
+    func matches(_ fingerprint: String, _ value: Data, label: String?) async throws(KeychainError) -> Bool {
+        var candidates: [(SourceValue, TargetKind)] = [(.value(value), .string), (.value(value), .bytes)]
+        if let label, let password = String(data: value, encoding: .utf8) {
+            candidates.append((.credentials(username: label, password: password), .credentials))
+        }
+        for (candidate, kind) in candidates {
+            if try await self.fingerprint(of: candidate, kind: kind, create: false) == fingerprint { return true }
+        }
+        return false
+    }
+
     /// A batch of entries that the ledger keeps in one record: written as pending before the items are, and
     /// again once they are read back.
     struct Batch {
@@ -272,6 +298,13 @@ final class Ledger {
                     throw KeychainError(.INTERNAL, "the migration's ledger record could not be encoded")
                 }
                 out.append(contentsOf: #","staleCopies":"#.utf8)
+                out.append(contentsOf: data)
+            }
+            if let converted = entry.converted {
+                guard let data = try? JSONEncoder().encode(converted) else {
+                    throw KeychainError(.INTERNAL, "the migration's ledger record could not be encoded")
+                }
+                out.append(contentsOf: #","converted":"#.utf8)
                 out.append(contentsOf: data)
             }
             out.append(UInt8(ascii: "}"))
