@@ -166,7 +166,8 @@ struct PendingItemsTests {
     func giveUpAfterLaunches() async throws {
         let database = InMemoryKeychainDatabase()
         let device = SimulatedDevice(passcodeSet: false)
-        let policy = MigrationPolicy(giveUp: .init(afterRuns: 2))
+        // No passcode is a reason the user can fix, which afterRuns keeps waiting for unless told otherwise.
+        let policy = MigrationPolicy(giveUp: .init(afterRuns: 2, keepWaiting: []))
         guard case .ran(let first) = try await Self.migration(database, device, policy: policy).runIfNeeded() else {
             return
         }
@@ -184,6 +185,34 @@ struct PendingItemsTests {
             Issue.record("launch 3 ran again")
             return
         }
+    }
+
+    @Test(
+        "after N launches, an item waiting for the user to set a passcode or enrol biometrics keeps waiting",
+        arguments: [(true, false), (false, true)])
+    func waitingForTheUserIsNotGivenUp(passcodeSet: Bool, enrolled: Bool) async throws {
+        let database = InMemoryKeychainDatabase()
+        let device = SimulatedDevice(passcodeSet: passcodeSet, biometricsEnrolled: enrolled)
+        // The pin behind biometrics, or the passcode: what the user can still set up.
+        var records = Self.records
+        records[1].flags = passcodeSet ? [.biometryCurrentSet] : [.devicePasscode]
+        let migration = Migration(
+            id: .forTests, importers: [PlainImporter()], source: .dumps([dump(records)]),
+            target: MigrationTarget(database: database, device: device),
+            policy: MigrationPolicy(giveUp: .init(afterRuns: 1)))
+        for _ in 1...3 {
+            guard case .ran(let report) = try await migration.runIfNeeded() else {
+                Issue.record("a launch did not run")
+                return
+            }
+            let pin = Self.item(report, "pin")
+            #expect(pin?.state == .pending, "\(String(describing: pin?.cause))")
+            #expect(
+                pin?.cause == .keychain(passcodeSet ? .BIOMETRY_NOT_ENROLLED : .PASSCODE_NOT_SET),
+                "\(String(describing: pin?.cause))")
+            device.relaunch()
+        }
+        #expect(try await migration.isComplete() == false)
     }
 
     @Test("the policy gives up at once for the reasons it names")

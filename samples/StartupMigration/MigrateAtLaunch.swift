@@ -15,8 +15,9 @@ func migrateAtLaunch(database: any KeychainDatabase, device: any Device) async -
         importers: [ExpoSecureStoreImporter()],
         source: .database(database, device: device),
         target: MigrationTarget(database: database, device: device),
-        policy: MigrationPolicy(
-            removeSource: true, giveUp: .init(afterRuns: 10, reasons: [.keychain(.BIOMETRY_NOT_ENROLLED)])))
+        // Stops retrying after 10 launches, except items that wait for the user to set a passcode or enrol
+        // biometrics (GiveUp.keepWaiting): a given-up item's secret stays behind in the old library.
+        policy: MigrationPolicy(removeSource: true, giveUp: .init(afterRuns: 10)))
     do {
         switch try await migration.runIfNeeded() {
         case .alreadyComplete:

@@ -147,18 +147,37 @@ public struct MigrationPolicy: Sendable, Equatable {
 
     /// When a migration stops retrying a pending item (``ItemState/pending``): it is then ``ItemState/givenUp``,
     /// reported as such, and no longer holds the migration open.
+    ///
+    /// Giving up costs the item: the old library's copy stays where it was, and the app, which reads the package
+    /// from now on, no longer finds the secret (a user signed out, say). So a run gives up after ``afterRuns``
+    /// only on items that nothing the user does will unblock; an item waiting for the user to set a passcode or
+    /// enrol biometrics (``keepWaiting``) keeps waiting, and each launch costs the retry of the pending items
+    /// alone. ``reasons`` gives up at once, whatever ``keepWaiting`` says: for a target that can never satisfy it
+    /// (a store with a key file has no passcode, and never will).
     public struct GiveUp: Sendable, Equatable {
         /// Give up on an item once it has stayed pending through this many runs (launches of the app, for
-        /// ``Migration/runIfNeeded(progress:)``); nil: never.
+        /// ``Migration/runIfNeeded(progress:)``), unless it waits for one of ``keepWaiting``; nil: never.
         public var afterRuns: Int?
-        /// Give up at once on an item pending for one of these reasons (a user who will never enrol biometrics,
-        /// say: `.keychain(.BIOMETRY_NOT_ENROLLED)`).
+        /// Give up at once on an item pending for one of these reasons.
         public var reasons: Set<MigrationReason>
+        /// The reasons ``afterRuns`` never gives up on: what the user can still fix
+        /// (``unblockableByUser`` by default).
+        public var keepWaiting: Set<MigrationReason>
+
+        /// What the user can fix on the device: a passcode to set (`PASSCODE_NOT_SET`), biometrics to enrol
+        /// (`BIOMETRY_NOT_ENROLLED`).
+        public static let unblockableByUser: Set<MigrationReason> = [
+            .keychain(.PASSCODE_NOT_SET), .keychain(.BIOMETRY_NOT_ENROLLED),
+        ]
 
         /// Creates a give-up rule.
-        public init(afterRuns: Int? = nil, reasons: Set<MigrationReason> = []) {
+        public init(
+            afterRuns: Int? = nil, reasons: Set<MigrationReason> = [],
+            keepWaiting: Set<MigrationReason> = GiveUp.unblockableByUser
+        ) {
             self.afterRuns = afterRuns
             self.reasons = reasons
+            self.keepWaiting = keepWaiting
         }
 
         /// Never give up.
@@ -166,8 +185,9 @@ public struct MigrationPolicy: Sendable, Equatable {
 
         /// Whether to give up on an item pending for `cause` that has now stayed pending through `runs` runs.
         func applies(to cause: MigrationReason?, runs: Int) -> Bool {
-            if let afterRuns, runs >= afterRuns { return true }
-            return cause.map(reasons.contains) ?? false
+            if let cause, reasons.contains(cause) { return true }
+            guard let afterRuns, runs >= afterRuns else { return false }
+            return !(cause.map(keepWaiting.contains) ?? false)
         }
     }
 
