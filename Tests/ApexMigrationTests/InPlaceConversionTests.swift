@@ -9,6 +9,19 @@ import Testing
 /// two items; put back as it was when the target does not read back.
 @Suite("On-device migration: a source item turned into its target in place")
 struct InPlaceConversionTests {
+    /// A fresh database of `kind` holding another library's `token` in service `app` (protected `protection`),
+    /// behind a ``MisreadingDatabase``.
+    static func keychain(
+        _ kind: DatabaseKind, protection: ProtectionDomain
+    ) throws -> (
+        base: any KeychainDatabase, database: MisreadingDatabase, device: SimulatedDevice, source: KeychainItem
+    ) {
+        let device = SimulatedDevice()
+        let base = try kind.make(device: device)
+        let source = try OnDeviceMigrationTests.addToken(to: base, device, protection: protection)
+        return (base, MisreadingDatabase(base), device, source)
+    }
+
     static func migration(_ database: any KeychainDatabase, _ device: SimulatedDevice) -> Migration {
         Migration(
             id: .forTests, importers: [PlainImporter()], source: .database(database, device: device),
@@ -19,10 +32,7 @@ struct InPlaceConversionTests {
         "the item becomes the package's: its value, the target's protection, one item under the key",
         arguments: DatabaseKind.allCases)
     func converted(kind: DatabaseKind) async throws {
-        let device = SimulatedDevice()
-        let base = try kind.make(device: device)
-        _ = try OnDeviceMigrationTests.addToken(to: base, device, protection: .aku)
-        let database = MisreadingDatabase(base)
+        let (base, database, device, _) = try Self.keychain(kind, protection: .aku)
         let report = try await Self.migration(database, device).run()
         #expect(report.items.map(\.result) == [.verified], "\(report.items.map(\.resultReason))")
         #expect(try OnDeviceMigrationTests.foreign(base).isEmpty, "nothing of the source left beside it")
@@ -39,10 +49,7 @@ struct InPlaceConversionTests {
         "a converted item that reads back different is put back as it was, in one replacement, and stays pending",
         arguments: DatabaseKind.allCases)
     func restoredWhenUnverified(kind: DatabaseKind) async throws {
-        let device = SimulatedDevice()
-        let base = try kind.make(device: device)
-        let source = try OnDeviceMigrationTests.addToken(to: base, device, protection: .ck)
-        let database = MisreadingDatabase(base)
+        let (base, database, device, source) = try Self.keychain(kind, protection: .ck)
         database.misreadPackageValues = true
         let migration = Self.migration(database, device)
         let report = try await migration.run()

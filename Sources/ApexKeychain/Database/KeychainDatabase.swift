@@ -194,27 +194,28 @@ extension KeychainDatabase {
         for key: ItemAttributes.PrimaryKey, authentication: (any AuthenticationContext)?
     ) throws(KeychainDatabaseError) -> KeychainItem? {
         guard let authentication else { return try item(for: key) }
-        let query = ItemQuery(
-            itemClass: key.itemClass, service: key.service, account: key.account, accessGroup: key.accessGroup)
-        guard let attributes = try attributes(matching: query).first(where: { $0.primaryKey == key }) else {
-            return nil
-        }
-        do {
-            return KeychainItem(attributes: attributes, value: try value(for: key, authentication: authentication))
-        } catch  where error.status == .itemNotFound {
-            return nil
+        return try attributesThenValue(key) { () throws(KeychainDatabaseError) in
+            try value(for: key, authentication: authentication)
         }
     }
 
     /// The attributes of the item under `key`, then its value.
     public func item(for key: ItemAttributes.PrimaryKey) throws(KeychainDatabaseError) -> KeychainItem? {
+        try attributesThenValue(key) { () throws(KeychainDatabaseError) in try value(for: key) }
+    }
+
+    /// The attributes of the item under `key`, then its value as `read` reads it; nil when there is none, or it
+    /// went in between.
+    private func attributesThenValue(
+        _ key: ItemAttributes.PrimaryKey, _ read: () throws(KeychainDatabaseError) -> Data
+    ) throws(KeychainDatabaseError) -> KeychainItem? {
         let query = ItemQuery(
             itemClass: key.itemClass, service: key.service, account: key.account, accessGroup: key.accessGroup)
         guard let attributes = try attributes(matching: query).first(where: { $0.primaryKey == key }) else {
             return nil
         }
         do {
-            return KeychainItem(attributes: attributes, value: try value(for: key))
+            return KeychainItem(attributes: attributes, value: try read())
         } catch  where error.status == .itemNotFound {
             return nil
         }

@@ -10,7 +10,7 @@ extension Applier {
     /// (``Keychain/convert(_:to:_:_:)``); else they are journalled and parked, and put back at once when the write
     /// does not happen.
     func write(_ ready: Ready, _ planned: PlannedAction) -> Written {
-        if policy.removeSource, let original = convertible(ready, planned) {
+        if let original = ready.conversion {
             do throws(KeychainError) {
                 guard
                     let key = try ready.keychain.convert(
@@ -43,9 +43,10 @@ extension Applier {
 
     /// The source item that the write of `ready` may turn into its target in place: its own source, the only
     /// item under the target key, as the listing found it (with its value, to put back), when neither has access
-    /// control. Nil when the holders are parked instead.
+    /// control, with `removeSource`. Nil when the holders are parked instead.
     func convertible(_ ready: Ready, _ planned: PlannedAction) -> KeychainItem? {
-        guard let source, planned.replaces.count == 1, let own = source.keys[ready.item.origin.location],
+        guard policy.removeSource, let source, planned.replaces.count == 1,
+            let own = source.keys[ready.item.origin.location],
             planned.replaces[0] == own, !source.withAccessControl.contains(own),
             (ready.target.options.accessControl ?? AccessControl.none) == AccessControl.none,
             let attributes = source.listedForeign[own], let value = source.listedValues[own]

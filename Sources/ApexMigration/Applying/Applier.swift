@@ -108,6 +108,9 @@ struct Applier {
         let fingerprint: String
         /// Where the ledger keeps its entry (``Ledger/digest(_:)``).
         let digest: String
+        /// The item's own source, when the write turns it into the target in place (``Applier/convertible(_:_:)``):
+        /// decided once, with the batch's entries.
+        var conversion: KeychainItem?
 
         init(index: Int, item: SourceItem, target: TargetItem, keychain: Keychain, fingerprint: String, digest: String)
         {
@@ -191,13 +194,11 @@ struct Applier {
             if queue.isEmpty { break }
             var batch = try await ledger.newBatch()
             for ready in queue {
-                let converted = convertible(ready, plan.actions[ready.index]).map {
-                    Ledger.SourceKey($0.attributes.primaryKey)
-                }
+                ready.conversion = convertible(ready, plan.actions[ready.index])
                 let entry = Ledger.Entry(
                     fingerprint: ready.fingerprint, state: .pending,
                     staleCopies: staleCopies.isEmpty ? nil : staleCopies[Planner.place(ready.target)],
-                    converted: policy.removeSource ? converted : nil)
+                    converted: ready.conversion.map { Ledger.SourceKey($0.attributes.primaryKey) })
                 batch.set(entry, at: ready.digest)
             }
             timings.ledger += clock.now - started
