@@ -104,9 +104,12 @@ let package = Package(
             ],
             path: "Sources/apex-keychain-bench"),
         // Test support shared by the test targets: one scratch folder, one immutable-file probe, one raw-database helper,
-        // one dump builder.
+        // one dump builder, and the databases the same suites run on (`DatabaseKind`: in-memory, the store, the iOS
+        // backend over its emulator).
         .target(
-            name: "ApexTestSupport", dependencies: ["ApexDumps", "ApexSQLite"], path: "Tests/Support/ApexTestSupport"),
+            name: "ApexTestSupport",
+            dependencies: ["ApexDumps", "ApexSQLite", "ApexKeychain", "ApexKeychainStore", "ApexKeychainApple"],
+            path: "Tests/Support/ApexTestSupport"),
         // Test support: a child process that writes to a store, or migrates into it, until it is killed
         // (crash-consistency tests).
         .executableTarget(

@@ -5,49 +5,6 @@ import ApexTestSupport
 import Foundation
 import Testing
 
-/// The databases the core's rules are proved on. Every rule test takes one of these as its argument, so the
-/// same tests run on each database.
-enum DatabaseKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
-    case inMemory
-    /// The embedded store: a real SQLite file with a key file, in a fresh temporary folder.
-    case sqlite
-    /// The iOS backend: `SecItemKeychainDatabase` over `SecItemEmulator`, which follows the device's lock,
-    /// passcode and enrolled biometrics as the Security framework does.
-    case secItem
-
-    var testDescription: String { rawValue }
-
-    /// The databases an Android device's keychain is proved on. `SecItemKeychainDatabase` is the iOS Keychain's
-    /// (its emulator follows the Security framework, `apple-secitem.md`); on Android the package keeps its items
-    /// in files of its own, encrypted with a Keystore key (seed 001), so an Android device over it is no device.
-    static let android: [DatabaseKind] = allCases.filter { $0.runsOnAndroid }
-
-    /// Whether an Android device's keychain can run on this database (see ``android``).
-    var runsOnAndroid: Bool { self != .secItem }
-
-    /// Whether `atomically` is a real transaction on this database. A device's keychain can't group writes
-    /// (`SecItemKeychainDatabase`'s `atomically` is the protocol's default: each call atomic on its own, a failure
-    /// part-way leaves the calls before it done), so a test of undone writes expects that there.
-    var groupsWrites: Bool { self != .secItem }
-
-    /// A new, empty database of this kind; the emulated keychain reads `device`'s state at every call.
-    /// - Parameter accessGroups: the emulated app's access groups (`SecItemEmulator(device:accessGroups:)`); nil for
-    ///   the device's entitlement. The other databases have no groups of their own and ignore it.
-    func make(device: any Device, accessGroups: [String]? = nil) throws -> any KeychainDatabase {
-        switch self {
-        case .inMemory:
-            return InMemoryKeychainDatabase()
-        case .secItem:
-            return SecItemKeychainDatabase(calls: SecItemEmulator(device: device, accessGroups: accessGroups))
-        case .sqlite:
-            let folder = try ScratchFolder.perProcess()
-            let store = folder.appendingPathComponent("store.db")
-            return try SQLiteKeychainDatabase.create(
-                at: store, key: .keyFile(SQLiteKeychainDatabase.defaultKeyFile(for: store)))
-        }
-    }
-}
-
 /// A keychain's database and simulated device, with both at hand for scripting.
 struct Fixture {
     let database: any KeychainDatabase
@@ -55,18 +12,16 @@ struct Fixture {
     /// The emulated keychain under a `secItem` database; nil for the others.
     let emulator: SecItemEmulator?
 
-    /// - Parameter accessGroups: as ``DatabaseKind/make(device:accessGroups:)``: for a test that seeds items in
-    ///   groups outside the device's entitlement, which a real keychain refuses (errSecMissingEntitlement,
+    /// - Parameter accessGroups: as ``DatabaseKind/make(device:accessGroups:storeProfile:)``: for a test that seeds
+    ///   items in groups outside the device's entitlement, which a real keychain refuses (errSecMissingEntitlement,
     ///   `apple-secitem.md` §2.3 item 2, §2.8).
     init(
         _ kind: DatabaseKind = .inMemory, device: SimulatedDevice = SimulatedDevice(), accessGroups: [String]? = nil
     ) throws {
-        if kind == .secItem {
-            let emulator = SecItemEmulator(device: device, accessGroups: accessGroups)
-            (self.database, self.emulator) = (SecItemKeychainDatabase(calls: emulator), emulator)
-        } else {
-            (self.database, self.emulator) = (try kind.make(device: device, accessGroups: accessGroups), nil)
-        }
+        // The store models this machine (`linux`, the store's default): the core's rules never ask which device a
+        // store models; only a migration does.
+        (self.database, self.emulator) = try kind.makeObserved(
+            device: device, accessGroups: accessGroups, storeProfile: .linux)
         self.device = device
     }
 

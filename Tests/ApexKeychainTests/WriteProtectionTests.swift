@@ -1,4 +1,5 @@
 import ApexKeychain
+import ApexTestSupport
 import Foundation
 import Testing
 

@@ -1,5 +1,6 @@
 import ApexKeychain
 import ApexMigration
+import ApexTestSupport
 import Foundation
 import Synchronization
 import Testing

@@ -2,6 +2,7 @@ import ApexDumps
 import ApexKeychain
 import ApexKeychainApple
 import ApexMigration
+import ApexTestSupport
 import Foundation
 import Testing
 

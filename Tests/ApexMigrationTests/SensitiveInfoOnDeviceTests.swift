@@ -2,6 +2,7 @@ import ApexDumps
 import ApexKeychain
 import ApexKeychainStore
 import ApexMigration
+import ApexTestSupport
 import ExpoSecureStoreImporter
 import Foundation
 import ReactNativeKeychainImporter
