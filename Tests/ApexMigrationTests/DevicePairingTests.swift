@@ -1,5 +1,6 @@
 import ApexDumps
 import ApexKeychain
+import ApexKeychainApple
 import ApexKeychainStore
 import ApexMigration
 import ApexTestSupport
@@ -9,6 +10,13 @@ import Testing
 /// Issue 28: a migration over a store with a device that isn't the store's own verified a `biometryCurrentSet`
 /// item against the simulated enrolled set and removed its source; the first read through the store's own device
 /// invalidated it, and both copies were gone. A migration now refuses such a pair before it reads or writes.
+///
+/// Only the store models a device of its own, so the refusals are the store's cases. A device's keychain
+/// (`SecItemKeychainDatabase`) is the keychain of the device the app runs on: its `SecItemEmulator` reads the state
+/// of the device it was made with, and the context a prompt leaves is evaluated on that device (`apple-secitem.md`
+/// §2.7, "the caller's `kSecUseAuthenticationContext`"); a phone with another phone's keychain does not occur, and
+/// the database accepts any device, as the in-memory one does. The migration through the database's own device
+/// runs on every database.
 @Suite("a store and a device that is not its own")
 struct DevicePairingTests {
     static func store(_ profile: DeviceProfile) throws -> SQLiteKeychainDatabase {
@@ -18,7 +26,7 @@ struct DevicePairingTests {
     }
 
     /// A react-native-keychain-like item in the store, protected by the current biometric set.
-    static func seedBiometricItem(_ database: SQLiteKeychainDatabase, group: String) throws {
+    static func seedBiometricItem(_ database: any KeychainDatabase, group: String) throws {
         try database.add(
             KeychainItem(
                 attributes: ItemAttributes(
@@ -101,24 +109,34 @@ struct DevicePairingTests {
         #expect(noPasscode.problem(with: noPasscode.makeDevice()) == nil)
         #expect(noPasscode.problem(with: SimulatedDevice())?.contains("a passcode, where the store's has none") == true)
         #expect(InMemoryKeychainDatabase().problem(with: SimulatedDevice(platform: .linux)) == nil, "any device")
+        let keychain = SecItemKeychainDatabase(calls: SecItemEmulator(device: SimulatedDevice()))
+        #expect(keychain.problem(with: SimulatedDevice(platform: .linux)) == nil, "any device")
     }
 
-    @Test("with the store's own device, the on-device migration of a biometryCurrentSet item keeps it readable")
-    func ownDeviceKeepsTheItem() async throws {
-        let database = try Self.store(.ios)
-        let device = database.makeDevice()
+    @Test(
+        "with the database's own device, the on-device migration of a biometryCurrentSet item keeps it readable",
+        arguments: DatabaseKind.allCases)
+    func ownDeviceKeepsTheItem(kind: DatabaseKind) async throws {
+        let simulated = SimulatedDevice()
+        let database = try kind.make(device: simulated)
+        // The store's own device is the one it makes; the others' is the device they were made on.
+        let store = database as? SQLiteKeychainDatabase
+        let device = store?.makeDevice() ?? simulated
         try Self.seedBiometricItem(database, group: device.defaultAccessGroup)
         let migration = Migration(
             id: .forTests, importers: [CompletionMarkerTests.expo], source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device),
-            // A service of its own: the source, which has access control, can't make room in place.
+            // A service of its own: the source, which has access control, can't make room in place. The app
+            // names the access control it gave the item, which a device's keychain doesn't disclose for another
+            // library's item (`apple-secitem.md` §2.4).
             policy: MigrationPolicy(
                 removeSource: true, importOptions: ImportOptions(serviceMap: ["svc": "svc.migrated"]),
-                protectedSourceItems: .readWithPrompt(Prompt(title: "Move your saved sign-in"))))
+                protectedSourceItems: .readWithPrompt(
+                    Prompt(title: "Move your saved sign-in"), accessControl: .biometryCurrentSet)))
         let report = try await migration.run()
         #expect(report.summary.verified == 1)
         let later = try Keychain(
-            KeychainOptions(service: "svc.migrated"), database: database, device: database.makeDevice())
+            KeychainOptions(service: "svc.migrated"), database: database, device: store?.makeDevice() ?? simulated)
         #expect(try await later.getItem("expo-1") == "v1")
     }
 }

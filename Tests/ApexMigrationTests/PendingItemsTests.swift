@@ -1,72 +1,15 @@
 import ApexDumps
 import ApexKeychain
+import ApexKeychainStore
 import ApexMigration
+import ApexTestSupport
 import Foundation
-import Synchronization
 import Testing
 
-/// A database that counts the calls made to it, and can run something once after its Nth `add`.
-private final class WatchedDatabase: KeychainDatabase {
-    let inner = InMemoryKeychainDatabase()
-    private struct Counts {
-        var reads = 0
-        var foreignValueReads = 0
-        var adds = 0
-        var afterAdd: (Int, @Sendable () -> Void)?
-    }
-    private let counts = Mutex(Counts())
-
-    var reads: Int { counts.withLock { $0.reads } }
-    /// How many values of other libraries' items were read.
-    var foreignValueReads: Int { counts.withLock { $0.foreignValueReads } }
-    func resetReads() { counts.withLock { $0.reads = 0 } }
-    /// Runs `action` once, right after the `n`th add from now.
-    func after(adds n: Int, _ action: @escaping @Sendable () -> Void) {
-        counts.withLock { $0.afterAdd = ($0.adds + n, action) }
-    }
-
-    func add(_ item: KeychainItem) throws(KeychainDatabaseError) {
-        try inner.add(item)
-        let action: (@Sendable () -> Void)? = counts.withLock { c in
-            c.adds += 1
-            guard let (at, action) = c.afterAdd, c.adds == at else { return nil }
-            c.afterAdd = nil
-            return action
-        }
-        action?()
-    }
-    func replace(_ key: ItemAttributes.PrimaryKey, with item: KeychainItem) throws(KeychainDatabaseError) {
-        try inner.replace(key, with: item)
-    }
-    func rename(_ key: ItemAttributes.PrimaryKey, toAccount account: String) throws(KeychainDatabaseError) {
-        try inner.rename(key, toAccount: account)
-    }
-    func attributes(matching query: ItemQuery) throws(KeychainDatabaseError) -> [ItemAttributes] {
-        counts.withLock { $0.reads += 1 }
-        return try inner.attributes(matching: query)
-    }
-    func accounts(matching query: ItemQuery) throws(KeychainDatabaseError) -> [String] {
-        counts.withLock { $0.reads += 1 }
-        return try inner.accounts(matching: query)
-    }
-    func value(for key: ItemAttributes.PrimaryKey) throws(KeychainDatabaseError) -> Data {
-        let foreign = try inner.attributes(
-            matching: ItemQuery(
-                itemClass: key.itemClass, service: key.service, account: key.account, accessGroup: key.accessGroup)
-        ).contains { $0.primaryKey == key && !$0.isApexItem }
-        counts.withLock { c in
-            c.reads += 1
-            if foreign { c.foreignValueReads += 1 }
-        }
-        return try inner.value(for: key)
-    }
-    func delete(matching query: ItemQuery) throws(KeychainDatabaseError) -> Int { try inner.delete(matching: query) }
-    func delete(_ key: ItemAttributes.PrimaryKey) throws(KeychainDatabaseError) -> Bool { try inner.delete(key) }
-    func exclusively<T>(_ body: () throws -> T) throws -> T { try inner.exclusively(body) }
-}
-
 /// Issue "Start-up migration an app can adopt", part 2: a run is complete only when nothing is left that a later
-/// run could still migrate; a later `runIfNeeded` retries only what is pending; the policy can give up.
+/// run could still migrate; a later `runIfNeeded` retries only what is pending; the policy can give up. Each case runs
+/// on every database; the store models one device (`KeychainDatabase.problem(with:)`, `DevicePairingTests`), so a
+/// case whose device gets a passcode between launches leaves it out.
 @Suite("Pending items")
 struct PendingItemsTests {
     typealias Record = (service: String, account: String, value: String, pdmn: String, flags: AccessControlFlags)
@@ -93,12 +36,24 @@ struct PendingItemsTests {
         report.items.first { $0.source.account == account }
     }
 
+    /// A new database of `kind` on a new iPhone, with or without a passcode, counted; the store models that iPhone.
+    static func target(
+        _ kind: DatabaseKind, passcodeSet: Bool = true
+    ) throws -> (database: CountingDatabase, device: SimulatedDevice) {
+        let device = SimulatedDevice(passcodeSet: passcodeSet)
+        let base = try kind.make(device: device, storeProfile: passcodeSet ? .ios : .iosNoPasscode)
+        return (CountingDatabase(base), device)
+    }
+
+    /// The databases of a case whose device gets a passcode between launches: not the store, whose device is
+    /// the one it models.
+    static let passcodeChanges: [DatabaseKind] = [.inMemory, .secItem]
+
     @Test(
-        "no passcode at launch 1: the passcode item is pending and the run incomplete; set before launch 2, it is migrated then; launch 3 costs one lookup"
-    )
-    func passcodeSetBetweenLaunches() async throws {
-        let database = WatchedDatabase()
-        let device = SimulatedDevice(passcodeSet: false)
+        "no passcode at launch 1: the passcode item is pending and the run incomplete; set before launch 2, it is migrated then; launch 3 costs one lookup",
+        arguments: passcodeChanges)
+    func passcodeSetBetweenLaunches(kind: DatabaseKind) async throws {
+        let (database, device) = try Self.target(kind, passcodeSet: false)
 
         guard case .ran(let first) = try await Self.migration(database, device).runIfNeeded() else {
             Issue.record("launch 1 did not run")
@@ -126,7 +81,7 @@ struct PendingItemsTests {
         #expect(try await app.getItem("pin") == "sample-pin-0002")
 
         device.relaunch()
-        database.resetReads()
+        database.reset()
         guard case .alreadyComplete = try await Self.migration(database, device).runIfNeeded() else {
             Issue.record("launch 3 ran again")
             return
@@ -134,10 +89,10 @@ struct PendingItemsTests {
         #expect(database.reads == 1)
     }
 
-    @Test("a conflict the app resolves between launches is migrated at the next launch")
-    func conflictResolvedBetweenLaunches() async throws {
-        let database = WatchedDatabase()
-        let device = SimulatedDevice()
+    @Test(
+        "a conflict the app resolves between launches is migrated at the next launch", arguments: DatabaseKind.allCases)
+    func conflictResolvedBetweenLaunches(kind: DatabaseKind) async throws {
+        let (database, device) = try Self.target(kind)
         let app = try Keychain(KeychainOptions(service: "app"), database: database, device: device)
         try await app.setItem("token", "the app's own token")
 
@@ -162,10 +117,11 @@ struct PendingItemsTests {
         }
     }
 
-    @Test("the policy gives up after N launches: the item is reported given up, and the migration completes")
-    func giveUpAfterLaunches() async throws {
-        let database = InMemoryKeychainDatabase()
-        let device = SimulatedDevice(passcodeSet: false)
+    @Test(
+        "the policy gives up after N launches: the item is reported given up, and the migration completes",
+        arguments: DatabaseKind.allCases)
+    func giveUpAfterLaunches(kind: DatabaseKind) async throws {
+        let (database, device) = try Self.target(kind, passcodeSet: false)
         // No passcode is a reason the user can fix, which afterRuns keeps waiting for unless told otherwise.
         let policy = MigrationPolicy(giveUp: .init(afterRuns: 2, keepWaiting: []))
         guard case .ran(let first) = try await Self.migration(database, device, policy: policy).runIfNeeded() else {
@@ -215,22 +171,25 @@ struct PendingItemsTests {
         #expect(try await migration.isComplete() == false)
     }
 
-    @Test("the policy gives up at once for the reasons it names")
-    func giveUpForReasons() async throws {
+    @Test("the policy gives up at once for the reasons it names", arguments: DatabaseKind.allCases)
+    func giveUpForReasons(kind: DatabaseKind) async throws {
         let policy = MigrationPolicy(giveUp: .init(reasons: [.keychain(.PASSCODE_NOT_SET)]))
-        let migration = Self.migration(InMemoryKeychainDatabase(), SimulatedDevice(passcodeSet: false), policy: policy)
+        let (database, device) = try Self.target(kind, passcodeSet: false)
+        let migration = Self.migration(database, device, policy: policy)
         guard case .ran(let report) = try await migration.runIfNeeded() else { return }
         #expect(Self.item(report, "pin")?.state == .givenUp)
         #expect(report.isComplete)
         #expect(try await migration.isComplete())
     }
 
-    @Test("on the device, a later launch reads the values of only the source items left pending")
-    func onDeviceRetryReadsOnlyPendingValues() async throws {
-        let database = WatchedDatabase()
-        let device = SimulatedDevice(passcodeSet: false)
+    /// Not on the store: the device gets a passcode between launches (``passcodeChanges``).
+    @Test(
+        "on the device, a later launch reads the values of only the source items left pending",
+        arguments: passcodeChanges)
+    func onDeviceRetryReadsOnlyPendingValues(kind: DatabaseKind) async throws {
+        let (database, device) = try Self.target(kind, passcodeSet: false)
         func foreign(_ service: String, _ account: String, flags: AccessControlFlags = []) throws {
-            try database.inner.add(
+            try database.base.add(
                 KeychainItem(
                     attributes: ItemAttributes(
                         service: service, account: account, accessGroup: device.defaultAccessGroup, creator: nil,
@@ -243,10 +202,12 @@ struct PendingItemsTests {
         let migration = Migration(
             id: .forTests, importers: [PlainImporter()], source: .database(database, device: device),
             target: MigrationTarget(database: database, device: device),
-            // A service of its own: the pin, which has access control, can't make room in place.
+            // A service of its own: the pin, which has access control, can't make room in place. The app names the
+            // access control it gave the pin, which a device's keychain doesn't disclose (`apple-secitem.md` §2.4).
             policy: MigrationPolicy(
                 removeSource: true, importOptions: ImportOptions(serviceMap: ["app": "app.migrated"]),
-                protectedSourceItems: .readWithPrompt(Prompt(title: "Move your saved sign-in"))))
+                protectedSourceItems: .readWithPrompt(
+                    Prompt(title: "Move your saved sign-in"), accessControl: .passcode)))
 
         guard case .ran(let first) = try await migration.runIfNeeded() else { return }
         #expect(first.items.first { $0.source.account == "pin" }?.state == .pending)
@@ -270,11 +231,10 @@ struct PendingItemsTests {
     }
 
     @Test(
-        "the device locked in the middle of a run: what could not be written is pending, and the next launch finishes it"
-    )
-    func lockedMidRun() async throws {
-        let database = WatchedDatabase()
-        let device = SimulatedDevice()
+        "the device locked in the middle of a run: what could not be written is pending, and the next launch finishes it",
+        arguments: DatabaseKind.allCases)
+    func lockedMidRun(kind: DatabaseKind) async throws {
+        let (database, device) = try Self.target(kind)
         let records: [Record] = [
             ("app", "a", "sample-a", "ck", []), ("app", "b", "sample-b", "ak", []), ("app", "c", "sample-c", "ak", []),
         ]
