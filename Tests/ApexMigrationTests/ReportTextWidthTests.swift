@@ -28,10 +28,16 @@ struct ReportTextWidthTests {
         text.split(separator: "\n", omittingEmptySubsequences: false).map(Array.init)
     }
 
-    @Test("no line is wider than the width", arguments: widths)
+    /// Whether a line holds one token and nothing else (a token too long for its room goes on a line of its own).
+    static func isOneToken(_ line: [Character]) -> Bool {
+        let token = line.drop { $0 == " " }
+        return !token.isEmpty && !token.contains(" ")
+    }
+
+    @Test("no line is wider than the width but one that holds a single token", arguments: widths)
     func fits(width: Int) {
         for (name, report) in Self.reports {
-            let wide = Self.lines(report.text(width: width)).filter { $0.count > width }
+            let wide = Self.lines(report.text(width: width)).filter { $0.count > width && !Self.isOneToken($0) }
             #expect(
                 wide.isEmpty,
                 "\(name): \(wide.count) lines wider than \(width), first: \(wide.first.map { String($0) } ?? "")")
@@ -53,6 +59,8 @@ struct ReportTextWidthTests {
                     continue
                 }
                 guard let column, line.count > column, line[column] != " ", text.hasPrefix("  ") else { continue }
+                // A token too wide for its column, on its own line, is no action.
+                if Self.isOneToken(line), line.prefix(column).contains(where: { $0 != " " }) { continue }
                 // A row's first line: the action, then (when it fits) the reason.
                 guard !text.hasPrefix("      note: "), !text.hasPrefix("      reason: ") else { continue }
                 actions.append(String(line[column...]))
@@ -89,9 +97,15 @@ struct ReportTextWidthTests {
             func part(_ range: Range<Int>) -> String {
                 String(line[min(range.lowerBound, line.count)..<min(range.upperBound, line.count)])
             }
-            let item = part(2..<columns[0])
-            let target = part(columns[0]..<columns[1])
-            if line.count > columns[1], line[columns[1]] != " " {
+            var item = part(2..<columns[0])
+            var target = part(columns[0]..<columns[1])
+            let start = line.prefix { $0 == " " }.count
+            if isOneToken(line), start < columns[1] {
+                // A token too wide for its column, on its own line after the row's line: the column it starts in.
+                (item, target) = start < columns[0] ? (String(line[start...]), "") : ("", String(line[start...]))
+                cells[cells.count - 1].item += item
+                cells[cells.count - 1].target += target
+            } else if line.count > columns[1], line[columns[1]] != " " {
                 cells.append((item, target))
             } else if !cells.isEmpty {
                 cells[cells.count - 1].item += item

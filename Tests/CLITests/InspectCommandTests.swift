@@ -122,7 +122,8 @@ struct InspectCommandTests {
 }
 
 /// Review (command line, item 8): lines up to 269 columns wide. With `COLUMNS=80`, no line of `migrate` or
-/// `inspect` text is wider than 80, on every bundled sample; without it (a pipe), rows are not wrapped.
+/// `inspect` text is wider than 80 (but a line holding one token longer than that), on every bundled sample;
+/// without it (a pipe), rows are not wrapped.
 @Suite("text output fits the terminal")
 struct TerminalWidthTests {
     let sandbox: Sandbox
@@ -137,12 +138,15 @@ struct TerminalWidthTests {
         "react-native-encrypted-storage/android-fallback",
     ]
 
-    @Test("with COLUMNS=80, no line is wider than 80", arguments: samples)
+    @Test("with COLUMNS=80, no line is wider than 80 but a single long token", arguments: samples)
     func fits(sample name: String) async throws {
         for command in [["inspect"], ["migrate", "--bundle-id", "com.example.sampleapp"]] {
             let result = try await sandbox.run(command + [sample(name)], environment: ["COLUMNS": "80"])
             #expect(result.status == 0 || result.status == 1)
-            let wide: [String] = result.out.split(separator: "\n").map(String.init).filter { $0.count > 80 }
+            // A token longer than the line (a long path) goes on a line of its own, whole, and is the one exception.
+            let wide: [String] = result.out.split(separator: "\n").map(String.init).filter {
+                $0.count > 80 && $0.split(separator: " ").count > 1
+            }
             #expect(wide.isEmpty, "\(command[0]) \(name): \(wide.first ?? "")")
             #expect(!result.out.isEmpty)
         }

@@ -5,9 +5,10 @@ import Foundation
 /// The report as text for a terminal: the sources, then the items grouped by the dump and library they came
 /// from, each group a table (item, target, action, reason) with its notes, then the summary.
 ///
-/// Given a width (`$COLUMNS` or the terminal's), no line is wider: long cells wrap inside their column, so the
-/// ACTION column stays aligned, and when the reason has no room beside the action it goes on its own line under
-/// the row. A note every item of a group has is printed once, under the group's heading. Without a width, rows
+/// Given a width (`$COLUMNS` or the terminal's), no line is wider but one that holds a single token longer than
+/// its room: text wraps at spaces only, never inside a token. Long cells wrap inside their column, so the ACTION
+/// column stays aligned (a token wider than its column goes on a line of its own, whole), and when the reason has
+/// no room beside the action it goes on its own line under the row. A note every item of a group has is printed once, under the group's heading. Without a width, rows
 /// are one line each, and the item and target columns are at most 60 characters wide.
 extension MigrationReport {
     /// A readable table and summary, at most `width` characters wide (nil: no limit).
@@ -236,7 +237,9 @@ struct ReportTableLayout: Sendable {
     }
 
     /// The row's lines: its cells wrapped inside their columns, then, when it has no room beside the others, its
-    /// last column on lines of its own.
+    /// last column on lines of its own. A token wider than its column (a name without spaces) is never cut: it
+    /// goes on a line of its own, whole, from its column's start, after the row's line it belongs to, so the
+    /// other columns stay aligned.
     func append(_ row: ReportRow, to out: inout RenderedText) {
         let limited = width != nil
         let fixed = widths.count - 1
@@ -250,29 +253,54 @@ struct ReportTableLayout: Sendable {
         }
         let lines = columns.map(\.count).max() ?? 1
         for line in 0..<lines {
-            let start = out.bytes.count
-            out.spaces(Self.indent)
-            var pending = 0
-            for column in columns.indices {
-                let cell = line < columns[column].count ? columns[column][line] : ""
-                if !cell.isEmpty {
-                    out.spaces(pending)
-                    out.append(cell)
-                    pending = 0
-                }
-                if column < columns.count - 1 {
-                    let used = cell.isEmpty ? 0 : RenderedText.characterCount(cell)
-                    pending += max(0, widths[column] - used) + Self.gap
+            var cells = columns.map { line < $0.count ? $0[line] : "" }
+            var overflowing: [(start: Int, cell: String)] = []
+            if limited {
+                var start = Self.indent
+                for column in cells.indices {
+                    let room = column < widths.count ? widths[column] : lastWidth ?? Int.max
+                    if column != fixed, RenderedText.characterCount(cells[column]) > room {
+                        overflowing.append((start, cells[column]))
+                        cells[column] = ""
+                    }
+                    if column < widths.count { start += widths[column] + Self.gap }
                 }
             }
-            // Names may end in spaces: a line never does.
-            out.trimTrailingSpaces(from: start)
-            out.append("\n")
+            if line == 0 || cells.contains(where: { !$0.isEmpty }) { appendLine(cells, to: &out) }
+            for (start, cell) in overflowing {
+                let begin = out.bytes.count
+                out.spaces(start)
+                out.append(cell)
+                out.trimTrailingSpaces(from: begin)
+                out.append("\n")
+            }
         }
         if lastWidth == nil, !row.reason.isEmpty, row.cells != header.cells {
             let label = "      \(header.reason.lowercased()): "
             out.appendWrapped(label + row.reason, width: width, indent: label.count)
         }
+    }
+
+    /// One line of a row: its cells, each from its column's start.
+    private func appendLine(_ cells: [String], to out: inout RenderedText) {
+        let start = out.bytes.count
+        out.spaces(Self.indent)
+        var pending = 0
+        for column in cells.indices {
+            let cell = cells[column]
+            if !cell.isEmpty {
+                out.spaces(pending)
+                out.append(cell)
+                pending = 0
+            }
+            if column < cells.count - 1 {
+                let used = cell.isEmpty ? 0 : RenderedText.characterCount(cell)
+                pending += max(0, widths[column] - used) + Self.gap
+            }
+        }
+        // Names may end in spaces: a line never does.
+        out.trimTrailingSpaces(from: start)
+        out.append("\n")
     }
 }
 
@@ -297,43 +325,34 @@ extension RenderedText {
         }
     }
 
-    /// `text` cut into lines of at most `width` characters (`continuationWidth` after the first): at the last
-    /// space, or after the last `/`, `,` or `:`, in the second half of a line, else exactly at the width. A
-    /// space a line ends at is dropped. One empty line for empty text.
+    /// `text` cut into lines of at most `width` characters (`continuationWidth` after the first), at spaces only:
+    /// a token (a run of characters without a space, such as `whenPasscodeSetThisDeviceOnly` or
+    /// `service/key`) is never cut, and one longer than the line goes on a line of its own, whole. The spaces a
+    /// line is cut at are dropped. One empty line for empty text.
     static func wrap(_ text: String, width: Int, continuationWidth: Int? = nil) -> [String] {
         if characterCount(text) <= width { return [text] }
         var lines: [String] = []
-        var rest = Substring(text)
+        var line = ""
+        var used = 0
+        var started = false
         var limit = max(1, width)
-        while characterCount(String(rest)) > limit {
-            let cut = rest.index(rest.startIndex, offsetBy: limit)
-            var end = cut
-            var next = cut
-            if rest[cut] == " " {
-                next = rest.index(after: cut)
+        for token in text.split(separator: " ", omittingEmptySubsequences: false) {
+            let count = characterCount(String(token))
+            if !started {
+                (line, used, started) = (String(token), count, true)
+            } else if used + 1 + count <= limit {
+                line += " "
+                line += token
+                used += 1 + count
             } else {
-                var index = cut
-                let half = rest.index(rest.startIndex, offsetBy: limit / 2)
-                while index > half {
-                    let previous = rest.index(before: index)
-                    if rest[previous] == " " {
-                        end = previous
-                        next = index
-                        break
-                    }
-                    if "/,:".contains(rest[previous]) {
-                        end = index
-                        next = index
-                        break
-                    }
-                    index = previous
-                }
+                while line.hasSuffix(" ") { line.removeLast() }
+                lines.append(line)
+                limit = max(1, continuationWidth ?? width)
+                // Spaces in a run that a line is cut at are dropped with it.
+                (line, used, started) = (String(token), count, !token.isEmpty)
             }
-            lines.append(String(rest[..<end]))
-            rest = rest[next...]
-            limit = max(1, continuationWidth ?? width)
         }
-        lines.append(String(rest))
+        lines.append(line)
         return lines
     }
 }
