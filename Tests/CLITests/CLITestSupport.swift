@@ -78,7 +78,8 @@ final class Sandbox: Sendable {
     /// Runs `apex-keychain` with `arguments`, `stdin` as its standard input, in this folder.
     /// - Parameters:
     ///   - stdinFile: a file to read stdin from instead of `stdin` (`/dev/zero`).
-    ///   - launcher: a program and its arguments to run the tool through (`setsid -w`).
+    ///   - launcher: a program and its arguments to run the tool through (default: `setsid -w`, without a
+    ///     controlling terminal).
     ///   - environment: variables to set (or replace) in the tool's environment.
     func run(
         _ arguments: [String], stdin: Data = Data(), stdinFile: String? = nil, launcher: [String] = [],
@@ -104,6 +105,10 @@ final class Sandbox: Sendable {
         }
 
         let process = Process()
+        // In a session of its own, the tool has no controlling terminal even when the tests run in one: its text
+        // is not fitted to that terminal's width (util-linux's setsid execs in place, so the status is the tool's).
+        let detached = FileManager.default.isExecutableFile(atPath: "/usr/bin/setsid")
+        let launcher = launcher.isEmpty && detached ? ["/usr/bin/setsid", "-w"] : launcher
         if let program = launcher.first {
             process.executableURL = URL(fileURLWithPath: program)
             process.arguments = Array(launcher.dropFirst()) + [binary.path] + arguments

@@ -50,10 +50,11 @@ final class PseudoTerminal {
     /// - Parameters:
     ///   - stdout: a file to send stdout to instead of the terminal.
     ///   - stdin: a file to open (read-write: a FIFO then never ends) as stdin instead of the terminal.
+    ///   - stderr: a file to send stderr to instead of the terminal (which stays the controlling terminal).
     ///   - environment: variables to set (or replace).
     func spawn(
         _ program: String, _ arguments: [String], stdout: String? = nil, stdin: String? = nil,
-        environment extra: [String: String] = [:]
+        stderr: String? = nil, environment extra: [String: String] = [:]
     ) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         var attributes = posix_spawnattr_t()
@@ -81,6 +82,9 @@ final class PseudoTerminal {
             posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         } else {
             posix_spawn_file_actions_adddup2(&actions, 2, 1)
+        }
+        if let stderr {
+            posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         }
         let argv = ([program] + arguments).map { strdup($0) } + [nil]
         // Without the Swift runtime's backtracer, which handles SIGQUIT (and asks on the terminal for 30 s).
@@ -161,6 +165,12 @@ final class PseudoTerminal {
     /// Types `bytes` as the user would.
     func type(_ bytes: [UInt8]) {
         _ = bytes.withUnsafeBytes { write(master, $0.baseAddress, $0.count) }
+    }
+
+    /// Sets the terminal's size, as a terminal window does.
+    func resize(columns: Int, rows: Int = 24) {
+        var size = winsize(ws_row: UInt16(rows), ws_col: UInt16(columns), ws_xpixel: 0, ws_ypixel: 0)
+        _ = ioctl(terminal, UInt(TIOCSWINSZ), &size)
     }
 
     /// Whether the terminal echoes what is typed.
