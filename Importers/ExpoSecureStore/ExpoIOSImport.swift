@@ -151,10 +151,10 @@ package struct ExpoIOSImport {
         let (base, variant) = ExpoServiceVariant.split(claim.service)
         let names = variant == .bare ? [claim.service] : [claim.service, base]
         var notes: [String] = []
-        var protection = [String: String](minimumCapacity: 3)
+        var protection = [String: String](minimumCapacity: 5)
         protection["sync"] = RecordClaims.syncAsFound(record)
         if let pdmn = record.protection { protection["pdmn"] = pdmn }
-        if let control = record.accessControl { protection["accessControl"] = control.raw }
+        record.accessControl?.record(in: &protection)
 
         // The target's access group.
         var targetGroup: String?

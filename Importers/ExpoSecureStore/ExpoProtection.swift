@@ -152,21 +152,7 @@ package enum ExpoProtectionMapping {
     }
 
     /// The flags' names, `a|b|c`, or `none`.
-    package static func names(of flags: AccessControlFlags) -> String {
-        let named: [(AccessControlFlags, String)] = [
-            (.userPresence, "userPresence"), (.biometryAny, "biometryAny"), (.biometryCurrentSet, "biometryCurrentSet"),
-            (.devicePasscode, "devicePasscode"), (.watch, "watch"), (.or, "or"), (.and, "and"),
-            (.privateKeyUsage, "privateKeyUsage"), (.applicationPassword, "applicationPassword"),
-        ]
-        var rest = flags
-        var parts: [String] = []
-        for (flag, name) in named where flags.contains(flag) {
-            parts.append(name)
-            rest.remove(flag)
-        }
-        if !rest.isEmpty { parts.append(String(format: "0x%08x", rest.rawValue)) }
-        return parts.isEmpty ? "none" : parts.joined(separator: "|")
-    }
+    package static func names(of flags: AccessControlFlags) -> String { flags.words }
 
     // MARK: Android
 

@@ -63,7 +63,7 @@ struct EncryptedStorageIOS {
     private func item(_ dump: Dump, _ record: KeychainRecord) -> SourceItem {
         var protection: [String: String] = ["synchronizable": record.synchronizable ? "true" : "false"]
         protection["pdmn"] = record.protection
-        if let control = record.accessControl { protection["accessControl"] = control.raw }
+        record.accessControl?.record(in: &protection)
         var item = SourceItem(
             library: .reactNativeEncryptedStorage, platform: .ios,
             origin: SourceOrigin(path: dump.path, format: dump.format, location: record.location),

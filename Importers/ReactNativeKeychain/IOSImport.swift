@@ -299,9 +299,7 @@ struct IOSImport {
         ]
         found["pdmn"] = record.protection
         if let control = record.accessControl {
-            found["accessControl"] = control.raw
-            found["accessControlFlags"] = IOSProtectionMapping.flagWords(control.flags)
-            found["accessControlProtection"] = control.protection
+            control.record(in: &found)
         } else if let raw = record.extra["accc"], !raw.isEmpty {
             found["accessControl"] = raw
         }

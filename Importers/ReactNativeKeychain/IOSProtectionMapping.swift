@@ -124,7 +124,7 @@ enum IOSProtectionMapping {
     /// The package's access control for the flags, or why there is none.
     static func accessControl(_ flags: AccessControlFlags, notes: inout [String]) throws(Blocked) -> AccessControl {
         if flags.isEmpty { return .none }
-        let words = flagWords(flags)
+        let words = flags.words
         if flags.contains(.applicationPassword) {
             throw Blocked(
                 "access control \(words) needs an application password, which has no equivalent in the package")
@@ -171,17 +171,4 @@ enum IOSProtectionMapping {
 
     private static let currentSetNote =
         "biometryCurrentSet: the new item is bound to the biometrics enrolled when it is written, not to the set the source item was bound to"
-
-    /// The flags as words: `biometryCurrentSet|devicePasscode|or`.
-    static func flagWords(_ flags: AccessControlFlags) -> String {
-        let names: [(AccessControlFlags, String)] = [
-            (.userPresence, "userPresence"), (.biometryAny, "biometryAny"), (.biometryCurrentSet, "biometryCurrentSet"),
-            (.devicePasscode, "devicePasscode"), (.watch, "watch"), (.or, "or"), (.and, "and"),
-            (.privateKeyUsage, "privateKeyUsage"), (.applicationPassword, "applicationPassword"),
-        ]
-        var words = names.filter { flags.contains($0.0) }.map(\.1)
-        let rest = names.reduce(flags) { $0.subtracting($1.0) }
-        if !rest.isEmpty { words.append("0x" + String(rest.rawValue, radix: 16)) }
-        return words.joined(separator: "|")
-    }
 }

@@ -85,7 +85,7 @@ struct RNSIIOSImport {
         let key = record.account?.text ?? ""
         var protection: [String: String] = ["sync": RecordClaims.syncAsFound(record)]
         if let pdmn = record.protection { protection["pdmn"] = pdmn }
-        if let control = record.accessControl { protection["accessControl"] = control.raw }
+        record.accessControl?.record(in: &protection)
         var item = SourceItem(
             library: .reactNativeSensitiveInfo, platform: .ios,
             origin: SourceOrigin(path: dump.path, format: dump.format, location: record.location),

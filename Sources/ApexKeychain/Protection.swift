@@ -153,3 +153,19 @@ public struct AccessControlFlags: OptionSet, Sendable, Hashable, Codable {
         AccessControl.allCases.first { $0.flags == self }
     }
 }
+
+extension AccessControlFlags {
+    /// The flags' names joined with `|` (`biometryAny|devicePasscode|or`), bits no name covers in hex, `none`
+    /// for no flag: how reports and reasons name an access control as found.
+    package var words: String {
+        let names: [(AccessControlFlags, String)] = [
+            (.userPresence, "userPresence"), (.biometryAny, "biometryAny"), (.biometryCurrentSet, "biometryCurrentSet"),
+            (.devicePasscode, "devicePasscode"), (.watch, "watch"), (.or, "or"), (.and, "and"),
+            (.privateKeyUsage, "privateKeyUsage"), (.applicationPassword, "applicationPassword"),
+        ]
+        var words = names.filter { contains($0.0) }.map(\.1)
+        let rest = names.reduce(self) { $0.subtracting($1.0) }
+        if !rest.isEmpty { words.append("0x" + String(rest.rawValue, radix: 16)) }
+        return words.isEmpty ? "none" : words.joined(separator: "|")
+    }
+}

@@ -13,8 +13,9 @@ struct InspectCommand: RunnableCommand {
                 Reads each dump (an iOS keychain plist, SQLite export or objection JSON; Android \
                 SharedPreferences or DataStore files) and lists the items that react-native-keychain, \
                 expo-secure-store, react-native-sensitive-info and react-native-encrypted-storage wrote in them: format, library, platform, \
-                service, key and protection as found. Values are never shown; usernames only with \
-                --include-labels. Nothing is written.
+                service, key and protection as found (an access control as its decoded flags; its DER only \
+                with --verbose). Values are never shown; usernames only with --include-labels. Nothing is \
+                written.
 
                 A folder is searched for dumps by content, whatever the files' names; a file in it that is not \
                 a keychain dump is skipped with a line on stderr ('skipped PATH: not a keychain dump'), or with \
@@ -25,7 +26,7 @@ struct InspectCommand: RunnableCommand {
                 --format json prints the migration report's shape with 'sources' and, per item, 'source' only.
                 """,
             arguments: [dumpPathArgument],
-            options: [Self.format, Self.includeLabels, strictOption])
+            options: [Self.format, Self.includeLabels, Self.verbose, strictOption])
     }
 
     /// The output formats.
@@ -40,6 +41,10 @@ struct InspectCommand: RunnableCommand {
     static let includeLabels = OptionDefinition.flag(
         "include-labels", help: "Show usernames and labels (personal data, never secrets).")
 
+    /// `--verbose`.
+    static let verbose = OptionDefinition.flag(
+        "verbose", help: "Show each protection's raw encoding too (an access control's DER as hex).")
+
     /// The dumps to read.
     let paths: [String]
     /// Whether to print JSON rather than text.
@@ -48,12 +53,15 @@ struct InspectCommand: RunnableCommand {
     let includeLabels: Bool
     /// Whether a folder's file that is not a keychain dump is an error.
     let strict: Bool
+    /// Whether the text shows raw encodings beside what was decoded from them.
+    let verbose: Bool
 
     init(_ values: ParsedValues) throws(CLIError) {
         paths = try values.values(dumpPathArgument)
         json = try values.enumeration(Self.format, Format.self) == .json
         includeLabels = try values.flag(Self.includeLabels)
         strict = try values.flag(strictOption)
+        verbose = try values.flag(Self.verbose)
     }
 
     func run() async throws(CLIError) {
@@ -64,7 +72,8 @@ struct InspectCommand: RunnableCommand {
         if json {
             try Console.write(streaming: { try report.writeJSON(to: $0) })
         } else {
-            try Console.write(report.textData(width: TerminalWidth.current()))
+            try Console.write(
+                report.textData(MigrationReport.TextStyle(width: TerminalWidth.current(), verbose: verbose)))
         }
         KeptUntilExit.keep(report)
     }

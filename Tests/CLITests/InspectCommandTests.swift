@@ -185,13 +185,18 @@ struct InspectLegibilityTests {
     }
 
     @Test(
-        "decoded access-control flags come before the raw DER; an empty service is (default) on Android, (no service) on iOS"
+        "decoded access-control flags, the raw DER after them only with --verbose; an empty service is (default) on Android, (no service) on iOS"
     )
     func protectionAndDefault() async throws {
-        let ios = try await sandbox.run(["inspect", sample("react-native-keychain/ios/keychain.plist")])
+        let path = sample("react-native-keychain/ios/keychain.plist")
+        let ios = try await sandbox.run(["inspect", path])
         let vault = try #require(ios.out.split(separator: "\n").first { $0.hasPrefix("  vault ") })
-        let flags = try #require(vault.firstRange(of: "accessControlFlags=biometryCurrentSet"))
-        let der = try #require(vault.firstRange(of: "accessControl=der:"))
+        #expect(vault.hasSuffix("accessControl=biometryCurrentSet, pdmn=aku, synchronizable=false"), "\(vault)")
+        #expect(!ios.out.contains("der:"))
+        let verbose = try await sandbox.run(["inspect", "--verbose", path])
+        let full = try #require(verbose.out.split(separator: "\n").first { $0.hasPrefix("  vault ") })
+        let flags = try #require(full.firstRange(of: "accessControlFlags=biometryCurrentSet"))
+        let der = try #require(full.firstRange(of: "accessControl=der:"))
         #expect(flags.lowerBound < der.lowerBound)
         let android = try await sandbox.run(["inspect", sample("react-native-keychain/android")])
         #expect(android.out.contains("\n  (default) "))

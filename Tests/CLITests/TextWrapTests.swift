@@ -63,3 +63,33 @@ struct TextWrapTests {
         #expect(compared > 50)
     }
 }
+
+/// Issue 31 (text a person reads): `inspect` printed 5 to 8 lines of DER hex per item at 80 columns.
+@Suite("inspect shows access control as flags, its DER only with --verbose")
+struct InspectAccessControlTests {
+    @Test(
+        "every iOS sample: flags, no hex without --verbose; the DER with it",
+        arguments: [
+            "react-native-keychain/ios", "expo-secure-store/ios", "react-native-sensitive-info/ios",
+            "react-native-encrypted-storage/ios",
+        ])
+    func flagsNotHex(folder: String) async throws {
+        let sandbox = try Sandbox()
+        let plain = try await sandbox.run(["inspect", sample(folder)])
+        #expect(plain.status == 0)
+        #expect(!plain.out.contains("der:") && !plain.out.contains("hex:"), "\(plain.out)")
+        #expect(!plain.out.contains("accessControlFlags="))
+        let verbose = try await sandbox.run(["inspect", "--verbose", sample(folder)])
+        // The raw forms as found too: DER as hex from a plist or SQLite export, objection's words from its JSON.
+        #expect(verbose.out.contains("accessControl=der:") || folder.hasPrefix("react-native-encrypted-storage"))
+        #expect(verbose.out.contains("accessControl=None") || !folder.hasPrefix("react-native-encrypted-storage"))
+        #expect(verbose.out.contains("accessControlFlags="))
+    }
+
+    @Test("expo's biometric item: its flags by name")
+    func expoFlags() async throws {
+        let result = try await Sandbox().run(["inspect", sample("expo-secure-store/ios")])
+        let line = try #require(result.out.split(separator: "\n").first { $0.contains("app:auth / authToken") })
+        #expect(line.hasSuffix("accessControl=biometryCurrentSet, pdmn=ak, sync=0"), "\(line)")
+    }
+}

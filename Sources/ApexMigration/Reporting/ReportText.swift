@@ -12,10 +12,31 @@ import Foundation
 /// are one line each, and the item and target columns are at most 60 characters wide.
 extension MigrationReport {
     /// A readable table and summary, at most `width` characters wide (nil: no limit).
-    public func text(width: Int? = nil) -> String { renderedText(width: width).string }
+    public func text(width: Int? = nil) -> String { text(TextStyle(width: width)) }
+
+    /// A readable table and summary, laid out as `style` says.
+    public func text(_ style: TextStyle) -> String { renderedText(style).string }
 
     /// ``text(width:)`` as UTF-8 bytes, for writing out without a `String` in between.
-    public func textData(width: Int? = nil) -> Data { Data(renderedText(width: width).bytes) }
+    public func textData(width: Int? = nil) -> Data { textData(TextStyle(width: width)) }
+
+    /// ``text(_:)`` as UTF-8 bytes, for writing out without a `String` in between.
+    public func textData(_ style: TextStyle) -> Data { Data(renderedText(style).bytes) }
+
+    /// How the text is laid out.
+    public struct TextStyle: Sendable, Equatable {
+        /// The widest a line may be (nil: no limit).
+        public var width: Int?
+        /// Whether a protection's raw encodings (an access control's DER, data as hex) are shown beside what was
+        /// decoded from them; without it, only the decoded flags, and a raw value's size.
+        public var verbose: Bool
+
+        /// A style: no limit and not verbose by default.
+        public init(width: Int? = nil, verbose: Bool = false) {
+            self.width = width
+            self.verbose = verbose
+        }
+    }
 
     /// The narrowest width the text is fitted to: below it, lines may be wider than asked.
     public static let narrowestTextWidth = 40
@@ -30,7 +51,7 @@ extension MigrationReport {
 
     /// The cells of every row, with the dump's names made safe to show (``DisplayText``). Fields are read in
     /// place (a copy of each item would retain every string it holds).
-    private var textRows: [ReportRow] {
+    private func textRows(verbose: Bool) -> [ReportRow] {
         let inventory = isInventory
         return concurrentMap(count: items.count) { index in
             let source = items[index].source
@@ -38,7 +59,7 @@ extension MigrationReport {
             if inventory {
                 return ReportRow(
                     cells: [found, DisplayText.escaped(source.class?.code ?? "-")],
-                    reason: DisplayText.escaped(Self.protectionText(source.protection)))
+                    reason: DisplayText.escaped(Self.protectionText(source.protection, verbose: verbose)))
             }
             let target = items[index].target?.text
             let action = actionText(index)
@@ -62,11 +83,22 @@ extension MigrationReport {
     }
 
     /// An item's protection as found, `name=value` by name, with raw encodings (`der:`, `hex:`) after what was
-    /// decoded from them.
-    static func protectionText(_ protection: [String: String]) -> String {
+    /// decoded from them. Unless `verbose`, a decoded access control is its flags alone (`accessControl=
+    /// biometryCurrentSet`, the class inside it only when it differs from `pdmn`), and a raw encoding is shown by
+    /// its size (`hex, 13 bytes`).
+    static func protectionText(_ protection: [String: String], verbose: Bool) -> String {
         func isRaw(_ value: String) -> Bool { value.hasPrefix("der:") || value.hasPrefix("hex:") }
-        return protection.sorted { first, second in
-            isRaw(first.value) != isRaw(second.value) ? !isRaw(first.value) : first.key < second.key
+        var shown = protection
+        if !verbose {
+            if let flags = shown.removeValue(forKey: "accessControlFlags") { shown["accessControl"] = flags }
+            if shown["accessControlProtection"] == shown["pdmn"] { shown["accessControlProtection"] = nil }
+            for (key, value) in shown where isRaw(value) {
+                shown[key] = "\(value.prefix(3)), \((value.utf8.count - 4) / 2) bytes"
+            }
+        }
+        return shown.sorted { first, second in
+            let (a, b) = (isRaw(shown[first.key] ?? ""), isRaw(shown[second.key] ?? ""))
+            return a != b ? !a : first.key < second.key
         }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
     }
 
@@ -96,8 +128,8 @@ extension MigrationReport {
         return groups
     }
 
-    private func renderedText(width requested: Int?) -> RenderedText {
-        let width = requested.map { max($0, Self.narrowestTextWidth) }
+    private func renderedText(_ style: TextStyle) -> RenderedText {
+        let width = style.width.map { max($0, Self.narrowestTextWidth) }
         var out = RenderedText(capacity: 256 + items.count * 200)
         // An inventory (`inspect`) has no device and no heading.
         if !targetDevice.isEmpty {
@@ -113,7 +145,7 @@ extension MigrationReport {
                     + "\(source.library?.rawValue ?? "no library recognised"), \(source.platform.rawValue))",
                 width: width, indent: 2)
         }
-        let rows = textRows
+        let rows = textRows(verbose: style.verbose)
         let layout = ReportTableLayout(
             header: isInventory ? Self.inventoryHeader : Self.planHeader, rows: rows, width: width)
         let groups = textGroups
