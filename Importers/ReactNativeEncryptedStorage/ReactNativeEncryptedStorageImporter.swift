@@ -119,11 +119,11 @@ struct DefaultService {
     }
 
     /// ``target(inferred:)`` for `item`: its note is added to the item's notes, and when there is no service the
-    /// item is blocked with that note.
+    /// item needs that input (a run given the bundle id migrates it).
     func target(for item: inout SourceItem, inferred: AppIdentity?) -> String? {
         let (service, note) = target(inferred: inferred)
         item.notes.append(note)
-        if service == nil { item.verdict = .blocked(note) }
+        if service == nil { item.verdict = .needsInput(note) }
         return service
     }
 

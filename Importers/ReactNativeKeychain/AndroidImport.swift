@@ -103,7 +103,7 @@ struct AndroidImport {
                 target = .unknownProtection(service: service, key: "credentials", kind: .credentials)
             }
         } catch {
-            blocked = error.reason
+            if error.needsInput { missing = missing ?? error.reason } else { blocked = error.reason }
         }
         if case .failure(let unmapped) = protection { blocked = unmapped.reason }
         if let shadowedBy = entry.shadowedBy, filter == nil {
@@ -153,7 +153,7 @@ struct AndroidImport {
             return service
         }
         guard let bundleID = options.bundleID else {
-            throw Blocked(
+            throw .needsInput(
                 "the item is in react-native-keychain's default Android service \"\", which goes to the app's default service (its bundle id): pass --bundle-id, or name a service for \"\" with --service-map"
             )
         }

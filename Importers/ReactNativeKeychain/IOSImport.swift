@@ -140,6 +140,7 @@ struct IOSImport {
         var filter: String?
         var mapped: Mapped?
         var blocked: String?
+        var missing: String?
         do throws(Blocked) {
             if isInternet {
                 if Self.serverUnknown(record) { throw Self.unknownServer(dump) }
@@ -160,7 +161,7 @@ struct IOSImport {
                 mapped = try genericTarget(service: service, record, notes: &notes)
             }
         } catch {
-            blocked = error.reason
+            if error.needsInput { missing = error.reason } else { blocked = error.reason }
         }
         item.notes = notes
         let target = mapped?.target
@@ -171,6 +172,8 @@ struct IOSImport {
             // Blocked, with the target it was meant for when its names are known (see `Mapped`).
             item.verdict = .blocked(reason)
             item.target = target
+        } else if let missing {
+            item.verdict = .needsInput(missing)
         } else {
             item.target = target
         }
@@ -212,7 +215,7 @@ struct IOSImport {
         server: String, _ record: KeychainRecord, notes: inout [String]
     ) throws(Blocked) -> Mapped {
         guard let defaultService = app.defaultService else {
-            throw Blocked(
+            throw .needsInput(
                 "internet credentials go to the app's default service, and its name (the bundle id) is unknown: pass --bundle-id"
             )
         }

@@ -4,7 +4,19 @@ import ApexMigration
 /// Why an item can't be mapped. The reason names attributes and rules, never a value.
 struct Blocked: Error {
     let reason: String
-    init(_ reason: String) { self.reason = reason }
+    /// Whether what is missing is input the run was not given (a bundle id): the item is
+    /// `SourceVerdict.needsInput(_:)`, pending until a run is given it, not blocked for good.
+    let needsInput: Bool
+    init(_ reason: String) {
+        self.reason = reason
+        needsInput = false
+    }
+    private init(reason: String, needsInput: Bool) {
+        self.reason = reason
+        self.needsInput = needsInput
+    }
+    /// An item that a run with `reason`'s input can migrate.
+    static func needsInput(_ reason: String) -> Blocked { Blocked(reason: reason, needsInput: true) }
 }
 
 /// The user's service choices and the package's naming rules, shared by both platforms.

@@ -215,7 +215,7 @@ struct RNSIAndroidImport {
         notes += mapped.notes
         guard let serviceFound else {
             item.notes = notes
-            item.verdict = .blocked(
+            item.verdict = .needsInput(
                 "the service is not recorded: the file name holds the first 8 bytes of its SHA-256, which match none of 'default', the bundle id and the services of --service-map; name it with --service-map SERVICE=TARGET"
             )
             return item

@@ -194,6 +194,24 @@ struct FailOnTests {
         #expect(bad.err.contains("invalid value 'oops' in '--fail-on <actions>'"))
     }
 
+    /// Issue 31: a missing `--bundle-id` was `blocked`, `noEquivalent` and final, so `--fail-on pending` passed
+    /// although one flag fixes it.
+    @Test("an item that needs --bundle-id is needsInput and pending: --fail-on pending catches it; given it, none is")
+    func missingBundleIDIsPending() async throws {
+        let run = try await sandbox.run(["migrate", Self.android, "--format", "json", "--fail-on", "pending"])
+        #expect(run.status == 1, "\(run.err)")
+        #expect(run.err.contains("1 item ends as pending (--fail-on)"), "\(run.err)")
+        let report = try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any]
+        let items = try #require(report?["items"] as? [[String: Any]])
+        let waiting = items.filter { $0["reasonCode"] as? String == "needsInput" }
+        #expect(waiting.count == 1)
+        #expect(waiting.first?["state"] as? String == "pending")
+        #expect((waiting.first?["reason"] as? String)?.contains("pass --bundle-id") == true)
+        let given = try await sandbox.run(
+            ["migrate", Self.android, "--bundle-id", "com.example.app", "--fail-on", "pending"])
+        #expect(given.status == 0, "\(given.err)")
+    }
+
     @Test("--on-conflict fail makes a plan with a conflict exit 1: the real run would stop")
     func onConflictFailGatesAPlan() async throws {
         let store = try await sandbox.initStore(device: "ios")

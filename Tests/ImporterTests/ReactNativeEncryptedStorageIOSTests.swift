@@ -80,7 +80,7 @@ struct ReactNativeEncryptedStorageIOSTests {
         #expect(RNES.reason(items[1].verdict) == "the target key would contain U+0000, which the package refuses")
     }
 
-    @Test("the default service is inferred from the access group, with a note; unknown, the item is blocked")
+    @Test("the default service is inferred from the access group, with a note; unknown, the item needs the bundle id")
     func inferred() throws {
         let inferred = try #require(try RNES.run([keychainDump([RNES.item("1")])]).first)
         #expect(inferred.target?.service == "com.example.app")
@@ -88,7 +88,7 @@ struct ReactNativeEncryptedStorageIOSTests {
         let unknown = try #require(try RNES.run([keychainDump([RNES.item("1", group: nil)])]).first)
         #expect(unknown.target == nil)
         #expect(RNES.reason(unknown.verdict)?.contains("pass --bundle-id") == true)
-        if case .blocked = unknown.verdict {} else { Issue.record("not blocked: \(unknown.verdict)") }
+        if case .needsInput = unknown.verdict {} else { Issue.record("not needsInput: \(unknown.verdict)") }
         let mapped = try #require(
             try RNES.run([keychainDump([RNES.item("1", group: nil)])], ImportOptions(serviceMap: ["": "store"])).first)
         #expect(mapped.target?.service == "store" && mapped.verdict == .migrate)

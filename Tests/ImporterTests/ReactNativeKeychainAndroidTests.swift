@@ -83,7 +83,7 @@ import Testing
         expectNoSecrets(items, secrets)
     }
 
-    @Test func realFixtureWithoutBundleIDBlocksOnlyTheDefaultService() throws {
+    @Test func realFixtureWithoutBundleIDHoldsOnlyTheDefaultService() throws {
         let dumps = [
             try ImporterFixtures.sharedPreferences(
                 "rnkeychain-conceal-eclipse7-RN_KEYCHAIN.xml", as: Self.prefs + "RN_KEYCHAIN.xml"),
@@ -92,8 +92,8 @@ import Testing
         ]
         let items = try importer.importItems(from: dumps, options: ImportOptions())
         let defaultItem = try Self.item(items, "")
-        guard case .blocked(let reason) = defaultItem.verdict else {
-            Issue.record("expected blocked, found \(defaultItem.verdict)")
+        guard case .needsInput(let reason) = defaultItem.verdict else {
+            Issue.record("expected needsInput, found \(defaultItem.verdict)")
             return
         }
         #expect(reason.contains("--bundle-id"))

@@ -68,14 +68,14 @@ func rnkRecord(
         #expect(items[1].source.server == "https://example.com")
     }
 
-    @Test func internetCredentialsWithoutAKnownDefaultServiceAreBlocked() throws {
+    @Test func internetCredentialsWithoutAKnownDefaultServiceNeedTheBundleID() throws {
         let records = [
             rnkRecord(service: "auth", group: "ABCDE12345.com.example.one"),
             rnkRecord("inet", service: nil, server: "https://example.com", group: "ABCDE12345.com.example.two"),
         ]
         let items = try run(records)
         #expect(items[0].verdict == .migrate)
-        guard case .blocked(let reason) = items[1].verdict else {
+        guard case .needsInput(let reason) = items[1].verdict else {
             Issue.record("\(items[1].verdict)")
             return
         }

@@ -54,7 +54,7 @@ import Testing
         #expect(items[7].value.description.contains("'159201e464afe90a227c520086d9693b'"))
         #expect(SHA256.hex(Array("default::authToken".utf8)).hasPrefix("159201e464afe90a227c520086d9693b"))
         #expect(items[7].source.service == "default")
-        #expect(items.last?.verdict.isBlocked == true)
+        #expect(items.last?.verdict.isNeedsInput == true, "a service only the app can name: --service-map")
         // Naming the service with the map finds the 6.x file of `payments`.
         let mapped = try importer.importItems(
             from: [dumps[5]], options: ImportOptions(serviceMap: ["payments": "pay"]))
@@ -138,8 +138,9 @@ import Testing
         let items = try importer.importItems(from: [v5], options: ImportOptions())
         #expect(items.count == 3)
         #expect(items[0].verdict.isSkipped && items[1].verdict.isSkipped)
-        // No `service::key` and no JSON service: taken as the key with an unknown service → blocked.
-        #expect(items[2].verdict.isBlocked)
+        // No `service::key` and no JSON service: taken as the key with an unknown service, which the service
+        // map can name → needs input (pending), not blocked for good.
+        #expect(items[2].verdict.isNeedsInput)
         expectNoSecrets(items, ["rnsi-secret-cut", "rnsi-secret-plain"])
         // A 6.x file whose service is only in rnsi.key_versions.xml.
         let hash = String(SHA256.hex(Array("wallet".utf8)).prefix(16))

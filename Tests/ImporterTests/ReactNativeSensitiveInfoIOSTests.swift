@@ -211,4 +211,5 @@ extension SourceVerdict {
     var isBlocked: Bool { if case .blocked = self { true } else { false } }
     var isShadowed: Bool { if case .shadowed = self { true } else { false } }
     var isSkipped: Bool { if case .skipped = self { true } else { false } }
+    var isNeedsInput: Bool { if case .needsInput = self { true } else { false } }
 }

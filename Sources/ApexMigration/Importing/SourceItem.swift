@@ -189,9 +189,10 @@ public enum SourceVerdict: Sendable, Equatable {
     case shadowed(String)
     /// Left out on purpose: another SDK's item, or filtered by the user.
     case skipped(String)
-    /// The value can be read only with what this run was not given (FacebookConceal's key file, a machine
-    /// with AES-256-GCM): the item is `blocked` and stays pending, and a run given it migrates the item. The
-    /// reason says what is missing.
+    /// The item can be migrated only with what this run was not given: FacebookConceal's key file, a machine
+    /// with AES-256-GCM, the bundle id that names the app's default service, a service only the app can name.
+    /// The item is `blocked` and stays pending, and a run given it migrates the item. The reason says what is
+    /// missing and how to give it.
     case needsInput(String)
 
     /// Why the item is not migrated as it is, or nil for ``migrate``.

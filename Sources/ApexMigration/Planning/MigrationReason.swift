@@ -31,8 +31,9 @@ public enum MigrationReason: Sendable, Hashable, Codable {
     case changedAfterPlan
     /// The item was written, but read back different.
     case readBackDiffers
-    /// The value can be read only with what the run was not given (FacebookConceal's key file): pending until a
-    /// run is given it.
+    /// The item can be migrated only with what the run was not given (FacebookConceal's key file, the bundle id,
+    /// a service only the app can name, the access control the keychain does not disclose): pending until a run
+    /// is given it.
     case needsInput
     /// The target service is the one that holds the migration's own records (``Migration/ledgerService``): no item
     /// is ever written there. Final, as an item without a target is: a run with a service map
