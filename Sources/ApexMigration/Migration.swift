@@ -212,7 +212,7 @@ public struct Migration: Sendable {
             let digest = Ledger.digest(target)
             let runs = (pendingBefore?[digest] ?? 0) + 1
             if item.state == .pending, policy.giveUp.applies(to: item.cause, runs: runs) {
-                report.items[index].state = .givenUp
+                report.giveUp(index)
                 continue
             }
             pendingNow.runs[digest] = max(pendingNow.runs[digest] ?? 0, runs)

@@ -72,8 +72,10 @@ struct InspectCommand: RunnableCommand {
         if json {
             try Console.write(streaming: { try report.writeJSON(to: $0) })
         } else {
-            try Console.write(
-                report.textData(MigrationReport.TextStyle(width: TerminalWidth.current(), verbose: verbose)))
+            let width = TerminalWidth.current()
+            try Console.write(report.textData(MigrationReport.TextStyle(width: width, verbose: verbose)))
+            // The verdict on stderr, as `migrate` writes it after a text report.
+            Console.writeError(report.verdict.lines(width: width).joined(separator: "\n") + "\n")
         }
         KeptUntilExit.keep(report)
     }

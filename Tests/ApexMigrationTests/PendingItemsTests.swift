@@ -128,6 +128,13 @@ struct PendingItemsTests {
             return
         }
         #expect(Self.item(first, "pin")?.state == .pending)
+        // The summary and the verdict count it pending, beside the actions (issue 31).
+        #expect(first.summary.pending == 1 && first.summary.givenUp == 0)
+        #expect(first.verdict.migrated == 1 && first.verdict.leftBehind == 2)
+        #expect(
+            first.verdict.groups.map { "\($0.needs) \($0.reasonCode?.code ?? "-") \($0.state) \($0.count)" } == [
+                "user PASSCODE_NOT_SET pending 1", "nothing noEquivalent final 1",
+            ])
         device.relaunch()
         guard case .ran(let second) = try await Self.migration(database, device, policy: policy).runIfNeeded() else {
             Issue.record("launch 2 did not run")
@@ -135,6 +142,10 @@ struct PendingItemsTests {
         }
         #expect(second.items.map(\.source.account) == ["pin"])
         #expect(second.items.first?.state == .givenUp)
+        #expect(second.summary.pending == 0 && second.summary.givenUp == 1)
+        #expect(second.verdict.groups.map(\.state) == [.givenUp])
+        #expect(
+            second.verdict.lines().last?.contains("(PASSCODE_NOT_SET, given up)") == true, "\(second.verdict.lines())")
         #expect(second.isComplete)
         #expect(MigrationReport.self == type(of: second))
         guard case .alreadyComplete = try await Self.migration(database, device, policy: policy).runIfNeeded() else {

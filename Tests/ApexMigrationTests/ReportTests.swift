@@ -33,6 +33,7 @@ struct ReportTests {
         #expect(
             Set(object.keys) == [
                 "formatVersion", "dryRun", "device", "sources", "items", "summary", "toolVersion", "timestamp", "store",
+                "verdict",
             ])
         // A library call's report is not stamped: the three are null, never left out.
         #expect(object["toolVersion"] is NSNull && object["timestamp"] is NSNull && object["store"] is NSNull)
@@ -56,7 +57,7 @@ struct ReportTests {
         #expect(
             Set(summary.keys) == [
                 "found", "create", "exists", "conflict", "blocked", "sealed", "shadowed", "skipped", "written",
-                "verified", "failed",
+                "verified", "failed", "pending", "givenUp",
             ])
         #expect(summary["found"] == 1 && summary["create"] == 1)
     }

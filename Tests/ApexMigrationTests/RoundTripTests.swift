@@ -159,7 +159,7 @@ struct RoundTripTests {
         }
         #expect(device.promptCount == 0)
         #expect(database.count(.authenticatedValue) == 0 && database.count(.value) == 0)
-        #expect(report.items.allSatisfy { $0.action == .blocked && $0.state == .pending && $0.cause == .needsInput })
+        #expect(report.items.allSatisfy { $0.action == .blocked && $0.state == .pending && $0.cause == .needsPrompt })
         #expect(report.items.allSatisfy { $0.reason?.contains("protectedSourceItems") == true })
         #expect(try database.base.attributes(matching: ItemQuery()).filter { !$0.isApexItem }.count == 3)
         #expect(try await Self.migration(database, device).isComplete() == false)

@@ -15,6 +15,29 @@ struct CLIResult: Sendable {
     var out: String { String(decoding: stdout, as: UTF8.self) }
     /// stderr as UTF-8 text.
     var err: String { String(decoding: stderr, as: UTF8.self) }
+    /// stderr without the verdict a text report ends with: what else the tool said (warnings, errors).
+    var messages: String { split.messages }
+    /// The verdict on stderr (its `verdict: …` line and the indented lines after it), or nil when there is none.
+    var verdict: String? { split.verdict }
+
+    private var split: (messages: String, verdict: String?) {
+        var messages = ""
+        var verdict: String?
+        var inVerdict = false
+        for line in err.split(separator: "\n", omittingEmptySubsequences: false).dropLast() {
+            if line.hasPrefix("verdict: ") {
+                inVerdict = true
+                verdict = (verdict ?? "") + line + "\n"
+            } else if inVerdict, line.hasPrefix("  ") {
+                verdict = (verdict ?? "") + line + "\n"
+            } else {
+                inVerdict = false
+                messages += line + "\n"
+            }
+        }
+        if !err.hasSuffix("\n") { messages += err.split(separator: "\n", omittingEmptySubsequences: false).last ?? "" }
+        return (messages, verdict)
+    }
 }
 
 /// The built `apex-keychain` binary: it sits in the products directory, which holds the running test bundle.

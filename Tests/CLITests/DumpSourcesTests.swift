@@ -41,7 +41,7 @@ struct DumpSourcesTests {
         let dump = try copySample("react-native-keychain/ios/objection-dump.json", as: "objection-dump.json")
         let text = try await sandbox.run(["migrate", dump] + Self.bundleID)
         #expect(text.status == 0)
-        #expect(text.err == "")
+        #expect(text.messages == "")
         try expectGolden(text.out, "migrate-objection.txt")
 
         let result = try await sandbox.run(["migrate", dump, "--format", "json"] + Self.bundleID)
@@ -96,7 +96,7 @@ extension DumpSourcesTests {
             try copySample("react-native-keychain/android/shared_prefs/RN_KEYCHAIN.xml", as: name)
             let result = try await sandbox.run(["inspect", name, "--format", "json"])
             #expect(result.status == 0, "\(name): \(result.err)")
-            #expect(result.err == "")
+            #expect(result.messages == "")
             let sources = try #require(try jsonObject(result)["sources"] as? [[String: Any]])
             #expect(sources.first?["library"] as? String == "react-native-keychain", "\(name)")
             let found = try items(result)
@@ -116,7 +116,7 @@ extension DumpSourcesTests {
         try copySample("react-native-keychain/android/shared_prefs/crypto.KEY_256.xml", as: "backup/key.xml")
         let result = try await sandbox.run(["migrate", "backup", "--format", "json"] + Self.bundleID)
         #expect(result.status == 0, "\(result.err)")
-        #expect(result.err == "", "neither file is skipped")
+        #expect(result.messages == "", "neither file is skipped")
         func conceal(_ result: CLIResult) throws -> [String] {
             try items(result).filter {
                 (($0["source"] as? [String: Any])?["protection"] as? [String: String])?["cipher"] == "FacebookConceal"
@@ -133,7 +133,7 @@ extension DumpSourcesTests {
         try copySample("expo-secure-store/android/shared_prefs/SecureStore.xml", as: "backup/expo-backup.xml")
         let result = try await sandbox.run(["inspect", "backup", "--format", "json"])
         #expect(result.status == 0, "\(result.err)")
-        #expect(result.err == "")
+        #expect(result.messages == "")
         let sources = try #require(try jsonObject(result)["sources"] as? [[String: Any]])
         #expect(sources.map { $0["library"] as? String } == ["expo-secure-store"])
         #expect(try items(result).count > 0)
@@ -150,7 +150,7 @@ extension DumpSourcesTests {
         #expect(named.status == 65)
         // inspect takes no --from: the hint names the command that does.
         let both = "migrate --from react-native-encrypted-storage or migrate --from react-native-sensitive-info"
-        #expect(named.err.hasPrefix("apex-keychain: \(plain): not a keychain dump") && named.err.contains(both))
+        #expect(named.messages.hasPrefix("apex-keychain: \(plain): not a keychain dump") && named.err.contains(both))
         #expect(!named.err.contains("t-1"))
         let taken = try await sandbox.run(["migrate", plain, "--from", "react-native-sensitive-info"])
         #expect(taken.status == 0, "\(taken.err)")
@@ -165,7 +165,8 @@ extension DumpSourcesTests {
         #expect(named.status == 65)
         #expect(named.out == "")
         #expect(
-            named.err == "apex-keychain: prefs.xml: not a keychain dump: an Android SharedPreferences file with no "
+            named.messages
+                == "apex-keychain: prefs.xml: not a keychain dump: an Android SharedPreferences file with no "
                 + "react-native-keychain, expo-secure-store or react-native-sensitive-info entries, no FacebookConceal key, "
                 + "no EncryptedSharedPreferences keysets (react-native-encrypted-storage's), and not named as one of "
                 + "their files\n"
@@ -173,7 +174,7 @@ extension DumpSourcesTests {
         // The sample's app data folder: its own preferences are skipped, with a line; its dumps are read.
         let folder = try await sandbox.run(["inspect", sample("react-native-keychain/android"), "--format", "json"])
         #expect(folder.status == 0)
-        #expect(folder.err == "skipped \(sample(decoy)): not a keychain dump\n")
+        #expect(folder.messages == "skipped \(sample(decoy)): not a keychain dump\n")
     }
 }
 
@@ -218,7 +219,7 @@ extension DumpSourcesTests {
         let result = try await sandbox.run(
             [command, "app", "--format", "json"] + (command == "migrate" ? Self.bundleID : []))
         #expect(result.status == 0)
-        #expect(result.err == Self.skippedLines)
+        #expect(result.messages == Self.skippedLines)
         let sources = try #require(try jsonObject(result)["sources"] as? [[String: Any]])
         #expect(sources.compactMap { $0["path"] as? String } == ["app/keychain.plist"])
         #expect(try items(result).count == 11)
@@ -229,7 +230,7 @@ extension DumpSourcesTests {
         try appFolder()
         let result = try await sandbox.run(["migrate", "app", "--quiet", "--format", "json"] + Self.bundleID)
         #expect(result.status == 0)
-        #expect(result.err == "")
+        #expect(result.messages == "")
     }
 
     @Test("--strict makes the first file that is not a keychain dump an error (65)", arguments: ["inspect", "migrate"])
@@ -248,7 +249,7 @@ extension DumpSourcesTests {
             command, sample("react-native-keychain/ios"), "--strict", "--format", "json",
         ])
         #expect(dumps.status == 0)
-        #expect(dumps.err == "")
+        #expect(dumps.messages == "")
     }
 
     @Test(
@@ -270,7 +271,7 @@ extension DumpSourcesTests {
             let result = try await sandbox.run([command, "app/keychain.plist", "app/" + name])
             #expect(result.status == 65, "\(command) \(name)")
             #expect(result.out == "")
-            #expect(result.err.hasPrefix("apex-keychain: app/\(name): \(message)"), "\(result.err)")
+            #expect(result.messages.hasPrefix("apex-keychain: app/\(name): \(message)"), "\(result.err)")
         }
     }
 
@@ -282,12 +283,12 @@ extension DumpSourcesTests {
         #expect(result.status == 66)
         #expect(result.out == "")
         #expect(
-            result.err == Self.skippedLines
+            result.messages == Self.skippedLines
                 + "apex-keychain: no keychain dump found in app (4 file(s) skipped: not keychain dumps)\n")
         try FileManager.default.createDirectory(atPath: sandbox.path("empty"), withIntermediateDirectories: true)
         let empty = try await sandbox.run(["migrate", "empty"])
         #expect(empty.status == 66)
-        #expect(empty.err == "apex-keychain: no keychain dump found in empty\n")
+        #expect(empty.messages == "apex-keychain: no keychain dump found in empty\n")
     }
 
     @Test("a damaged keychain dump in a folder stays an error (65): it is a dump")
@@ -298,7 +299,7 @@ extension DumpSourcesTests {
         let result = try await sandbox.run(["inspect", "app"])
         #expect(result.status == 65)
         #expect(
-            result.err == "apex-keychain: app/keychain.plist: the file is an XML property list that is malformed, "
+            result.messages == "apex-keychain: app/keychain.plist: the file is an XML property list that is malformed, "
                 + "truncated or nested too deeply (line 113: the document ends inside an element (truncated?) "
                 + "(libxml2 error 77))\n")
     }
@@ -322,7 +323,7 @@ extension DumpSourcesTests {
         let fromFile = try await sandbox.run(["inspect", sample(path), "--format", "json"])
         let result = try await sandbox.run(["inspect", "-", "--format", "json"], stdin: data)
         #expect(result.status == 0, "\(result.err)")
-        #expect(result.err == "")
+        #expect(result.messages == "")
         let sources = try #require(try jsonObject(result)["sources"] as? [[String: Any]])
         #expect(sources.first?["path"] as? String == "(stdin)")
         #expect(sources.first?["format"] as? String == format)
@@ -353,7 +354,7 @@ extension DumpSourcesTests {
     func standardInputErrors() async throws {
         let empty = try await sandbox.run(["inspect", "-"])
         #expect(empty.status == 65)
-        #expect(empty.err == "apex-keychain: (stdin): empty: nothing was read\n")
+        #expect(empty.messages == "apex-keychain: (stdin): empty: nothing was read\n")
         let info = try await sandbox.run(["inspect", "-"], stdin: Data("{\"name\": \"app\"}".utf8))
         #expect(info.status == 65)
         #expect(
@@ -363,17 +364,18 @@ extension DumpSourcesTests {
         let prefs = try await sandbox.run(
             ["inspect", "-"], stdin: Data("<map><string name=\"theme\">dark</string></map>".utf8))
         #expect(prefs.status == 65)
-        #expect(prefs.err.hasPrefix("apex-keychain: (stdin): not a keychain dump: an Android SharedPreferences file"))
+        #expect(
+            prefs.messages.hasPrefix("apex-keychain: (stdin): not a keychain dump: an Android SharedPreferences file"))
         let twice = try await sandbox.run(["inspect", "-", "-"], stdin: Data("[]".utf8))
         #expect(twice.status == 64)
-        #expect(twice.err.hasPrefix("apex-keychain: '-' (a dump on stdin) can be given once\n"))
+        #expect(twice.messages.hasPrefix("apex-keychain: '-' (a dump on stdin) can be given once\n"))
     }
 
     @Test("stdin is held to the 512 MiB limit of a dump file: an endless stream is refused", .timeLimit(.minutes(2)))
     func standardInputLimit() async throws {
         let result = try await sandbox.run(["inspect", "-"], stdinFile: "/dev/zero")
         #expect(result.status == 65)
-        #expect(result.err == "apex-keychain: (stdin): larger than the 512 MiB limit for a dump file\n")
+        #expect(result.messages == "apex-keychain: (stdin): larger than the 512 MiB limit for a dump file\n")
     }
 
     @Test("'-' with stdin a terminal is a usage error, not a wait")
@@ -381,7 +383,9 @@ extension DumpSourcesTests {
         let terminal = try PseudoTerminal()
         let result = try await sandbox.run(["inspect", "-"], stdinFile: terminal.terminalPath)
         #expect(result.status == 64)
-        #expect(result.err.hasPrefix("apex-keychain: '-' reads a dump from stdin, which is a terminal: pipe a dump in"))
+        #expect(
+            result.messages.hasPrefix("apex-keychain: '-' reads a dump from stdin, which is a terminal: pipe a dump in")
+        )
     }
 
     // MARK: One keychain read twice
@@ -462,7 +466,7 @@ extension DumpSourcesTests {
             // The second run finds the first run's report there too.
             let result = try await sandbox.run(command + Self.bundleID)
             #expect(result.status == 0, "run \(run): \(result.err)")
-            #expect(result.err == "", "run \(run)")
+            #expect(result.messages == "", "run \(run)")
         }
         // A file of the folder that is not the run's own is still skipped with a word, and --strict refuses it.
         try sandbox.write("app/notes.txt", "not a dump")

@@ -30,7 +30,7 @@ struct InspectCommandTests {
         let plist = sample("react-native-keychain/ios/keychain.plist")
         let result = try await sandbox.run(["inspect", plist, "--format", "json"])
         #expect(result.status == 0)
-        #expect(result.err == "")
+        #expect(result.messages == "")
         #expect(result.out.hasSuffix("}\n"))
         let report = try jsonObject(result)
         #expect(report["formatVersion"] as? Int == 1)
@@ -70,7 +70,7 @@ struct InspectCommandTests {
         let plist = sample("react-native-keychain/ios/keychain.plist")
         let result = try await sandbox.run(["inspect", plist])
         #expect(result.status == 0)
-        #expect(result.err == "")
+        #expect(result.messages == "")
         #expect(
             result.out.hasPrefix(
                 "source: \(plist) (ios-plist, react-native-keychain, ios)\n\nreact-native-keychain ios: \(plist), 11 items\n"
@@ -96,7 +96,7 @@ struct InspectCommandTests {
         let result = try await sandbox.run(["inspect", "nope.plist"])
         #expect(result.status == 66)
         #expect(result.out == "")
-        #expect(result.err.hasPrefix("apex-keychain: nope.plist: "))
+        #expect(result.messages.hasPrefix("apex-keychain: nope.plist: "))
     }
 
     @Test("a file of unknown format exits 65, naming it")
@@ -105,7 +105,7 @@ struct InspectCommandTests {
         let result = try await sandbox.run(["inspect", bad])
         #expect(result.status == 65)
         #expect(result.out == "")
-        #expect(result.err.hasPrefix("apex-keychain: \(bad): unknown format: "))
+        #expect(result.messages.hasPrefix("apex-keychain: \(bad): unknown format: "))
     }
 
     @Test("no path is a usage error")
@@ -113,7 +113,7 @@ struct InspectCommandTests {
         let result = try await sandbox.run(["inspect"])
         #expect(result.status == 64)
         #expect(
-            result.err == """
+            result.messages == """
                 apex-keychain: missing expected argument '<path> ...'
                 Run 'apex-keychain inspect --help' for usage.
 

@@ -42,22 +42,22 @@ struct LeftOutWarningsTests {
             ["migrate", plist, "--service-map", "authh=login", "--service-map", "auth=login"] + Self.bundle)
         #expect(typo.status == 0)
         #expect(
-            typo.err
+            typo.messages
                 == "warning: --service-map 'authh=…' matches no service of the dumps (services are compared byte for byte, as found)\n"
         )
         let quiet = try await sandbox.run(["migrate", plist, "--service-map", "authh=login", "--quiet"] + Self.bundle)
-        #expect(quiet.err == "")
+        #expect(quiet.messages == "")
         // The empty FROM names react-native-keychain's Android default service, which its sample has.
         let empty = try await sandbox.run(
             ["migrate", sample("react-native-keychain/android"), "--service-map", "=main"] + Self.bundle)
-        #expect(!empty.err.contains("--service-map"))
+        #expect(!empty.messages.contains("--service-map"))
         // Items that record no service take one their importer implies, which the map names.
         let implied = try await sandbox.run(
             ["migrate", sample("react-native-sensitive-info/android"), "--service-map", "app=legacy"])
-        #expect(!implied.err.contains("--service-map"), "\(implied.err)")
+        #expect(!implied.messages.contains("--service-map"), "\(implied.err)")
         let noService = try await sandbox.run(
             ["migrate", sample("react-native-encrypted-storage/android-1.0.0"), "--service-map", "=myapp"])
-        #expect(!noService.err.contains("--service-map"), "\(noService.err)")
+        #expect(!noService.messages.contains("--service-map"), "\(noService.err)")
     }
 
     @Test("a dump in which no library's items were found gets a warning; a key file an importer uses does not")
@@ -70,7 +70,7 @@ struct LeftOutWarningsTests {
         let dump = try sandbox.write("certificates.plist", certificates)
         let result = try await sandbox.run(["migrate", dump] + Self.bundle)
         #expect(result.status == 0)
-        #expect(result.err == "warning: \(dump): no library's items were found in it (ios-plist)\n")
+        #expect(result.messages == "warning: \(dump): no library's items were found in it (ios-plist)\n")
         let android = try await sandbox.run(["migrate", sample("react-native-keychain/android")] + Self.bundle)
         #expect(!android.err.contains("warning: "), "\(android.err)")
     }
@@ -88,20 +88,20 @@ struct LeftOutWarningsTests {
             let migrate = try await sandbox.run(["migrate", path] + Self.bundle)
             #expect(migrate.status == 0)
             #expect(migrate.out.contains("summary: found 0,"))
-            #expect(migrate.err == "warning: \(path)" + expected)
+            #expect(migrate.messages == "warning: \(path)" + expected)
             let quiet = try await sandbox.run(["migrate", path, "--quiet"] + Self.bundle)
-            #expect(quiet.err == "")
+            #expect(quiet.messages == "")
             let inspect = try await sandbox.run(["inspect", path])
             #expect(inspect.status == 0)
-            #expect(inspect.err == "warning: \(path)" + expected)
+            #expect(inspect.messages == "warning: \(path)" + expected)
         }
         // With the entries' file beside it, the key is used: no warning.
         let entries = sample("react-native-keychain/android/shared_prefs/RN_KEYCHAIN.xml")
         let both = try await sandbox.run(["migrate", keyFile, entries] + Self.bundle)
         #expect(both.status == 0)
-        #expect(both.err == "", "\(both.err)")
+        #expect(both.messages == "", "\(both.err)")
         let inspected = try await sandbox.run(["inspect", keyFile, entries])
-        #expect(inspected.err == "", "\(inspected.err)")
+        #expect(inspected.messages == "", "\(inspected.err)")
     }
 
     @Test("inspect warns of a dump in which no library's items were found, as migrate does")
@@ -113,6 +113,6 @@ struct LeftOutWarningsTests {
         let result = try await sandbox.run(["inspect", dump])
         #expect(result.status == 0)
         #expect(result.out.contains("found 0 item(s)"))
-        #expect(result.err == "warning: \(dump): no library's items were found in it (ios-plist)\n")
+        #expect(result.messages == "warning: \(dump): no library's items were found in it (ios-plist)\n")
     }
 }

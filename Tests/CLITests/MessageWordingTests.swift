@@ -90,24 +90,24 @@ struct MessageWordingTests {
         let plan = try await sandbox.run(migrate + ["--dry-run", "--on-conflict", "fail"])
         #expect(plan.status == 1)
         #expect(
-            plan.err == "apex-keychain: \(store): the plan: 2 conflicts: with --on-conflict fail the run would stop\n")
+            plan.messages
+                == "apex-keychain: \(store): the plan: 2 conflicts: with --on-conflict fail the run would stop\n")
         let gated = try await sandbox.run(migrate + ["--dry-run", "--fail-on", "conflict"])
         #expect(gated.status == 1)
-        #expect(gated.err == "apex-keychain: \(store): the plan: 2 items end as conflict (--fail-on)\n")
+        #expect(gated.messages == "apex-keychain: \(store): the plan: 2 items end as conflict (--fail-on)\n")
         let run = try await sandbox.run(migrate)
         #expect(run.status == 1)
         #expect(
-            run.err
-                == "apex-keychain: \(store): 2 conflicts, 0 blocked, 0 failed: not migrated; 8 items were migrated\n")
+            run.messages == "apex-keychain: \(store): 8 items migrated; not migrated: 2 conflicts\n")
         // A second run finds the 8 in place: the summary says so, not only that nothing was migrated.
         let again = try await sandbox.run(migrate)
         #expect(again.status == 1)
         #expect(
-            again.err
-                == "apex-keychain: \(store): 2 conflicts, 0 blocked, 0 failed: not migrated; 0 items were migrated "
-                + "(8 already there)\n")
+            again.messages
+                == "apex-keychain: \(store): 0 items migrated (8 already there); not migrated: 2 conflicts\n")
         let sealed = try await sandbox.run(["migrate", sample("react-native-keychain/android"), "--fail-on", "sealed"])
         #expect(sealed.status == 1)
-        #expect(sealed.err.hasSuffix("apex-keychain: the plan: 4 items end as sealed (--fail-on)\n"), "\(sealed.err)")
+        #expect(
+            sealed.messages.hasSuffix("apex-keychain: the plan: 4 items end as sealed (--fail-on)\n"), "\(sealed.err)")
     }
 }

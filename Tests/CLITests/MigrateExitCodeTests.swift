@@ -36,7 +36,7 @@ struct MigrateExitCodeTests {
     func dryRun() async throws {
         let result = try await sandbox.run(Self.migrate)
         #expect(result.status == 0)
-        #expect(result.err == "")
+        #expect(result.messages == "")
         try expectGolden(result.out, "migrate-dry-run.txt")
     }
 
@@ -45,7 +45,7 @@ struct MigrateExitCodeTests {
         try await initStore()
         let result = try await sandbox.run(Self.migrate + ["--store", "store.db"])
         #expect(result.status == 0)
-        #expect(result.err == "")
+        #expect(result.messages == "")
         try expectGolden(result.out, "migrate-run.txt")
     }
 
@@ -57,8 +57,8 @@ struct MigrateExitCodeTests {
         let result = try await sandbox.run(Self.migrate + ["--store", "store.db"])
         #expect(result.status == 1)
         #expect(
-            result.err == "apex-keychain: \(sandbox.path("store.db")): 1 conflict, 0 blocked, 0 failed: not migrated; "
-                + "9 items were migrated\n")
+            result.messages
+                == "apex-keychain: \(sandbox.path("store.db")): 9 items migrated; not migrated: 1 conflict\n")
         try expectGolden(result.out, "migrate-conflict.txt")
     }
 
@@ -68,7 +68,7 @@ struct MigrateExitCodeTests {
         #expect(result.status == 64)
         #expect(result.out == "")
         #expect(
-            result.err == """
+            result.messages == """
                 apex-keychain: invalid value 'yaml' for '--format <format>'; expected one of: text, json, markdown
                 Run 'apex-keychain migrate --help' for usage.
 
@@ -83,7 +83,8 @@ struct MigrateExitCodeTests {
         #expect(result.status == 65)
         #expect(result.out == "")
         #expect(
-            result.err == "apex-keychain: bad.plist: the file is an XML property list that is malformed, truncated or "
+            result.messages
+                == "apex-keychain: bad.plist: the file is an XML property list that is malformed, truncated or "
                 + "nested too deeply (line 1: the document ends inside an element (truncated?) (libxml2 error 77))\n")
         #expect(try await list() == "")
     }
@@ -93,7 +94,7 @@ struct MigrateExitCodeTests {
         let result = try await sandbox.run(["migrate", "nope.plist"])
         #expect(result.status == 66)
         #expect(result.out == "")
-        #expect(result.err == "apex-keychain: nope.plist: no such file\n")
+        #expect(result.messages == "apex-keychain: nope.plist: no such file\n")
     }
 
     @Test("73: a report file that can't be created is refused before anything is written")
@@ -108,7 +109,8 @@ struct MigrateExitCodeTests {
         #expect(try await list() == "", "nothing was migrated")
         let folder = try await sandbox.run(Self.migrate + ["--report", "."])
         #expect(folder.status == 73)
-        #expect(folder.err.hasPrefix("apex-keychain: can't write the report .: it is a folder, not a regular file"))
+        #expect(
+            folder.messages.hasPrefix("apex-keychain: can't write the report .: it is a folder, not a regular file"))
     }
 
     @Test(
@@ -123,7 +125,7 @@ struct MigrateExitCodeTests {
         #expect(result.status == 74)
         #expect(result.out == "")
         #expect(
-            result.err == "apex-keychain: \(store): target: INTERNAL: service 'apex-keychain.migration': database "
+            result.messages == "apex-keychain: \(store): target: INTERNAL: service 'apex-keychain.migration': database "
                 + "error: \(store): the store is open read-only (this process can't write the store file or its folder); "
                 + "nothing was written\n")
         try #require(ImmutableFiles.chattr("-i", store))
@@ -145,7 +147,8 @@ struct MigrateExitCodeTests {
         #expect(result.status == 75)
         #expect(result.out == "")
         #expect(
-            result.err == "apex-keychain: \(sandbox.path("store.db")): the store is locked with a passphrase and there "
+            result.messages
+                == "apex-keychain: \(sandbox.path("store.db")): the store is locked with a passphrase and there "
                 + "is no terminal to ask for it; pass --passphrase-file FILE\n")
         let list = try await sandbox.run([
             "store", "list", "--store", "store.db", "--all-services", "--passphrase-file", "passphrase",
@@ -162,7 +165,8 @@ struct MigrateExitCodeTests {
         #expect(result.out == "")
         let store = sandbox.path("store.db")
         #expect(
-            result.err == "apex-keychain: \(store): \(store).key: the key file is accessible by others (mode 644); "
+            result.messages
+                == "apex-keychain: \(store): \(store).key: the key file is accessible by others (mode 644); "
                 + "run: chmod 600 \(store).key\n")
     }
 }

@@ -85,7 +85,11 @@ struct MigrateProgressTests {
         let (terminal, firstDrawn, elapsed, status) = try #require(run)
         #expect(status == 0, "\(terminal.transcript)")
         #expect(firstDrawn >= 1.0, "the bar appeared \(firstDrawn) s after the start")
-        let transcript = terminal.transcript
+        // The bar, then the verdict after the report.
+        let full = terminal.transcript
+        let verdict = try #require(full.range(of: "verdict: "), "\(full.suffix(300))")
+        #expect(full[verdict.lowerBound...].hasPrefix("verdict: \(count) secrets found: \(count) migrated"))
+        let transcript = String(full[..<verdict.lowerBound])
         let lines = transcript.split(separator: "\r", omittingEmptySubsequences: true)
         let drawn = lines.compactMap { try? Self.bar.prefixMatch(in: $0) }
         #expect(!drawn.isEmpty)
@@ -106,7 +110,9 @@ struct MigrateProgressTests {
         let dump = try ConcurrentMigrateTests.dump(run: "quick", count: 5, in: sandbox)
         let (terminal, pid, report) = try spawn([dump, "--store", store])
         #expect(terminal.drain(until: pid) == 0, "\(terminal.transcript)")
-        #expect(terminal.transcript == "")
+        // The verdict only: no bar.
+        #expect(terminal.transcript.hasPrefix("verdict: 5 secrets found: 5 migrated"), "\(terminal.transcript)")
+        #expect(!terminal.transcript.contains("migrating ["))
         #expect(try String(contentsOfFile: report, encoding: .utf8).contains("create (verified)"))
     }
 }

@@ -57,19 +57,19 @@ struct StoreBundleIDTests {
         let other = try await sandbox.run(migrate + ["--bundle-id", "com.example.sampleapp"])
         #expect(other.status == 0)
         #expect(
-            other.err
+            other.messages
                 == "warning: --bundle-id 'com.example.sampleapp' is not the bundle id of \(store) ('com.example.app'): "
                 + "the app's default-service items go to service 'com.example.sampleapp', where 'store list' looks only "
                 + "with --service\n")
         let same = try await sandbox.run(migrate + ["--bundle-id", "com.example.app"])
-        #expect(same.err == "", "the store's own bundle id: no warning")
+        #expect(same.messages == "", "the store's own bundle id: no warning")
         let quiet = try await sandbox.run(migrate + ["--bundle-id", "com.example.sampleapp", "--quiet"])
-        #expect(quiet.err == "")
+        #expect(quiet.messages == "")
         // A store made without --bundle-id has no bundle id of its own to differ from.
         let plain = try await sandbox.initStore("plain.db", device: "ios")
         let unset = try await sandbox.run(
             ["migrate", sample("react-native-keychain/ios/keychain.plist"), "--store", plain, "--dry-run"]
                 + ["--bundle-id", "com.example.sampleapp"])
-        #expect(unset.err == "")
+        #expect(unset.messages == "")
     }
 }

@@ -138,7 +138,7 @@ struct DatabaseSource {
                         importerReason: importerReason)
                 case .leavePending:
                     unread[location] = Unread(
-                        cause: .needsInput,
+                        cause: .needsPrompt,
                         reason:
                             "the item has access control, and its value is read only through a prompt, which this run was not allowed to show: run the migration with MigrationPolicy.protectedSourceItems = .readWithPrompt(…) when the app can show one (one prompt opens every such item)"
                             + (undisclosed ? "; \(Self.undisclosedNote), so name the access control too" : ""),

@@ -35,6 +35,10 @@ public enum MigrationReason: Sendable, Hashable, Codable {
     /// a service only the app can name, the access control the keychain does not disclose): pending until a run
     /// is given it.
     case needsInput
+    /// On the device: the item has access control, and its value is read only through a prompt, which the run
+    /// was not allowed to show (``MigrationPolicy/ProtectedSourceItems/leavePending``): pending until a run may
+    /// show one (``MigrationPolicy/ProtectedSourceItems/readWithPrompt(_:accessControl:)``).
+    case needsPrompt
     /// The target service is the one that holds the migration's own records (``Migration/ledgerService``): no item
     /// is ever written there. Final, as an item without a target is: a run with a service map
     /// (``ImportOptions/serviceMap``) that moves it elsewhere plans it anew (``Migration/run(progress:)`` plans
@@ -67,6 +71,7 @@ public enum MigrationReason: Sendable, Hashable, Codable {
         case .changedAfterPlan: "changedAfterPlan"
         case .readBackDiffers: "readBackDiffers"
         case .needsInput: "needsInput"
+        case .needsPrompt: "needsPrompt"
         case .reservedService: "reservedService"
         }
     }
@@ -96,7 +101,7 @@ public enum MigrationReason: Sendable, Hashable, Codable {
         let all: [MigrationReason] = [
             .noEquivalent, .skipped, .shadowed, .sealed, .noTarget, .sharedTargetKey, .heldByAnotherLibrary,
             .heldByDifferentItem, .heldByUnverifiedItem, .changedAfterPlan, .readBackDiffers, .needsInput,
-            .reservedService,
+            .needsPrompt, .reservedService,
         ]
         guard let found = all.first(where: { $0.code == code }) else { return nil }
         self = found
@@ -126,7 +131,7 @@ public enum ItemState: String, Sendable, Codable, CaseIterable {
             return .pending
         case .blocked:
             if case .keychain(let code) = cause, MigrationReason.transientCodes.contains(code) { return .pending }
-            if cause == .needsInput { return .pending }
+            if cause == .needsInput || cause == .needsPrompt { return .pending }
             return .final
         }
     }

@@ -197,15 +197,8 @@ struct Planner {
     }
 
     private func decide(_ item: SourceItem, index: Int, _ context: inout Context) async -> PlannedAction {
-        switch item.verdict {
-        case .blocked(let why): return PlannedAction(item: item, action: .blocked, cause: .noEquivalent, reason: why)
-        case .shadowed(let why): return PlannedAction(item: item, action: .shadowed, cause: .shadowed, reason: why)
-        case .skipped(let why): return PlannedAction(item: item, action: .skipped, cause: .skipped, reason: why)
-        case .needsInput(let why): return PlannedAction(item: item, action: .blocked, cause: .needsInput, reason: why)
-        case .migrate: break
-        }
-        if case .sealed(let why) = item.value {
-            return PlannedAction(item: item, action: .sealed, cause: .sealed, reason: why)
+        if let decided = item.decided {
+            return PlannedAction(item: item, action: decided.action, cause: decided.cause, reason: decided.reason)
         }
         guard let target = item.target else {
             return PlannedAction(
@@ -416,5 +409,21 @@ struct Planner {
         case .sealed:
             return false
         }
+    }
+}
+
+extension SourceItem {
+    /// The action the importer's verdict and the value decide alone, before any target is looked at (the plan's,
+    /// and an inventory's verdict); nil for an item to migrate.
+    var decided: (action: MigrationAction, cause: MigrationReason, reason: String)? {
+        switch verdict {
+        case .blocked(let why): return (.blocked, .noEquivalent, why)
+        case .shadowed(let why): return (.shadowed, .shadowed, why)
+        case .skipped(let why): return (.skipped, .skipped, why)
+        case .needsInput(let why): return (.blocked, .needsInput, why)
+        case .migrate: break
+        }
+        if case .sealed(let why) = value { return (.sealed, .sealed, why) }
+        return nil
     }
 }

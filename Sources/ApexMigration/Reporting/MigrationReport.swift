@@ -21,6 +21,9 @@ public struct MigrationReport: Sendable, Codable, Equatable {
     public var items: [Item]
     /// The count of each action, and what a run did.
     public var summary: Summary
+    /// What the report comes to for the secrets found, first: found, migrated, already there, left behind, and
+    /// what the ones left behind need.
+    public private(set) var verdict: Verdict
     /// The version of the tool that made the report (JSON `toolVersion`; nil when a library call made it).
     public var toolVersion: String?
     /// When the report was made, ISO 8601 in UTC (JSON `timestamp`; nil when not stamped).
@@ -29,7 +32,8 @@ public struct MigrationReport: Sendable, Codable, Equatable {
     public var store: String?
 
     enum CodingKeys: String, CodingKey {
-        case formatVersion, dryRun, targetDevice = "device", sources, items, summary, toolVersion, timestamp, store
+        case formatVersion, dryRun, targetDevice = "device", sources, items, summary, verdict, toolVersion, timestamp
+        case store
     }
 
     /// Every key, `null` for what is absent: the JSON contract has no optional keys at this level.
@@ -41,6 +45,7 @@ public struct MigrationReport: Sendable, Codable, Equatable {
         try c.encode(sources, forKey: .sources)
         try c.encode(items, forKey: .items)
         try c.encode(summary, forKey: .summary)
+        try c.encode(verdict, forKey: .verdict)
         try c.encode(toolVersion, forKey: .toolVersion)
         try c.encode(timestamp, forKey: .timestamp)
         try c.encode(store, forKey: .store)
@@ -251,6 +256,10 @@ public struct MigrationReport: Sendable, Codable, Equatable {
         /// What a run did (0 in a plan): the items written, those read back equal, and those that failed or were
         /// not verified.
         public var written = 0, verified = 0, failed = 0
+        /// The items a later run may still migrate and this one did not (``ItemState/pending``; a plan's
+        /// `create`s, which are what the run would do, are not counted), and those the policy gave up on
+        /// (``ItemState/givenUp``).
+        public var pending = 0, givenUp = 0
 
         mutating func count(_ action: MigrationAction) {
             switch action {
@@ -275,6 +284,25 @@ public struct MigrationReport: Sendable, Codable, Equatable {
 
     /// Whether no item is left that a later run could still migrate (none ``ItemState/pending``).
     public var isComplete: Bool { !items.contains { $0.state == .pending } }
+
+    /// Marks the pending item at `index` given up (``MigrationPolicy/GiveUp``), and counts it so.
+    mutating func giveUp(_ index: Int) {
+        guard items[index].state == .pending else { return }
+        items[index].state = .givenUp
+        if !(dryRun && items[index].action == .create) { summary.pending -= 1 }
+        summary.givenUp += 1
+        verdict = Self.verdict(of: items, dryRun: dryRun)
+    }
+
+    /// The verdict of a plan's or a run's items.
+    static func verdict(of items: [Item], dryRun: Bool) -> Verdict {
+        Verdict(
+            kind: dryRun ? .plan : .run,
+            entries: items.lazy.compactMap { item in
+                guard let action = item.action, let state = item.state else { return nil }
+                return Verdict.Entry(action: action, cause: item.cause, result: item.result, state: state)
+            })
+    }
 }
 
 extension MigrationReport {
@@ -310,7 +338,11 @@ extension MigrationReport {
                 action: actions[index].action, reason: actions[index].reason, cause: cause, result: outcome?.result,
                 resultReason: outcome?.reason, state: state, notes: item.notes)
         }
+        let dryRun = dryRun
+        summary.pending = items.lazy.filter { $0.state == .pending && !(dryRun && $0.action == .create) }.count
+        summary.givenUp = items.lazy.filter { $0.state == .givenUp }.count
         self.summary = summary
+        verdict = Self.verdict(of: items, dryRun: dryRun)
     }
 
     /// The report of `inspect`: what the dumps hold, without targets or actions.
@@ -329,6 +361,16 @@ extension MigrationReport {
         var summary = Summary()
         summary.found = items.count
         self.summary = summary
+        verdict = Verdict(
+            kind: .inventory,
+            entries: items.lazy.map { item in
+                guard let decided = item.decided else {
+                    return Verdict.Entry(action: .create, cause: nil, result: nil, state: .pending)
+                }
+                return Verdict.Entry(
+                    action: decided.action, cause: decided.cause, result: nil,
+                    state: ItemState.of(decided.action, cause: decided.cause, result: nil))
+            })
     }
 
     /// The report as JSON: sorted keys, pretty-printed, a newline at the end; byte for byte what `JSONEncoder`

@@ -244,6 +244,8 @@ extension MigrationReport {
             json.optional(timestamp)
             json.key("toolVersion")
             json.optional(toolVersion)
+            json.key("verdict")
+            verdict.write(&json)
         }
         return json
     }
@@ -342,8 +344,45 @@ extension MigrationReport.Summary {
         json.object { json in
             for (key, value) in [
                 ("blocked", blocked), ("conflict", conflict), ("create", create), ("exists", exists),
-                ("failed", failed), ("found", found), ("sealed", sealed), ("shadowed", shadowed),
+                ("failed", failed), ("found", found), ("givenUp", givenUp), ("pending", pending), ("sealed", sealed),
+                ("shadowed", shadowed),
                 ("skipped", skipped), ("verified", verified), ("written", written),
+            ] as [(StaticString, Int)] {
+                json.key(key)
+                json.int(value)
+            }
+        }
+    }
+}
+
+extension Verdict {
+    fileprivate func write(_ json: inout ReportJSON) {
+        json.object { json in
+            json.key("alreadyThere")
+            json.int(alreadyThere)
+            json.key("groups")
+            json.array { json in
+                for group in groups {
+                    json.element()
+                    json.object { json in
+                        json.key("count")
+                        json.int(group.count)
+                        json.key("needs")
+                        json.string(group.needs.rawValue)
+                        json.key("reasonCode")
+                        json.optional(group.reasonCode?.code)
+                        json.key("state")
+                        json.string(group.state.rawValue)
+                        json.key("what")
+                        json.string(group.what)
+                    }
+                }
+            }
+            json.key("kind")
+            json.string(kind.rawValue)
+            for (key, value) in [
+                ("leftBehind", leftBehind), ("leftOut", leftOut), ("migrated", migrated), ("olderCopies", olderCopies),
+                ("secrets", secrets),
             ] as [(StaticString, Int)] {
                 json.key(key)
                 json.int(value)
