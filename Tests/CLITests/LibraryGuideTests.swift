@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import LibraryGuide
+
 /// docs/LIBRARY.md's Swift blocks are files the build compiles: the manifest of samples/ConsumerApp (which
 /// scripts/consumer-app builds) and the files of samples/LibraryGuide (a target this test target depends on). A
 /// block that drifts from its file no longer shows code that compiles.
@@ -13,6 +15,7 @@ struct LibraryGuideTests {
         "samples/LibraryGuide/KeepToken.swift",
         "samples/LibraryGuide/KeepBehindPasscode.swift",
         "samples/LibraryGuide/MigrateDumps.swift",
+        "samples/LibraryGuide/FirstLaunchWithoutPasscode.swift",
     ]
 
     /// The lines of a sample file from its first `import` down, without the blank lines at its end.
@@ -38,6 +41,11 @@ struct LibraryGuideTests {
                 break
             }
         }
+    }
+
+    @Test("the app's test of \"In an app's tests\" passes: pending without a passcode, migrated once one is set")
+    func firstLaunchWithoutPasscodeRuns() async throws {
+        try await firstLaunchWithoutPasscode { passed, what in #expect(passed, Comment(rawValue: what)) }
     }
 
     @Test("every file of samples/LibraryGuide is one of the guide's blocks")

@@ -9,8 +9,9 @@ let package = Package(
     name: "ConsumerApp",
     dependencies: [
         // ApexKeychain's folder, here the repository's root. A path dependency's identity is its folder's name,
-        // which a clone may choose: `name:` fixes the name the products are looked up in. From a URL,
-        // `.package(url: "<ApexKeychain repository URL>", from: "0.1.0")`, no name is needed.
+        // which a clone may choose: `name:` fixes the name the products are looked up in. From a URL no name is
+        // needed; until a release is tagged, `from:` finds no version: use a branch, or a commit with `revision:`,
+        // `.package(url: "<ApexKeychain repository URL>", branch: "main")`.
         .package(name: "ApexKeychain", path: "../..")
     ],
     targets: [
