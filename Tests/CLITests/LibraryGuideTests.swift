@@ -43,7 +43,9 @@ struct LibraryGuideTests {
         }
     }
 
-    @Test("the app's test of \"In an app's tests\" passes: pending without a passcode, migrated once one is set")
+    @Test(
+        "the app's test of \"In an app's tests\" passes: migrated at the first launch without a passcode, then complete"
+    )
     func firstLaunchWithoutPasscodeRuns() async throws {
         try await firstLaunchWithoutPasscode { passed, what in #expect(passed, Comment(rawValue: what)) }
     }
@@ -53,5 +55,22 @@ struct LibraryGuideTests {
         let folder = Repository.root.appendingPathComponent("samples/LibraryGuide")
         let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".swift") }
         #expect(Set(names.map { "samples/LibraryGuide/\($0)" }) == Set(Self.files.dropFirst()))
+    }
+}
+
+/// Issue 31: the README and the guide told apps to depend on `from: "0.1.0"`, which resolves nothing while no
+/// release is tagged. Until one is, every URL dependency they show follows a branch or a revision.
+@Suite("a dependency by URL names what resolves today")
+struct URLDependencyTests {
+    @Test("every .package(url:) that README, the guide and the consumer app show uses branch: or revision:")
+    func urlDependenciesResolve() throws {
+        for path in ["README.md", "docs/LIBRARY.md", "samples/ConsumerApp/Package.swift"] {
+            let lines = try Repository.text(path).split(separator: "\n", omittingEmptySubsequences: false)
+            for (number, line) in lines.enumerated() where line.contains(".package(url:") {
+                #expect(
+                    line.contains("branch:") || line.contains("revision:"),
+                    "\(path):\(number + 1): \(line.trimmingCharacters(in: .whitespaces))")
+            }
+        }
     }
 }
