@@ -198,7 +198,8 @@ public struct Migration: Sendable {
         for index in applied.changed {
             plan.actions[index].action = .conflict
             plan.actions[index].cause = .changedAfterPlan
-            plan.actions[index].reason = "the target key changed after the plan: another writer put an item there first"
+            plan.actions[index].reason =
+                "the target key changed after the plan: another writer put an item there first" + Remedy.changed
         }
         var report = MigrationReport(
             plan: plan, results: outcomes, device: Self.describe(target.device), includeLabels: false)

@@ -70,4 +70,20 @@ extension MigrateCommand {
         ].filter { $0.0 > 0 }.map(\.1)
         return CLIError(.failure, "\(subject): \(migrated); not migrated: \(left.joined(separator: ", "))")
     }
+
+    /// ``Remedy/removeHolder`` as the command that removes the item under `target`'s key from `store`.
+    static func removeHolder(_ target: MigrationReport.ItemTarget, store: String) -> String {
+        var words = ["apex-keychain", "store", "remove", "--store", store, "--service", target.service]
+        if let group = target.accessGroup { words += ["--access-group", group] }
+        words.append(target.key)
+        return
+            "; to migrate this one in its place, remove that item first (\(words.map(shellWord).joined(separator: " "))), then run again"
+    }
+
+    /// `word` as a shell reads it back: as it is when it holds only safe characters, else in single quotes.
+    static func shellWord(_ word: String) -> String {
+        let safe = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@%+=,")
+        if !word.isEmpty, word.allSatisfy(safe.contains) { return word }
+        return "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
 }

@@ -376,6 +376,13 @@ struct MigrateCommand: RunnableCommand {
             throw ErrorMapping.migration(error, store: opened.path)
         }
         report.targetDevice = profile.rawValue
+        for index in report.items.indices {
+            guard let target = report.items[index].target, let reason = report.items[index].reason,
+                reason.hasSuffix(Remedy.removeHolder)
+            else { continue }
+            report.items[index].reason =
+                String(reason.dropLast(Remedy.removeHolder.count)) + Self.removeHolder(target, store: opened.path)
+        }
         for index in report.items.indices where !accounts.isEmpty {
             let source = report.items[index].source
             if let account = accounts[source.path + "\u{0}" + source.location] {

@@ -99,6 +99,11 @@ struct PendingItemsTests {
         guard case .ran(let first) = try await Self.migration(database, device).runIfNeeded() else { return }
         let token = try #require(Self.item(first, "token"))
         #expect(token.action == .conflict && token.cause == .heldByDifferentItem && token.state == .pending)
+        // The reason ends with what to do (issue 31): the app's call, and the tool's command.
+        #expect(
+            token.reason?.hasSuffix(
+                "remove that item first (Keychain.removeItem in the app, or apex-keychain store remove for a store), then run again"
+            ) == true, "\(token.reason ?? "")")
         #expect(!first.isComplete)
 
         try await app.removeItem("token")

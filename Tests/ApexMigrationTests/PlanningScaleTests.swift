@@ -66,5 +66,6 @@ struct PlanningScaleTests {
         let plan = try await migration.plan()
         #expect(plan.count(.conflict) == 20_000)
         #expect(plan.actions.allSatisfy { $0.cause == .sharedTargetKey && ($0.reason?.utf8.count ?? 0) < 200 })
+        #expect(plan.actions.first?.reason?.hasSuffix("(--service-map, ImportOptions.serviceMap)") == true)
     }
 }

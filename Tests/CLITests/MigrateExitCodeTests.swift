@@ -59,7 +59,37 @@ struct MigrateExitCodeTests {
         #expect(
             result.messages
                 == "apex-keychain: \(sandbox.path("store.db")): 9 items migrated; not migrated: 1 conflict\n")
-        try expectGolden(result.out, "migrate-conflict.txt")
+        // The conflict's reason names the command that makes room, with the store's absolute path.
+        try expectGolden(
+            result.out.replacingOccurrences(of: sandbox.path("store.db"), with: "<sandbox>/store.db"),
+            "migrate-conflict.txt")
+    }
+
+    /// Issue 31: a conflict suggested no fix. Its reason ends with the command to run, which works as written.
+    @Test("the command a conflict's reason names, run as it is, lets the next run migrate the item")
+    func conflictRemedyRuns() async throws {
+        try await initStore()
+        try await sandbox.set(
+            "store.db", "credentials", "another-password", ["--service", "auth", "--username", "someone"])
+        let first = try await sandbox.run(Self.migrate + ["--store", "store.db", "--format", "json"])
+        #expect(first.status == 1)
+        let items = try #require(try jsonObject(first)["items"] as? [[String: Any]])
+        let reason = try #require(items.first { $0["action"] as? String == "conflict" }?["reason"] as? String)
+        let command = try #require(
+            reason.firstMatch(of: /remove that item first \((apex-keychain store remove [^)]*)\), then run again$/),
+            "\(reason)")
+        let words = command.1.split(separator: " ").map(String.init)
+        #expect(
+            words == [
+                "apex-keychain", "store", "remove", "--store", sandbox.path("store.db"), "--service", "auth",
+                "credentials",
+            ])
+        let removed = try await sandbox.run(Array(words.dropFirst()))
+        #expect(removed.status == 0, "\(removed.err)")
+        let second = try await sandbox.run(Self.migrate + ["--store", "store.db", "--format", "json"])
+        #expect(second.status == 0, "\(second.err)")
+        let verdict = try #require(try jsonObject(second)["verdict"] as? [String: Any])
+        #expect(verdict["migrated"] as? Int == 1 && verdict["alreadyThere"] as? Int == 9)
     }
 
     @Test("64: a usage error names the flag and points to the help; nothing on stdout")

@@ -56,7 +56,8 @@ extension Applier {
 
     /// A written item that did not read back as it was written.
     static let differs = ItemOutcome(
-        .unverified, cause: .readBackDiffers, reason: "the item read back differs from what was written")
+        .unverified, cause: .readBackDiffers,
+        reason: "the item read back differs from what was written" + Remedy.readBack)
 
     /// Reads a written item without access control back, inside the transaction after its own: verified, or
     /// unverified when it differs or can't be read.

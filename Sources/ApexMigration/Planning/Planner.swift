@@ -182,10 +182,11 @@ struct Planner {
         let others = group.count - 1
         guard others <= namedInConflict else {
             return "one of \(group.count) source items that map to the same target key (each is listed in this report)"
+                + Remedy.sharedKey
         }
         let named = group.filter { $0 != origin }.map { "\($0.path) \($0.location)" }
         let what = others == 1 ? "another source item maps" : "\(others) other source items map"
-        return "\(what) to the same target key: \(named.joined(separator: ", "))"
+        return "\(what) to the same target key: \(named.joined(separator: ", "))" + Remedy.sharedKey
     }
 
     /// A service and access group, as one dictionary key.
@@ -268,7 +269,7 @@ struct Planner {
                 guard policy.removeSource, let replaced = try replaceableHolders(item, target, keychain, context) else {
                     return PlannedAction(
                         item: item, action: .conflict, cause: .heldByAnotherLibrary,
-                        reason: "the target key is held by another library's item")
+                        reason: "the target key is held by another library's item" + Remedy.anotherLibrary)
                 }
                 if replaced.keys.contains(where: withAccessControl.contains) {
                     return PlannedAction(
@@ -354,7 +355,7 @@ struct Planner {
     ) async -> PlannedAction {
         let differs = PlannedAction(
             item: item, action: .conflict, cause: .heldByDifferentItem,
-            reason: "the target key holds a different item of the package")
+            reason: "the target key holds a different item of the package" + Remedy.removeHolder)
         guard Self.sameProtection(info, target) else { return differs }
         if case .credentials(let username, _) = item.value, !Self.same(info.label, username) { return differs }
         do throws(KeychainError) {
@@ -370,7 +371,7 @@ struct Planner {
                     item: item, action: .conflict, cause: .heldByUnverifiedItem,
                     reason:
                         "the target key holds a package item that this migration did not write, protected by \(info.accessControl.rawValue): its value can't be compared without a prompt"
-                )
+                        + Remedy.removeHolder)
             }
             guard entry.state == .pending else { return PlannedAction(item: item, action: .exists) }
             // A write an interrupted run began: finish it, if the item is still the one seen here.
