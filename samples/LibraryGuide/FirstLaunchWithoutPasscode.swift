@@ -15,7 +15,7 @@ func firstLaunchWithoutPasscode(expect: (Bool, String) -> Void) async throws {
         id: MigrationID("legacy-v1")!, importers: [ReactNativeKeychainImporter()], database: database, device: device)
 
     guard case .ran(let first) = try await migration.runIfNeeded() else { return expect(false, "launch 1 runs") }
-    expect(first.items.first?.result == .verified && first.isComplete, "migrated without a passcode")
+    expect(first.entry(forKey: "credentials")?.result == .verified && first.isComplete, "migrated, no passcode")
     let app = try Keychain(KeychainOptions(service: device.defaultService), database: database, device: device)
     expect(try await app.getCredentials()?.username == "sample-user", "the app reads its sign-in")
 
