@@ -96,6 +96,9 @@ struct IOSImport {
                 "the same item is in \(candidates[other].dump.path) \(candidates[other].record.location), which also records "
                     + "what this dump leaves out (whether it synchronizes, an internet password's server): that copy stands for it"
             )
+            items[index].copyOf = SourceOrigin(
+                path: candidates[other].dump.path, format: candidates[other].dump.format,
+                location: candidates[other].record.location)
         }
     }
 

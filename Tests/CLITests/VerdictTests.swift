@@ -49,7 +49,7 @@ struct VerdictTests {
         #expect(
             verdict == """
                 verdict: 8 secrets found: 3 would be migrated, 5 would be left behind (not
-                  counted: 2 older copies)
+                  counted: 2 shadowed copies)
                   4 need the device (sealed): their value is locked in the Android Keystore;
                       migrate them in the app, on the device (ApexMigration's start-up
                       migration)
@@ -83,7 +83,7 @@ struct VerdictTests {
         let text = try await sandbox.run(["inspect", Self.android])
         #expect(text.status == 0)
         #expect(
-            text.verdict?.hasPrefix("verdict: 8 secrets found: 3 readable from these files, 5 not (not counted: 2")
+            text.verdict?.hasPrefix("verdict: 8 secrets found: 3 readable from these files, 5 not (not counted: 2 shadowed")
                 == true, "\(text.err)")
         let json = try await sandbox.run(["inspect", Self.android, "--format", "json"])
         #expect(json.verdict == nil)

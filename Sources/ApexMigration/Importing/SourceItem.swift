@@ -221,6 +221,7 @@ public struct SourceItem: Sendable, Equatable, CustomStringConvertible {
         var target: TargetItem?
         var verdict: SourceVerdict
         var notes: [String]
+        var copyOf: SourceOrigin?
     }
 
     private final class Storage: @unchecked Sendable {
@@ -277,6 +278,12 @@ public struct SourceItem: Sendable, Equatable, CustomStringConvertible {
     public var notes: [String] {
         get { storage.fields.notes }
         _modify { yield &unique.fields.notes }
+    }
+    /// For an item the importer marked shadowed as a copy of an item of another dump (the same keychain item,
+    /// read twice): where that item is. The text report counts the copy on that item's row.
+    public var copyOf: SourceOrigin? {
+        get { storage.fields.copyOf }
+        _modify { yield &unique.fields.copyOf }
     }
 
     /// Creates a source item.

@@ -38,6 +38,9 @@ public struct PlannedAction: Sendable, Equatable {
     /// For a `create`: what the plan saw under the target key (nothing, or a write an interrupted run began). The
     /// write happens only if the key still holds it; else the item is a `conflict` after all.
     var expected: Keychain.ExpectedHolder = .absent
+    /// For a copy of an item read from another dump (`shadowed`): the index of the action of the item that stands
+    /// for it. The text report shows the copies on that item's row.
+    var copyOf: Int?
 
     /// Creates a planned action.
     public init(item: SourceItem, action: MigrationAction, cause: MigrationReason? = nil, reason: String? = nil) {

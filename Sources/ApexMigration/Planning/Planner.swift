@@ -22,8 +22,9 @@ struct Planner {
         /// For each item (by index) whose target place (service, access group, key) other migratable items
         /// map to as well, with another value or protection: the origins of all of them.
         var duplicates: [Int: [SourceOrigin]]
-        /// The items that are an earlier item of another dump over again (``sharedTargets(_:)``), with its origin.
-        var copies: [Int: SourceOrigin]
+        /// The items that are an earlier item of another dump over again (``sharedTargets(_:)``), with its index
+        /// and origin.
+        var copies: [Int: (index: Int, origin: SourceOrigin)]
         /// The places (service and access group) that hold any item; nil when unknown.
         var occupied: Set<ExactName>?
         /// Who holds the keys of each target keychain, read once per keychain with one query, not one per item.
@@ -42,7 +43,7 @@ struct Planner {
         var actions: [PlannedAction] = []
         actions.reserveCapacity(items.count)
         let shared = Self.sharedTargets(items)
-        var context = Context(duplicates: shared.duplicates, copies: shared.copies.mapValues { items[$0].origin })
+        var context = Context(duplicates: shared.duplicates, copies: shared.copies.mapValues { ($0, items[$0].origin) })
         // One query tells which services hold any item at all: the others need no look-up of their own (a first
         // migration of react-native-keychain has one service per item, all of them empty).
         if let held = listed ?? (try? target.database.attributes(matching: ItemQuery(itemClass: .genericPassword))) {
@@ -60,7 +61,30 @@ struct Planner {
         for (index, item) in items.enumerated() {
             actions.append(await decide(item, index: index, &context))
         }
+        Self.linkCopies(&actions)
         return actions
+    }
+
+    /// Points every copy the importer marked (``SourceItem/copyOf``) at the action of the item it copies, and
+    /// every copy at the item that stands for all of them (a copy of a copy at the first).
+    static func linkCopies(_ actions: inout [PlannedAction]) {
+        guard actions.contains(where: { $0.item.copyOf != nil }) else { return }
+        var index: [SourceOrigin: Int] = [:]
+        for (number, action) in actions.enumerated() { index[action.item.origin] = number }
+        for number in actions.indices where actions[number].action == .shadowed {
+            if let origin = actions[number].item.copyOf, let standing = index[origin], standing != number {
+                actions[number].copyOf = standing
+            }
+        }
+        for number in actions.indices {
+            var standing = actions[number].copyOf
+            var steps = 0
+            while let next = standing.flatMap({ actions[$0].copyOf }), steps < actions.count {
+                standing = next
+                steps += 1
+            }
+            actions[number].copyOf = standing
+        }
     }
 
     /// The items (by index) whose target place (service, access group, key) more than one migratable item maps
@@ -224,11 +248,13 @@ struct Planner {
                 item: item, action: .shadowed, cause: .shadowed,
                 reason: "an older copy of an item this migration moved and whose newer copy's source it removed")
         }
-        if let origin = context.copies[index] {
-            return PlannedAction(
+        if let (standing, origin) = context.copies[index] {
+            var action = PlannedAction(
                 item: item, action: .shadowed, cause: .shadowed,
                 reason: "the same item as \(origin.path) \(origin.location), read from another dump (the same target, "
                     + "protection and value): that one stands for both")
+            action.copyOf = standing
+            return action
         }
         if let group = context.duplicates[index] {
             return PlannedAction(

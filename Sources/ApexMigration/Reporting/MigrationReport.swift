@@ -104,6 +104,9 @@ public struct MigrationReport: Sendable, Codable, Equatable {
         public var state: ItemState?
         /// Every inferred or lossy step, for people.
         public var notes: [String]
+        /// For a copy of an item read from another dump: the index of the item that stands for it (not in the
+        /// JSON; the text shows the copies on that item's row).
+        var copyOf: Int?
 
         enum CodingKeys: String, CodingKey {
             case source, target, action, reason, cause = "reasonCode", result, resultReason, state, notes
@@ -336,7 +339,7 @@ extension MigrationReport {
             return Item(
                 source: ItemSource(item, includeLabels: includeLabels), target: item.target.map { ItemTarget($0) },
                 action: actions[index].action, reason: actions[index].reason, cause: cause, result: outcome?.result,
-                resultReason: outcome?.reason, state: state, notes: item.notes)
+                resultReason: outcome?.reason, state: state, notes: item.notes, copyOf: actions[index].copyOf)
         }
         let dryRun = dryRun
         summary.pending = items.lazy.filter { $0.state == .pending && !(dryRun && $0.action == .create) }.count

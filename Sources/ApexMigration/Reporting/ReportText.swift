@@ -53,6 +53,9 @@ extension MigrationReport {
     /// place (a copy of each item would retain every string it holds).
     private func textRows(verbose: Bool) -> [ReportRow] {
         let inventory = isInventory
+        var counted: [Int: Int] = [:]
+        for item in items { if let standing = item.copyOf { counted[standing, default: 0] += 1 } }
+        let copyCounts = counted
         return concurrentMap(count: items.count) { index in
             let source = items[index].source
             let found = DisplayText.escaped(source.shownName(namingDefaultService: true))
@@ -63,7 +66,9 @@ extension MigrationReport {
             }
             let target = items[index].target?.text
             let action = actionText(index)
-            let reason = [items[index].reason, items[index].resultReason].compactMap { $0 }.joined(separator: "; ")
+            let copies = copyCounts[index].map { $0 == 1 ? "+1 copy (shadowed)" : "+\($0) copies (shadowed)" }
+            let reason = [copies, items[index].reason, items[index].resultReason].compactMap { $0 }.joined(
+                separator: "; ")
             return ReportRow(
                 cells: [found, DisplayText.escaped(target ?? "-"), action], reason: DisplayText.escaped(reason))
         }
@@ -152,19 +157,27 @@ extension MigrationReport {
         let items = items
         for group in groups {
             out.append("\n")
-            let count = group.range.count == 1 ? "1 item" : "\(group.range.count) items"
+            // Copies of items read from another dump are counted on the row of the item that stands for them.
+            let shown = group.range.filter { items[$0].copyOf == nil }
+            var count = group.range.count == 1 ? "1 item" : "\(group.range.count) items"
+            let copies = group.range.count - shown.count
+            if copies > 0 {
+                count += shown.isEmpty ? ", all" : ", \(copies)"
+                count += " copies of items shown above (shadowed)"
+            }
             out.appendWrapped(
                 "\(group.library.rawValue) \(group.platform.rawValue): \(DisplayText.escaped(group.path)), \(count)",
                 width: width,
                 indent: 2)
+            guard !shown.isEmpty else { continue }
             for note in group.commonNotes {
                 out.appendWrapped("  note (every item): \(DisplayText.escaped(note))", width: width, indent: 4)
             }
             layout.appendHeader(to: &out)
             let common = group.commonNotes
-            out.appendChunks(group.range.count) { chunk in
+            out.appendChunks(shown.count) { chunk in
                 var part = RenderedText(capacity: chunk.count * 200)
-                for index in chunk.lowerBound + group.range.lowerBound..<chunk.upperBound + group.range.lowerBound {
+                for index in shown[chunk] {
                     layout.append(rows[index], to: &part)
                     for note in items[index].notes where !common.contains(note) {
                         part.appendWrapped("      note: \(DisplayText.escaped(note))", width: width, indent: 12)

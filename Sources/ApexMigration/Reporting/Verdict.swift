@@ -192,7 +192,7 @@ extension Verdict {
             head += ": " + parts.joined(separator: ", ")
         }
         var apart: [String] = []
-        if olderCopies > 0 { apart.append(Self.counted(olderCopies, "older copy", "older copies")) }
+        if olderCopies > 0 { apart.append(Self.counted(olderCopies, "shadowed copy", "shadowed copies")) }
         if leftOut > 0 { apart.append("\(leftOut) left out on purpose") }
         if !apart.isEmpty { head += " (not counted: " + apart.joined(separator: ", ") + ")" }
         func wrapped(_ text: String, indent: Int) -> [String] {
