@@ -83,7 +83,8 @@ struct VerdictTests {
         let text = try await sandbox.run(["inspect", Self.android])
         #expect(text.status == 0)
         #expect(
-            text.verdict?.hasPrefix("verdict: 8 secrets found: 3 readable from these files, 5 not (not counted: 2 shadowed")
+            text.verdict?.hasPrefix(
+                "verdict: 8 secrets found: 3 readable from these files, 5 not (not counted: 2 shadowed")
                 == true, "\(text.err)")
         let json = try await sandbox.run(["inspect", Self.android, "--format", "json"])
         #expect(json.verdict == nil)
