@@ -133,6 +133,14 @@ struct ReportRenderingTests {
     }
 
     /// A target as the text and Markdown tables show it, before names are made safe.
+    /// A plan's item cell: the names (or the location), then the protection as found in brackets.
+    static func itemCell(_ item: MigrationReport.Item) -> String {
+        let names = referenceNames(item)
+        let found = names.isEmpty ? item.source.location : names.joined(separator: " / ")
+        let protection = MigrationReport.rowProtection(item.source.protection)
+        return protection.isEmpty ? found : "\(found) [\(protection)]"
+    }
+
     static func targetCell(_ target: MigrationReport.ItemTarget?) -> String {
         guard let target else { return "-" }
         guard let accessible = target.accessible, let control = target.accessControl else {
@@ -170,13 +178,12 @@ struct ReportRenderingTests {
     /// padded by characters (item and target at most 60), trailing spaces trimmed, names shown safely.
     static func referenceText(_ report: MigrationReport) -> String {
         func cells(_ item: MigrationReport.Item) -> [String] {
-            let names = referenceNames(item)
             var action = item.action?.rawValue ?? "-"
             if let result = item.result { action += " (\(result.rawValue))" }
             if item.state == .pending, !(report.dryRun && item.action == .create) { action += ", pending" }
             if item.state == .givenUp { action += ", given up" }
             return [
-                shown(names.isEmpty ? item.source.location : names.joined(separator: " / ")),
+                shown(itemCell(item)),
                 shown(targetCell(item.target)),
                 action, shown([item.reason, item.resultReason].compactMap { $0 }.joined(separator: "; ")),
             ]
@@ -189,7 +196,9 @@ struct ReportRenderingTests {
                 item.source.protection.filter { !raw($0.value) }.sorted { $0.key < $1.key }
                 + item.source.protection.filter { raw($0.value) }.sorted { $0.key < $1.key }
             return [
-                cells(item)[0], shown(item.source.class?.code ?? "-"),
+                shown(
+                    referenceNames(item).isEmpty ? item.source.location : referenceNames(item).joined(separator: " / ")),
+                shown(item.source.class?.code ?? "-"),
                 shown(protection.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")),
             ]
         }

@@ -123,8 +123,7 @@ struct ReportTextWidthTests {
             let cells = Self.cells(text)
             #expect(cells.count == report.items.count, "\(name)")
             for (cell, item) in zip(cells, report.items) {
-                let names = ReportRenderingTests.referenceNames(item)
-                let found = names.isEmpty ? item.source.location : names.joined(separator: " / ")
+                let found = ReportRenderingTests.itemCell(item)
                 let target = ReportRenderingTests.targetCell(item.target)
                 #expect(
                     squeezed(cell.item) == squeezed(ReportRenderingTests.shown(found)),

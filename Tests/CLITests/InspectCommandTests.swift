@@ -160,8 +160,27 @@ struct TerminalWidthTests {
         #expect(result.out.split(separator: "\n").contains { $0.count > 80 })
         #expect(
             result.out.contains(
-                "  https://api.example.com:8443  com.example.sampleapp/credentials:https://api.example.com:8443 [credentials, whenUnlocked, biometryAnyOrPasscode]  create"
+                "  https://api.example.com:8443 [ak, userPresence]  com.example.sampleapp/credentials:https://api.example.com:8443 [credentials, whenUnlocked, biometryAnyOrPasscode]  create"
             ))
+    }
+
+    /// Issue 31: "never weaker" could not be seen in migrate's text, which showed the target's protection only.
+    @Test("migrate's rows show the protection as found beside the target's")
+    func sourceProtectionBesideTarget() async throws {
+        let result = try await sandbox.run([
+            "migrate", sample("react-native-keychain/ios/keychain.plist"), "--bundle-id", "com.example.sampleapp",
+        ])
+        let rows = result.out.split(separator: "\n").map { $0.split(separator: " ").joined(separator: " ") }
+        for row in [
+            "auth [aku] auth/credentials [credentials, whenUnlockedThisDeviceOnly, none] create",
+            "vault [aku, biometryCurrentSet] vault/credentials [credentials, whenUnlockedThisDeviceOnly, biometryCurrentSet] create",
+            "passcode-only [akpu, devicePasscode] passcode-only/credentials [credentials, whenPasscodeSetThisDeviceOnly, passcode] create",
+            "cloud [ck, synchronizable] cloud/credentials [credentials, afterFirstUnlock, none] create",
+        ] {
+            #expect(rows.contains(row), "\(row)")
+        }
+        let android = try await sandbox.run(["migrate", sample("react-native-keychain/android"), "--bundle-id", "x"])
+        #expect(android.out.contains("  auth [KeystoreAESGCM] "), "the cipher, for an Android item")
     }
 }
 

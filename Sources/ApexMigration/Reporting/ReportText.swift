@@ -65,12 +65,15 @@ extension MigrationReport {
                     reason: DisplayText.escaped(Self.protectionText(source.protection, verbose: verbose)))
             }
             let target = items[index].target?.text
+            // The protection as found beside the target's, so that "never weaker" can be seen on the row.
+            let protection = Self.rowProtection(source.protection)
+            let item = protection.isEmpty ? found : found + " [" + DisplayText.escaped(protection) + "]"
             let action = actionText(index)
             let copies = copyCounts[index].map { $0 == 1 ? "+1 copy (shadowed)" : "+\($0) copies (shadowed)" }
             let reason = [copies, items[index].reason, items[index].resultReason].compactMap { $0 }.joined(
                 separator: "; ")
             return ReportRow(
-                cells: [found, DisplayText.escaped(target ?? "-"), action], reason: DisplayText.escaped(reason))
+                cells: [item, DisplayText.escaped(target ?? "-"), action], reason: DisplayText.escaped(reason))
         }
     }
 
@@ -85,6 +88,30 @@ extension MigrationReport {
         default: break
         }
         return action
+    }
+
+    /// An item's protection as found, short, for its row beside the target's: the class, the access control's
+    /// flags, the cipher or storage and the security level by their values (`aku, biometryCurrentSet`), and the
+    /// switches that are on (`synchronizable`, `requiresAuthentication`); `inspect` shows every attribute.
+    package static func rowProtection(_ protection: [String: String]) -> String {
+        func isRaw(_ value: String) -> Bool { value.hasPrefix("der:") || value.hasPrefix("hex:") }
+        var parts: [String] = []
+        if let pdmn = protection["pdmn"] { parts.append(pdmn) }
+        if let flags = protection["accessControlFlags"] ?? protection["accessControl"], !isRaw(flags),
+            flags.lowercased() != "none"
+        {
+            parts.append(flags)
+        }
+        for key in ["cipher", "storage", "securityLevel"] { if let value = protection[key] { parts.append(value) } }
+        if protection["synchronizable"] == "true" || protection["sync"] == "1" { parts.append("synchronizable") }
+        for key in ["requireAuthentication", "requiresAuthentication", "invalidateOnEnrollment"] {
+            switch protection[key] {
+            case "true": parts.append(key)
+            case let value? where value != "false": parts.append("\(key)=\(value)")
+            default: break
+            }
+        }
+        return parts.joined(separator: ", ")
     }
 
     /// An item's protection as found, `name=value` by name, with raw encodings (`der:`, `hex:`) after what was
