@@ -26,7 +26,7 @@ struct InspectCommand: RunnableCommand {
                 --format json prints the migration report's shape with 'sources' and, per item, 'source' only.
                 """,
             arguments: [dumpPathArgument],
-            options: [Self.format, Self.includeLabels, Self.verbose, strictOption])
+            options: [Self.format, Self.includeLabels, Self.verbose, strictOption, noColorOption])
     }
 
     /// The output formats.
@@ -55,6 +55,8 @@ struct InspectCommand: RunnableCommand {
     let strict: Bool
     /// Whether the text shows raw encodings beside what was decoded from them.
     let verbose: Bool
+    /// Whether the text is coloured (a terminal, without `--no-color` or `NO_COLOR`).
+    let color: Bool
 
     init(_ values: ParsedValues) throws(CLIError) {
         paths = try values.values(dumpPathArgument)
@@ -62,6 +64,7 @@ struct InspectCommand: RunnableCommand {
         includeLabels = try values.flag(Self.includeLabels)
         strict = try values.flag(strictOption)
         verbose = try values.flag(Self.verbose)
+        color = TerminalColor.enabled(noColor: try values.flag(noColorOption))
     }
 
     func run() async throws(CLIError) {
@@ -73,7 +76,8 @@ struct InspectCommand: RunnableCommand {
             try Console.write(streaming: { try report.writeJSON(to: $0) })
         } else {
             let width = TerminalWidth.current()
-            try Console.write(report.textData(MigrationReport.TextStyle(width: width, verbose: verbose)))
+            try Console.write(
+                report.textData(MigrationReport.TextStyle(width: width, verbose: verbose, color: color)))
             // The verdict on stderr, as `migrate` writes it after a text report.
             Console.writeError(report.verdict.lines(width: width).joined(separator: "\n") + "\n")
         }

@@ -46,7 +46,7 @@ struct MigrateCommand: RunnableCommand {
                 Self.onConflict,
                 Self.failOn, Self.androidBiometryAcceptsPasscode, Self.format, Self.report, Self.reportFormat,
                 Self.includeLabels,
-                Self.quiet, strictOption,
+                Self.quiet, strictOption, noColorOption,
                 StoreOptions.keyFile, StoreOptions.passphraseFile,
             ])
     }
@@ -183,6 +183,8 @@ struct MigrateCommand: RunnableCommand {
     let includeLabels: Bool
     /// Whether stderr gets only errors.
     let quiet: Bool
+    /// Whether the text on stdout is coloured (a terminal, without `--no-color` or `NO_COLOR`).
+    let color: Bool
     /// The endings that make the exit code 1 (`--fail-on`).
     let failOn: [FailOn]
     /// Whether a folder's file that is not a keychain dump is an error.
@@ -247,6 +249,7 @@ struct MigrateCommand: RunnableCommand {
         self.reportFormat = reportFormat ?? report.map(Format.init(extensionOf:)) ?? .text
         includeLabels = try values.flag(Self.includeLabels)
         quiet = try values.flag(Self.quiet)
+        color = TerminalColor.enabled(noColor: try values.flag(noColorOption))
         strict = try values.flag(strictOption)
         var failOn: [FailOn] = []
         if let list = try values.value(Self.failOn) {
@@ -412,22 +415,22 @@ struct MigrateCommand: RunnableCommand {
         if format == .json {
             try Console.write(streaming: { try report.writeJSON(to: $0) })
         } else {
-            try Console.write(render(report, as: format, width: TerminalWidth.current()))
+            try Console.write(render(report, as: format, width: TerminalWidth.current(), color: color))
         }
         guard let reportFile else { return }
         do throws(CLIError) {
-            try reportFile.write(render(report, as: reportFormat, width: nil))
+            try reportFile.write(render(report, as: reportFormat, width: nil, color: false))
         } catch {
             let what = report.dryRun ? "the dry run ran" : "the migration ran"
             throw CLIError(error.exitCode, "\(error.message); \(what), and its report is on stdout")
         }
     }
 
-    /// The report in `format`; text fitted to `width` (a file's text is not fitted).
-    private func render(_ report: MigrationReport, as format: Format, width: Int?) -> Data {
+    /// The report in `format`; text fitted to `width` and coloured or not (a file's text is neither).
+    private func render(_ report: MigrationReport, as format: Format, width: Int?, color: Bool) -> Data {
         switch format {
         case .json: report.json()
-        case .text: report.textData(width: width)
+        case .text: report.textData(MigrationReport.TextStyle(width: width, color: color))
         case .markdown: report.markdownData()
         }
     }

@@ -29,7 +29,7 @@ struct WidthRuleTests {
         let out = sandbox.path("out-\(UUID().uuidString)")
         let pid = try terminal.spawn(
             binary.path, Self.arguments, stdout: stdout ? nil : out, stderr: stderr ? nil : sandbox.path("err"),
-            environment: ["COLUMNS": ""].merging(environment) { $1 })
+            environment: ["COLUMNS": "", "NO_COLOR": "1"].merging(environment) { $1 })
         #expect(terminal.drain(until: pid) == 0, "\(terminal.transcript)")
         if stdout { return terminal.transcript.replacingOccurrences(of: "\r\n", with: "\n") }
         return try String(contentsOfFile: out, encoding: .utf8)

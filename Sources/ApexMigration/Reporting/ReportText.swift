@@ -30,11 +30,15 @@ extension MigrationReport {
         /// Whether a protection's raw encodings (an access control's DER, data as hex) are shown beside what was
         /// decoded from them; without it, only the decoded flags, and a raw value's size.
         public var verbose: Bool
+        /// Whether actions and states are coloured with ANSI escapes (green for what is or will be migrated, red for
+        /// what needs fixing, yellow for what waits, dim for copies and items left out): for a terminal only.
+        public var color: Bool
 
-        /// A style: no limit and not verbose by default.
-        public init(width: Int? = nil, verbose: Bool = false) {
+        /// A style: no limit, not verbose and no colour by default.
+        public init(width: Int? = nil, verbose: Bool = false, color: Bool = false) {
             self.width = width
             self.verbose = verbose
+            self.color = color
         }
     }
 
@@ -69,11 +73,13 @@ extension MigrationReport {
             let protection = Self.rowProtection(source.protection)
             let item = protection.isEmpty ? found : found + " [" + DisplayText.escaped(protection) + "]"
             let action = actionText(index)
+            let tone = ReportRow.Tone(items[index], dryRun: dryRun)
             let copies = copyCounts[index].map { $0 == 1 ? "+1 copy (shadowed)" : "+\($0) copies (shadowed)" }
             let reason = [copies, items[index].reason, items[index].resultReason].compactMap { $0 }.joined(
                 separator: "; ")
             return ReportRow(
-                cells: [item, DisplayText.escaped(target ?? "-"), action], reason: DisplayText.escaped(reason))
+                cells: [item, DisplayText.escaped(target ?? "-"), action], reason: DisplayText.escaped(reason),
+                tone: tone)
         }
     }
 
@@ -179,7 +185,7 @@ extension MigrationReport {
         }
         let rows = textRows(verbose: style.verbose)
         let layout = ReportTableLayout(
-            header: isInventory ? Self.inventoryHeader : Self.planHeader, rows: rows, width: width)
+            header: isInventory ? Self.inventoryHeader : Self.planHeader, rows: rows, width: width, color: style.color)
         let groups = textGroups
         let items = items
         for group in groups {
@@ -238,6 +244,37 @@ extension MigrationReport {
 struct ReportRow: Sendable {
     var cells: [String]
     var reason: String
+    /// The colour of the action's cell, when the text is coloured.
+    var tone: Tone = .plain
+
+    /// What an action's colour says.
+    enum Tone: Sendable {
+        case plain, migrated, waiting, problem, aside
+
+        init(_ item: MigrationReport.Item, dryRun: Bool) {
+            switch item.action {
+            case nil: self = .plain
+            case .create, .exists:
+                self = item.result == nil || item.result == .verified ? .migrated : .problem
+            case .conflict: self = .problem
+            case .blocked: self = item.state == .final ? .problem : .waiting
+            case .sealed: self = .waiting
+            case .shadowed, .skipped: self = .aside
+            }
+            if item.state == .givenUp { self = .problem }
+        }
+
+        /// The SGR escape that starts the colour (nil: none).
+        var escape: String? {
+            switch self {
+            case .plain: nil
+            case .migrated: "\u{1B}[32m"
+            case .waiting: "\u{1B}[33m"
+            case .problem: "\u{1B}[31m"
+            case .aside: "\u{1B}[2m"
+            }
+        }
+    }
 }
 
 /// Consecutive items of one dump and library, and the notes all of them have.
@@ -269,10 +306,13 @@ struct ReportTableLayout: Sendable {
     /// The last column's width beside the others, nil when it goes on its own lines; with no limit, `Int.max`.
     let lastWidth: Int?
     let width: Int?
+    /// Whether the action's cell is coloured (``ReportRow/tone``).
+    let color: Bool
 
-    init(header: ReportRow, rows: [ReportRow], width: Int?) {
+    init(header: ReportRow, rows: [ReportRow], width: Int?, color: Bool = false) {
         self.header = header
         self.width = width
+        self.color = color
         let columns = header.cells.count
         let counts = ([header] + rows).concurrentMap { row in
             row.cells.map(RenderedText.characterCount) + [RenderedText.characterCount(row.reason)]
@@ -338,7 +378,9 @@ struct ReportTableLayout: Sendable {
                     if column < widths.count { start += widths[column] + Self.gap }
                 }
             }
-            if line == 0 || cells.contains(where: { !$0.isEmpty }) { appendLine(cells, to: &out) }
+            if line == 0 || cells.contains(where: { !$0.isEmpty }) {
+                appendLine(cells, tone: color ? row.tone : .plain, to: &out)
+            }
             for (start, cell) in overflowing {
                 let begin = out.bytes.count
                 out.spaces(start)
@@ -354,7 +396,7 @@ struct ReportTableLayout: Sendable {
     }
 
     /// One line of a row: its cells, each from its column's start.
-    private func appendLine(_ cells: [String], to out: inout RenderedText) {
+    private func appendLine(_ cells: [String], tone: ReportRow.Tone, to out: inout RenderedText) {
         let start = out.bytes.count
         out.spaces(Self.indent)
         var pending = 0
@@ -362,7 +404,12 @@ struct ReportTableLayout: Sendable {
             let cell = cells[column]
             if !cell.isEmpty {
                 out.spaces(pending)
-                out.append(cell)
+                // The colour wraps the action's text alone: the padding is counted without it.
+                if column == widths.count - 1, let escape = tone.escape {
+                    out.append(escape + cell + "\u{1B}[0m")
+                } else {
+                    out.append(cell)
+                }
                 pending = 0
             }
             if column < cells.count - 1 {
