@@ -37,6 +37,9 @@ let package = Package(
         .systemLibrary(
             name: "CLibXML2", path: "Sources/CLibXML2", pkgConfig: "libxml-2.0",
             providers: [.apt(["libxml2-dev"])]),
+        .systemLibrary(
+            name: "CNettle", path: "Sources/CNettle", pkgConfig: "nettle",
+            providers: [.apt(["nettle-dev"])]),
         // glibc's malloc.h, prctl and setrlimit (part of the C library itself).
         .systemLibrary(name: "CGlibc", path: "Sources/CGlibc"),
 
@@ -48,6 +51,8 @@ let package = Package(
 
         // The one home for libsodium: sealing, key derivation, HMAC, hashing, random bytes, wiping.
         .target(name: "ApexSodium", dependencies: ["CSodium"], path: "Sources/ApexSodium"),
+        // The one home for Nettle: PBKDF2, AES key unwrap, AES-CBC and AES-GCM, for encrypted iOS backups.
+        .target(name: "ApexNettle", dependencies: ["CNettle"], path: "Sources/ApexNettle"),
         // The on-device targets' hashing, HMAC, random bytes, wiping and AES-GCM: CryptoKit on Apple platforms,
         // ApexSodium on Linux; BLAKE2b in Swift on both.
         .target(
@@ -198,13 +203,15 @@ let package = Package(
             path: "Tests/ApexSQLiteTests"),
         // Known-answer tests of the libsodium wrapper (published vectors, or an independent implementation's).
         .testTarget(name: "ApexSodiumTests", dependencies: ["ApexSodium"], path: "Tests/ApexSodiumTests"),
+        // Known-answer tests of the Nettle wrapper (published vectors, and Python's hashlib and `cryptography`).
+        .testTarget(name: "ApexNettleTests", dependencies: ["ApexNettle"], path: "Tests/ApexNettleTests"),
         // Known-answer tests of the on-device home, and (on Linux) its Swift BLAKE2b against libsodium's.
         .testTarget(
             name: "ApexCryptoTests",
             dependencies: ["ApexCrypto", .target(name: "ApexSodium", condition: .when(platforms: [.linux]))],
             path: "Tests/ApexCryptoTests"),
         .testTarget(
-            name: "SystemLibraryTests", dependencies: ["CSQLite", "CSodium", "CLibXML2"],
+            name: "SystemLibraryTests", dependencies: ["CSQLite", "CSodium", "CLibXML2", "CNettle"],
             path: "Tests/SystemLibraryTests"),
     ],
     swiftLanguageModes: [.v6]

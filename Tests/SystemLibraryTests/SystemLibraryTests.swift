@@ -1,12 +1,22 @@
 import CLibXML2
+import CNettle
 import CSQLite
 import CSodium
 import Foundation
 import Testing
 
-/// The three system libraries link and answer: a fresh machine that lacks one fails here, by name.
+/// The four system libraries link and answer: a fresh machine that lacks one fails here, by name.
 @Suite("System libraries")
 struct SystemLibraryTests {
+    @Test("Nettle derives a PBKDF2-HMAC-SHA256 key")
+    func nettleDerives() {
+        var out = [UInt8](repeating: 0, count: 32)
+        let password = Array("password".utf8)
+        let salt = Array("salt".utf8)
+        nettle_pbkdf2_hmac_sha256(password.count, password, 1, salt.count, salt, out.count, &out)
+        #expect(out.prefix(4) == [0x12, 0x0f, 0xb6, 0xcf])
+    }
+
     @Test("libsodium initialises and seals with XChaCha20-Poly1305")
     func sodiumSeals() {
         #expect(sodium_init() >= 0)
