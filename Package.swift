@@ -70,7 +70,7 @@ let package = Package(
         .target(name: "ApexDumpModel", dependencies: ["ApexKeychain"], path: "Sources/ApexDumpModel"),
         // The readers (libxml2, the SQLite reader); they re-export ApexDumpModel.
         .target(
-            name: "ApexDumps", dependencies: ["ApexKeychain", "ApexDumpModel", "ApexSQLite", "CLibXML2"],
+            name: "ApexDumps", dependencies: ["ApexKeychain", "ApexDumpModel", "ApexSQLite", "ApexNettle", "CLibXML2"],
             path: "Sources/ApexDumps"),
         .target(
             name: "ApexMigration", dependencies: ["ApexKeychain", "ApexDumpModel", "ApexCrypto"],
@@ -127,7 +127,7 @@ let package = Package(
         // The generated sample dumps of samples/ and the test fixtures (made-up secrets only), and the large
         // dumps of the benchmark; dump-samples writes them.
         .target(
-            name: "SampleDumps", dependencies: ["ApexDumps", "ApexSQLite", "ApexSodium"],
+            name: "SampleDumps", dependencies: ["ApexDumps", "ApexSQLite", "ApexSodium", "ApexNettle"],
             path: "Sources/SampleDumps"),
         .executableTarget(
             name: "dump-samples", dependencies: ["SampleDumps"],
@@ -168,6 +168,7 @@ let package = Package(
             name: "ApexDumpsTests",
             dependencies: [
                 "ApexTestSupport", "ApexDumps", "ApexKeychain", "ApexSQLite", "CLibXML2", "dump-samples",
+                "SampleDumps",
             ],
             path: "Tests/ApexDumpsTests", resources: [.copy("Fixtures")]),
         .testTarget(

@@ -3,7 +3,7 @@ import ApexKeychain
 /// What a report comes to for the secrets it found, before any item's line: how many were found, migrated (or
 /// would be), already there, and left behind; and for those left behind, grouped by why, what each group needs.
 /// The report's `verdict` (``MigrationReport/verdict``); the command-line tool prints it on stderr after a text
-/// report (``lines``), and an app can log it.
+/// report (``lines(width:)``), and an app can log it.
 ///
 /// Older copies (`shadowed`) and items left out on purpose (`skipped`, another SDK's item) are not secrets to
 /// move: they are counted apart, never as left behind.

@@ -1,0 +1,74 @@
+import ApexDumps
+import SampleDumps
+import Testing
+
+/// Issue 32, the first step of an encrypted backup: its keybag, read and opened with the password
+/// (`ios-encrypted-backups.md` §1.3, §1.4). The keybags are this project's writer's, from a known password; the
+/// derivation's result is checked against Python's `hashlib` in `NettleKnownAnswerTests`.
+@Suite("Encrypted backups: the keybag")
+struct BackupKeybagTests {
+    static let written = BackupKeybagWriter(password: "sample-backup-password").write()
+
+    @Test("the header and the class records are read as written")
+    func reads() throws {
+        let keybag = try BackupKeybag(Self.written.keybag)
+        #expect(keybag.version == 5 && keybag.type == 1)
+        #expect(keybag.iterations == 10 && keybag.passwordIterations == 100)
+        #expect(keybag.salt.count == 20 && keybag.passwordSalt?.count == 20)
+        #expect(keybag.classes.map(\.protectionClass) == Array(1...11))
+        #expect(keybag.classes.filter(\.opensWithPassword).map(\.protectionClass) == Array(1...8))
+    }
+
+    @Test("the password opens the classes wrapped by its key alone; the ThisDeviceOnly classes stay shut")
+    func opens() throws {
+        let keybag = try BackupKeybag(Self.written.keybag)
+        let keys = try keybag.classKeys(passwordKey: keybag.passwordKey(Array("sample-backup-password".utf8)))
+        #expect(keys.keys.sorted() == Array(1...8))
+        for (protectionClass, key) in keys { #expect(key == Self.written.classKeys[protectionClass]) }
+    }
+
+    @Test("a wrong password fails the key unwrap's integrity check")
+    func wrongPassword() throws {
+        let keybag = try BackupKeybag(Self.written.keybag)
+        #expect(throws: BackupKeybag.Failure.wrongPassword) {
+            try keybag.classKeys(passwordKey: keybag.passwordKey(Array("sample-backup-passwore".utf8)))
+        }
+    }
+
+    @Test("a keybag before iOS 10.2 (no DPSL, DPIC) derives the key with PBKDF2-SHA1 alone")
+    func beforeTenTwo() throws {
+        let written = BackupKeybagWriter(password: "old", passwordIterations: nil).write()
+        let keybag = try BackupKeybag(written.keybag)
+        #expect(keybag.version == 3 && keybag.passwordSalt == nil)
+        let keys = try keybag.classKeys(passwordKey: keybag.passwordKey(Array("old".utf8)))
+        #expect(keys[6] == written.classKeys[6])
+    }
+
+    @Test("a backup made without a password (every class WRAP 3) says so")
+    func noPassword() throws {
+        let written = BackupKeybagWriter(password: "", classes: (1...11).map { ($0, 3) }).write()
+        let keybag = try BackupKeybag(written.keybag)
+        #expect(throws: BackupKeybag.Failure.self) { try keybag.classKeys(passwordKey: keybag.passwordKey([])) }
+        do {
+            _ = try keybag.classKeys(passwordKey: keybag.passwordKey([]))
+        } catch {
+            #expect(error != .wrongPassword)
+        }
+    }
+
+    @Test("a truncated keybag, or one that is not a keybag, is malformed with where and what")
+    func malformed() {
+        let bytes = Self.written.keybag
+        for cut in [3, 8, 30, bytes.count - 1] {
+            #expect(throws: BackupKeybag.Failure.self, "cut at \(cut)") { try BackupKeybag(Array(bytes.prefix(cut))) }
+        }
+        #expect(throws: BackupKeybag.Failure.malformed("no 'VERS' in the header: not a keybag")) {
+            try BackupKeybag([])
+        }
+        var binary = bytes
+        binary[0] = 0x01
+        #expect(throws: BackupKeybag.Failure.malformed("the element at byte 0 has no ASCII tag")) {
+            try BackupKeybag(binary)
+        }
+    }
+}
