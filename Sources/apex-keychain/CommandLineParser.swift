@@ -170,9 +170,7 @@ enum CommandLineParser {
                     throw .usage("missing value for '\(option.synopsis)'")
                 }
                 if let allowed = option.allowedValues, !allowed.contains(value) {
-                    throw .usage(
-                        "invalid value '\(value)' for '\(option.synopsis)'; expected one of: \(allowed.joined(separator: ", "))"
-                    )
+                    throw invalidValue(value, for: option, allowed: allowed)
                 }
                 if !option.isRepeatable, values.options[name] != nil {
                     throw .usage("'--\(name)' was given more than once; it takes one value")
@@ -204,6 +202,16 @@ enum CommandLineParser {
             throw .usage("too many arguments: '\(configuration.name)' takes \(what)\(hint)")
         }
         return values
+    }
+
+    /// The error of a value that is not one of an option's `allowed` values, with a "did you mean" when one of
+    /// them is close (``Suggestion/value(for:among:)``), as for an unknown command.
+    private static func invalidValue(_ value: String, for option: OptionDefinition, allowed: [String]) -> CLIError {
+        let list = allowed.joined(separator: ", ")
+        guard let near = Suggestion.value(for: value, among: allowed) else {
+            return .usage("invalid value '\(value)' for '\(option.synopsis)'; expected one of: \(list)")
+        }
+        return .usage("invalid value '\(value)' for '\(option.synopsis)'; did you mean '\(near)'? (values: \(list))")
     }
 
     /// Whether the arguments ask for help (`-h` or `--help` before any `--`).

@@ -12,6 +12,27 @@ enum Suggestion {
         return best?.name
     }
 
+    /// The allowed value that `word`, refused, most likely meant, ignoring case: the ``closest(to:among:)``
+    /// one (a typo), else the one that `word` shortens (`expo` for `expo-secure-store`, `keychain` for
+    /// `react-native-keychain`, `afterFirst` for `afterFirstUnlock`).
+    ///
+    /// A value shortened by `word` (two characters at least) starts with it, or has it after one of its `-`. Of
+    /// several, the shortest is taken when it starts each of the others (`afterFirstUnlock`, not
+    /// `afterFirstUnlockThisDeviceOnly`); otherwise `word` is ambiguous and nil is returned.
+    static func value(for word: String, among allowed: [String]) -> String? {
+        let typed = word.lowercased()
+        let lowered = allowed.map { $0.lowercased() }
+        if let near = closest(to: typed, among: lowered), let index = lowered.firstIndex(of: near) {
+            return allowed[index]
+        }
+        guard typed.count >= 2 else { return nil }
+        let shortened = allowed.indices.filter { lowered[$0].hasPrefix(typed) || lowered[$0].contains("-" + typed) }
+        guard let shortest = shortened.min(by: { allowed[$0].count < allowed[$1].count }),
+            shortened.allSatisfy({ lowered[$0].hasPrefix(lowered[shortest]) })
+        else { return nil }
+        return allowed[shortest]
+    }
+
     /// Levenshtein distance: insertions, deletions and substitutions.
     static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
         var previous = Array(0...b.count)

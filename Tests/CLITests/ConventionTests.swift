@@ -20,6 +20,43 @@ struct ConventionTests {
         }
     }
 
+    @Test("an invalid value close to an allowed one, or that shortens one, gets a 'did you mean'; others do not")
+    func didYouMeanValue() async throws {
+        let expo = try await sandbox.run(["migrate", "x", "--from", "expo"])
+        #expect(expo.status == 64)
+        #expect(
+            expo.err == """
+                apex-keychain: invalid value 'expo' for '--from <library>'; did you mean 'expo-secure-store'? \
+                (values: auto, react-native-keychain, expo-secure-store, react-native-sensitive-info, \
+                react-native-encrypted-storage)
+                Run 'apex-keychain migrate --help' for usage.
+
+                """)
+        let suggested = [
+            (["migrate", "x", "--from", "keychain"], "react-native-keychain"),
+            (["migrate", "x", "--from", "react-native-keychian"], "react-native-keychain"),
+            (["migrate", "x", "--format", "jsn"], "json"),
+            (["migrate", "x", "--format", "MD"], nil),
+            (["migrate", "x", "--format", "Markdown"], "markdown"),
+            (["store", "init", "--store", "s.db", "--device", "andr"], "android"),
+            (["store", "init", "--store", "s.db", "--device", "ios-no"], nil),
+            (["store", "set", "--store", "s.db", "--accessible", "afterFirst", "k"], "afterFirstUnlock"),
+            (["migrate", "x", "--from", "react-native"], nil),
+            (["migrate", "x", "--from", "hunter2-sample-secret"], nil),
+        ]
+        for (arguments, suggestion) in suggested {
+            let result = try await sandbox.run(arguments)
+            #expect(result.status == 64, "\(arguments)")
+            if let suggestion {
+                #expect(result.err.contains("; did you mean '\(suggestion)'? (values: "), "\(arguments): \(result.err)")
+            } else {
+                #expect(
+                    !result.err.contains("did you mean") && result.err.contains("; expected one of: "), "\(result.err)")
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: sandbox.path("s.db")))
+    }
+
     @Test("a command group with no arguments prints its help (exit 0)")
     func groupWithoutArguments() async throws {
         for words in [[], ["store"]] {
