@@ -1,24 +1,41 @@
 /// Runs the tool: finds the command the arguments name, shows help or the version, or parses and runs it.
 ///
 /// Subcommand words come first (`store set`); the options and arguments of the command they reach follow.
-/// `-h` / `--help` anywhere (before `--`) shows the help of that command.
+/// `-h` / `--help` anywhere (before `--`) shows the help of that command, among the subcommand words too
+/// (`--help migrate` is `migrate --help`). `help [COMMAND...]` is `COMMAND... --help`, and `version` is
+/// `--version`.
 enum CommandLineTool {
+    /// The command word that prints the version, as `--version` does (root command only).
+    static let versionWord = "version"
+
     /// Runs the tool with `arguments` (without the program name) and returns the exit code.
     static func main(_ arguments: [String]) async -> ExitCode {
         var path: [any ParsableCommand.Type] = [RootCommand.self]
         var remaining = arguments[...]
-        // `help [COMMAND...]` is `COMMAND... --help`.
-        if remaining.first == "help" {
-            remaining = remaining.dropFirst() + ["--help"]
+        var helpAsked = false
+        switch remaining.first {
+        case "help":
+            remaining = remaining.dropFirst()
+            helpAsked = true
+        case versionWord:
+            remaining = ["--version"] + remaining.dropFirst()
+        default:
+            break
         }
-        while let word = remaining.first,
-            let subcommand = path[path.count - 1].configuration.subcommands.first(where: {
+        while let word = remaining.first {
+            if word == "-h" || word == "--help" {
+                helpAsked = true
+            } else if let subcommand = path[path.count - 1].configuration.subcommands.first(where: {
                 $0.configuration.name == word
-            })
-        {
-            path.append(subcommand)
+            }) {
+                path.append(subcommand)
+            } else {
+                break
+            }
             remaining = remaining.dropFirst()
         }
+        // First, so that nothing after it (a `--`) hides it.
+        if helpAsked { remaining = ["--help"] + remaining }
         let commandName = path.map { $0.configuration.name }.joined(separator: " ")
         do throws(CLIError) {
             try await dispatch(path, remaining)
@@ -48,14 +65,14 @@ enum CommandLineTool {
             return
         }
         guard let runnable = command as? any RunnableCommand.Type else {
-            let names = configuration.subcommands.map { $0.configuration.name }.joined(separator: ", ")
+            let known = configuration.commandWords
+            let names = known.joined(separator: ", ")
             guard let word = arguments.first else {
                 throw .usage("missing subcommand; expected one of: \(names)")
             }
             if word.hasPrefix("-") {
                 throw .usage("unknown option '\(word.prefix { $0 != "=" })'")
             }
-            let known = configuration.subcommands.map { $0.configuration.name }
             // The word is repeated only when it is a near miss of a command: any other word may be a secret typed
             // in the wrong place, and a usage error never repeats one.
             guard let near = Suggestion.closest(to: word, among: known) else {
@@ -65,6 +82,13 @@ enum CommandLineTool {
         }
         let values = try CommandLineParser.parse(arguments, for: configuration)
         try await runnable.init(values).run()
+    }
+}
+
+extension CommandConfiguration {
+    /// The words that may follow the command: its subcommands' names, and `version` for the root command.
+    var commandWords: [String] {
+        subcommands.map { $0.configuration.name } + (version != nil ? [CommandLineTool.versionWord] : [])
     }
 }
 

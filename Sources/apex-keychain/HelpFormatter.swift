@@ -27,7 +27,8 @@ enum HelpFormatter {
         options.append(entry("-h, --help", "Show help information."))
         sections.append("OPTIONS:\n" + options.joined())
         if !configuration.subcommands.isEmpty {
-            let list = configuration.subcommands.map { entry($0.configuration.name, $0.configuration.abstract) }
+            var list = configuration.subcommands.map { entry($0.configuration.name, $0.configuration.abstract) }
+            if configuration.version != nil { list.append(entry(CommandLineTool.versionWord, "Show the version.")) }
             sections.append(
                 "SUBCOMMANDS:\n" + list.joined() + "\n  See '\(commandName) <subcommand> --help' for detailed help.\n")
         }

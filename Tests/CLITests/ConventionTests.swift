@@ -20,6 +20,40 @@ struct ConventionTests {
         }
     }
 
+    @Test("'--help COMMAND...' (a help flag among the command words) prints the command's help")
+    func helpFlagFirst() async throws {
+        for words in [["migrate"], ["store", "set"], ["store"]] {
+            let first = try await sandbox.run(["--help"] + words)
+            let last = try await sandbox.run(words + ["--help"])
+            #expect(first.status == 0 && first.err == "", "\(words): \(first.err)")
+            #expect(first.out == last.out, "\(words)")
+        }
+        let short = try await sandbox.run(["store", "-h", "set"])
+        #expect(short.out == (try await sandbox.run(["store", "set", "--help"])).out)
+        // `help` keeps its help ahead of a `--` that follows.
+        let ended = try await sandbox.run(["help", "store", "set", "--", "k"])
+        #expect(ended.status == 0 && ended.out.hasPrefix("OVERVIEW: Store the value"), "\(ended.err)")
+    }
+
+    @Test("'version' prints what '--version' prints; the root help lists it, and 'versoin' gets a 'did you mean'")
+    func versionCommand() async throws {
+        let word = try await sandbox.run(["version"])
+        let flag = try await sandbox.run(["--version"])
+        #expect(word.status == 0 && word.err == "", "\(word.err)")
+        #expect(word.out == flag.out)
+        #expect(word.out == "apex-keychain 0.1.0\n")
+        let extra = try await sandbox.run(["version", "x"])
+        #expect(extra.status == 64)
+        #expect(extra.err.hasPrefix("apex-keychain: '--version' takes no other arguments\n"))
+        let help = try await sandbox.run(["--help"])
+        #expect(help.out.contains("\n  version                 Show the version.\n"))
+        let typo = try await sandbox.run(["versoin"])
+        #expect(typo.err.hasPrefix("apex-keychain: unknown command 'versoin'; did you mean 'version'?"))
+        // Only the tool has a version.
+        let nested = try await sandbox.run(["store", "version"])
+        #expect(nested.status == 64)
+    }
+
     @Test("an invalid value close to an allowed one, or that shortens one, gets a 'did you mean'; others do not")
     func didYouMeanValue() async throws {
         let expo = try await sandbox.run(["migrate", "x", "--from", "expo"])
@@ -74,7 +108,7 @@ struct ConventionTests {
         #expect(command.status == 64)
         #expect(
             command.err.hasPrefix(
-                "apex-keychain: unknown command 'migrat'; did you mean 'migrate'? (commands: inspect, migrate, store)\n"
+                "apex-keychain: unknown command 'migrat'; did you mean 'migrate'? (commands: inspect, migrate, store, version)\n"
             ))
         // A word far from every command may be a secret typed in the wrong place: it is not repeated.
         let secret = try await sandbox.run(["hunter2-sample-secret"])

@@ -37,6 +37,7 @@ struct HelpTests {
                   inspect                 List the items of keychain dumps, without values.
                   migrate                 Plan the migration of keychain dumps, or run it.
                   store                   Create a keychain store, and read and write its items.
+                  version                 Show the version.
 
                   See 'apex-keychain <subcommand> --help' for detailed help.
 

@@ -82,7 +82,7 @@ struct StoreErrorsTests {
         #expect(root.status == 64)
         #expect(
             root.err == """
-                apex-keychain: unknown command; expected one of: inspect, migrate, store
+                apex-keychain: unknown command; expected one of: inspect, migrate, store, version
                 Run 'apex-keychain --help' for usage.
 
                 """)
