@@ -10,19 +10,19 @@ struct StoreInitCommand: RunnableCommand {
             name: "init",
             abstract: "Create a store.",
             discussion: """
-                Creates the store file and, without --passphrase-file, a key file beside it (the store's path \
-                followed by '.key', mode 0600) that later commands use to open it. Both are written under \
-                temporary names and moved into place: an interrupted init leaves neither, and the next init \
-                removes what it left. With --passphrase-file, the \
-                store is locked with that passphrase instead, and the passphrase is also the passcode of the \
-                linux device.
+                Creates the store file and, without --passphrase-file or --passphrase, a key file beside it (the \
+                store's path followed by '.key', mode 0600) that later commands use to open it. Both are written \
+                under temporary names and moved into place: an interrupted init leaves neither, and the next init \
+                removes what it left. With --passphrase-file, the store is locked with that passphrase instead, \
+                and the passphrase is also the passcode of the linux device. With --passphrase, the passphrase is \
+                typed on the terminal, twice, without echo.
 
                 The device profile decides which protections the store can give, as that device would: a write \
                 the device can't protect as asked is refused, never weakened. --bundle-id names the app whose \
                 keychain the store holds: it is the default service of the other store commands (react-native-\
                 keychain's default service on iOS is the bundle identifier, so 'store list' then shows its items).
                 """,
-            options: [StoreOptions.store, Self.device, Self.bundleID, Self.passphraseFile])
+            options: [StoreOptions.store, Self.device, Self.bundleID, Self.passphraseFile, Self.passphrase])
     }
 
     /// `--device <profile>`.
@@ -39,13 +39,20 @@ struct StoreInitCommand: RunnableCommand {
         "passphrase-file",
         help: "Lock the store with the passphrase in this file, readable by its owner only (at most 1 KiB; one "
             + "trailing newline is not part of it) instead of a key file.")
+    /// `--passphrase`.
+    static let passphrase = OptionDefinition.flag(
+        "passphrase",
+        help: "Lock the store with a passphrase typed on the terminal (asked twice, without echo) instead of a key "
+            + "file.")
 
     /// The store to create.
     let storeURL: URL
     /// The device it models.
     let device: DeviceProfile
-    /// The passphrase file, or nil for a key file.
+    /// The passphrase file, or nil for a key file or a passphrase typed.
     let passphraseFile: String?
+    /// Whether the passphrase is typed on the terminal.
+    let asksForPassphrase: Bool
     /// The app's bundle identifier, or nil for the device's default service.
     let bundleID: String?
 
@@ -54,6 +61,10 @@ struct StoreInitCommand: RunnableCommand {
         device = try values.enumeration(Self.device, DeviceProfile.self) ?? .linux
         passphraseFile = try values.value(Self.passphraseFile)
         if passphraseFile == "" { throw .usage("'--passphrase-file' must not be empty") }
+        asksForPassphrase = try values.flag(Self.passphrase)
+        if asksForPassphrase, passphraseFile != nil {
+            throw .usage("'--passphrase' and '--passphrase-file' can't be used together")
+        }
         bundleID = try values.value(Self.bundleID)
         if let bundleID {
             switch NameProblem(of: bundleID) {
@@ -77,6 +88,14 @@ struct StoreInitCommand: RunnableCommand {
         let keyLine: String
         if let passphraseFile {
             source = .passphrase(try Passphrase.read(file: passphraseFile, store: path))
+            keyLine = "key:      passphrase"
+        } else if asksForPassphrase {
+            // Said before asking, so that a passphrase is not typed twice for a store that can't be created.
+            if FileManager.default.fileExists(atPath: path) {
+                throw ErrorMapping.store(
+                    StoreError(.cannotCreate, path: path, "a file already exists there"), store: path)
+            }
+            source = .passphrase(try Passphrase.askNew(store: path))
             keyLine = "key:      passphrase"
         } else {
             let keyFile = SQLiteKeychainDatabase.defaultKeyFile(for: storeURL)

@@ -230,4 +230,31 @@ enum Passphrase {
         }
         return answer
     }
+
+    /// Asks for the passphrase of a new store on the terminal, twice, without echo.
+    /// - Throws: 75 when there is no terminal; 64 for an empty or too long answer, or two that differ.
+    static func askNew(store: String) throws(CLIError) -> Data {
+        let noTerminal = CLIError(
+            .temporaryFailure,
+            "\(store): there is no terminal to ask for the passphrase; pass --passphrase-file FILE")
+        guard var first = TerminalInput.readSecret(prompt: "New passphrase for \(store): ") else { throw noTerminal }
+        guard !first.isEmpty else { throw CLIError(.usage, "\(store): the passphrase is empty; nothing was written") }
+        guard first.count <= maximumLength else {
+            first.resetBytes(in: 0..<first.count)
+            throw CLIError(
+                .usage,
+                "\(store): the passphrase typed is longer than \(Console.byteCount(maximumLength)); nothing was written"
+            )
+        }
+        guard var second = TerminalInput.readSecret(prompt: "The same passphrase again: ") else {
+            first.resetBytes(in: 0..<first.count)
+            throw noTerminal
+        }
+        defer { second.resetBytes(in: 0..<second.count) }
+        guard first == second else {
+            first.resetBytes(in: 0..<first.count)
+            throw CLIError(.usage, "\(store): the two passphrases typed differ; nothing was written")
+        }
+        return first
+    }
 }
