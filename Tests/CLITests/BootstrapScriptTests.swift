@@ -65,8 +65,8 @@ struct BootstrapScriptTests {
         let run = try run(system: "Darwin", pkgConfigFinds: false, dpkgInstalled: false)
         #expect(run.status == 1, "\(run.err)")
         #expect(Self.packageCalls(run) == [], "\(run.calls)")
-        #expect(run.err.contains("\n  brew install libsodium sqlite libxml2 pkg-config\n"), "\(run.err)")
-        #expect(run.err.contains("not found: sqlite3 libsodium libxml-2.0"), "\(run.err)")
+        #expect(run.err.contains("\n  brew install libsodium sqlite libxml2 nettle pkg-config\n"), "\(run.err)")
+        #expect(run.err.contains("not found: sqlite3 libsodium libxml-2.0 nettle"), "\(run.err)")
         #expect(run.err.contains("Xcode"))
     }
 
