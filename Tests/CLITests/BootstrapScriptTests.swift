@@ -85,16 +85,19 @@ struct BootstrapScriptTests {
         let apt = missing.calls.filter { $0.hasPrefix("apt-get") }
         #expect(
             apt == [
-                "apt-get update -qq", "apt-get install -y -qq libsodium-dev libsqlite3-dev libxml2-dev pkg-config",
+                "apt-get update -qq",
+                "apt-get install -y -qq libsodium-dev libsqlite3-dev libxml2-dev nettle-dev pkg-config",
             ],
             "\(missing.calls)")
-        #expect(missing.err.contains("bootstrap: installing libsodium-dev libsqlite3-dev libxml2-dev pkg-config"))
+        #expect(
+            missing.err.contains("bootstrap: installing libsodium-dev libsqlite3-dev libxml2-dev nettle-dev pkg-config")
+        )
         #expect(!missing.err.contains("brew"))
 
         try FileManager.default.removeItem(atPath: folder.url.appendingPathComponent("calls").path)
         let present = try run(system: "Linux", pkgConfigFinds: false, dpkgInstalled: true)
         #expect(present.status == 0, "\(present.err)")
         #expect(present.calls.filter { $0.hasPrefix("apt-get") } == [], "\(present.calls)")
-        #expect(present.calls.filter { $0.hasPrefix("dpkg-query") }.count == 4)
+        #expect(present.calls.filter { $0.hasPrefix("dpkg-query") }.count == 5)
     }
 }
