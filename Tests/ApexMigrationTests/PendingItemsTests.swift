@@ -133,6 +133,10 @@ struct PendingItemsTests {
             return
         }
         #expect(Self.item(first, "pin")?.state == .pending)
+        #expect(
+            Self.item(first, "pin")?.reason?.hasSuffix("; a later run migrates it once the device has a passcode")
+                == true,
+            "the reason ends with what lets a later run migrate it")
         // The summary and the verdict count it pending, beside the actions (issue 31).
         #expect(first.summary.pending == 1 && first.summary.givenUp == 0)
         #expect(first.verdict.migrated == 1 && first.verdict.leftBehind == 2)

@@ -31,7 +31,9 @@ public struct ItemOutcome: Sendable, Equatable {
 
     /// A write the keychain refused.
     init(refusal error: KeychainError) {
-        self.init(.failed, cause: .keychain(error.code), reason: "\(error.code.rawValue): \(error.message)")
+        self.init(
+            .failed, cause: .keychain(error.code),
+            reason: "\(error.code.rawValue): \(error.message)" + Remedy.keychain(error.code))
     }
 
     /// A written item whose read-back the keychain refused. For a refusal that leaves the item where it is (a

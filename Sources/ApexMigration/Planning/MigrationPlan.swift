@@ -53,7 +53,8 @@ public struct PlannedAction: Sendable, Equatable {
     /// A planned action the keychain refused, with the error's code and message as its reason.
     init(item: SourceItem, action: MigrationAction, refusal error: KeychainError) {
         self.init(
-            item: item, action: action, cause: .keychain(error.code), reason: "\(error.code.rawValue): \(error.message)"
+            item: item, action: action, cause: .keychain(error.code),
+            reason: "\(error.code.rawValue): \(error.message)" + Remedy.keychain(error.code)
         )
     }
 
