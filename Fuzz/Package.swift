@@ -5,7 +5,7 @@ import PackageDescription
 
 let names = [
     "fuzz-plist", "fuzz-objection", "fuzz-shared-preferences", "fuzz-datastore",
-    "fuzz-accc", "fuzz-sqlite", "fuzz-detect",
+    "fuzz-accc", "fuzz-sqlite", "fuzz-detect", "fuzz-backup",
 ]
 
 let package = Package(
