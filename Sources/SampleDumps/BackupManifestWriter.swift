@@ -1,0 +1,29 @@
+import ApexNettle
+import Foundation
+
+/// Writes an encrypted backup's `Manifest.plist` and encrypts its `Manifest.db` as a phone does
+/// (`ios-encrypted-backups.md` §1.2, §1.5): `IsEncrypted`, the keybag, and `ManifestKey` (the class, little-endian,
+/// then the database's key wrapped under that class's key); the database under AES-256-CBC with a zero IV.
+public enum BackupManifestWriter {
+    /// The manifest's XML bytes and the encrypted database, for `keybag` and its `classKeys`
+    /// (``BackupKeybagWriter/write()``); `database` is padded with zeros to a whole number of blocks.
+    public static func write(
+        keybag: [UInt8], classKeys: [UInt32: [UInt8]], database: [UInt8], manifestClass: UInt32 = 3,
+        encrypted: Bool = true, seed: UInt64 = 2
+    ) -> (plist: Data, database: [UInt8]) {
+        var random = SampleRandom(seed: seed)
+        let key = Array(random.bytes(32))
+        var padded = database
+        padded += [UInt8](repeating: 0, count: (Nettle.blockSize - padded.count % Nettle.blockSize) % Nettle.blockSize)
+        var fields: [(String, PlistValue)] = [
+            ("IsEncrypted", .boolean(encrypted)), ("BackupKeyBag", .data(Data(keybag))), ("Version", .string("10.0")),
+        ]
+        guard encrypted, let classKey = classKeys[manifestClass] else {
+            return (XMLPlistWriter.write(.dictionary(fields)), padded)
+        }
+        let wrapped = Nettle.aes256KeyWrap(kek: classKey, key: key)
+        fields.append(("ManifestKey", .data(Data(BackupKeybagWriter.le32(manifestClass) + wrapped))))
+        let sealed = Nettle.aes256CBCEncrypt(key: key, iv: [UInt8](repeating: 0, count: 16), data: padded)
+        return (XMLPlistWriter.write(.dictionary(fields)), sealed)
+    }
+}
