@@ -273,6 +273,13 @@ struct PendingItemsTests {
                 $0.cause == .keychain(.INTERACTION_NOT_ALLOWED) && $0.state == .pending
             })
         #expect(!first.isComplete)
+        // The verdict counts the failed writes as left behind, waiting for the user to unlock the phone.
+        #expect(first.verdict.kind == .run && first.verdict.migrated == 1 && first.verdict.leftBehind == 2)
+        #expect(
+            first.verdict.groups.map { "\($0.needs) \($0.reasonCode?.code ?? "-") \($0.state) \($0.count)" } == [
+                "user INTERACTION_NOT_ALLOWED pending 2"
+            ])
+        #expect(first.summary.pending == 2 && first.summary.failed == 2)
 
         device.unlock()
         device.relaunch()
