@@ -1,4 +1,5 @@
 import ApexDumps
+import Foundation
 import SampleDumps
 import Testing
 
@@ -54,6 +55,28 @@ struct BackupKeybagTests {
         } catch {
             #expect(error != .wrongPassword)
         }
+    }
+
+    /// The real defaults of a backup since iOS 10.2: 10,000,000 rounds of PBKDF2-SHA256, then 10,000 of
+    /// PBKDF2-SHA1; the key is Python's `hashlib` for the same password and salts.
+    @Test("the real default rounds derive the key Python's hashlib derives")
+    func realDefaultRounds() throws {
+        func element(_ tag: String, _ value: [UInt8]) -> [UInt8] {
+            Array(tag.utf8) + withUnsafeBytes(of: UInt32(value.count).bigEndian) { Array($0) } + value
+        }
+        func number(_ value: UInt32) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
+        var bytes =
+            element("VERS", number(5)) + element("TYPE", number(1)) + element("UUID", Array(repeating: 1, count: 16))
+        bytes += element("SALT", Array(100..<120)) + element("ITER", number(10_000))
+        bytes += element("DPIC", number(10_000_000)) + element("DPSL", Array(0..<20))
+        bytes +=
+            element("UUID", Array(repeating: 2, count: 16)) + element("CLAS", number(6)) + element("WRAP", number(2))
+        bytes += element("WPKY", Array(repeating: 3, count: 40))
+        let keybag = try BackupKeybag(bytes)
+        #expect(keybag.passwordIterations == 10_000_000 && keybag.iterations == 10_000)
+        let key = keybag.passwordKey(Array("sample-backup-password".utf8))
+        let expected = "5844e96702f6e7a5817a10ad64ed6f6ac71df1997e579d609b18dab7d9de870e"
+        #expect(key.map { String(format: "%02x", $0) }.joined() == expected)
     }
 
     @Test("a truncated keybag, or one that is not a keybag, is malformed with where and what")
