@@ -256,9 +256,13 @@ struct MigrateCommand: RunnableCommand {
             for name in list.split(separator: ",", omittingEmptySubsequences: false) {
                 let trimmed = name.trimmingCharacters(in: .whitespaces)
                 guard let ending = FailOn(rawValue: trimmed) else {
-                    let accepted = FailOn.allCases.map(\.rawValue).joined(separator: ", ")
+                    let allowed = FailOn.allCases.map(\.rawValue)
+                    let accepted = allowed.joined(separator: ", ")
+                    // As for an option's value: the one meant, when one is near (never taken in its place).
+                    let hint = Suggestion.value(for: trimmed, among: allowed).map { "did you mean '\($0)'? " } ?? ""
                     throw .usage(
-                        "invalid value '\(trimmed)' in '--fail-on <actions>'; expected a comma list of: \(accepted)")
+                        "invalid value '\(trimmed)' in '--fail-on <actions>'; \(hint)expected a comma list of: \(accepted)"
+                    )
                 }
                 if !failOn.contains(ending) { failOn.append(ending) }
             }

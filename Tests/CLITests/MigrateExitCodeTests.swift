@@ -226,6 +226,11 @@ struct FailOnTests {
         let bad = try await sandbox.run(["migrate", Self.plist, "--fail-on", "conflict,oops"])
         #expect(bad.status == 64)
         #expect(bad.err.contains("invalid value 'oops' in '--fail-on <actions>'"))
+        let typo = try await sandbox.run(["migrate", Self.plist, "--fail-on", "conflict,seald"])
+        #expect(typo.status == 64)
+        #expect(
+            typo.err.contains("invalid value 'seald' in '--fail-on <actions>'; did you mean 'sealed'? expected"),
+            "\(typo.err)")
     }
 
     /// Issue 31: a missing `--bundle-id` was `blocked`, `noEquivalent` and final, so `--fail-on pending` passed
