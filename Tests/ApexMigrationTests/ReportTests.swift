@@ -92,6 +92,9 @@ struct ReportTests {
             #expect(text.contains("found 1, create 1"))
         }
         #expect(report.markdown().contains("| Item | Target | Action | Reason | Notes |"))
+        // The Markdown file ends with the verdict, as the tool prints it after a text report (issue 31).
+        #expect(
+            report.markdown().hasSuffix("\n**Verdict:** 1 secret found: 1 would be migrated, nothing left behind\n"))
     }
 
     @Test("a blocked item's target with no protection: JSON null for its protection, text and Markdown say so")

@@ -98,6 +98,15 @@ extension MigrationReport {
             return part
         }
         out.append("\n**Summary:** \(summaryLine)\n")
+        // The verdict, as the tool prints it after a text report: counts and what the groups need, no names.
+        let verdict = verdict.lines()
+        if let head = verdict.first {
+            out.append("\n**Verdict:** \(head.dropFirst("verdict: ".count))\n")
+            if verdict.count > 1 { out.append("\n") }
+            for group in verdict.dropFirst() {
+                out.append("- \(group.drop { $0 == " " })\n")
+            }
+        }
         return out
     }
 }
