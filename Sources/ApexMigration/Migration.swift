@@ -205,6 +205,7 @@ public struct Migration: Sendable {
             plan: plan, results: outcomes, device: Self.describe(target.device), includeLabels: false)
         // What a later run may still do, from each item's state, and what the policy gives up on.
         var pendingNow = Ledger.Pending()
+        var givenUp: [Int] = []
         for index in report.items.indices {
             let item = report.items[index]
             // A verified item whose sources could not be removed yet leaves work for the next run too.
@@ -213,7 +214,7 @@ public struct Migration: Sendable {
             let digest = Ledger.digest(target)
             let runs = (pendingBefore?[digest] ?? 0) + 1
             if item.state == .pending, policy.giveUp.applies(to: item.cause, runs: runs) {
-                report.giveUp(index)
+                givenUp.append(index)
                 continue
             }
             pendingNow.runs[digest] = max(pendingNow.runs[digest] ?? 0, runs)
@@ -224,6 +225,7 @@ public struct Migration: Sendable {
                 pendingNow.sources.append(Ledger.SourceKey(key))
             }
         }
+        report.giveUp(givenUp)
         if let recorded { Self.carry(recorded, into: &pendingNow, current: current) }
         started = clock.now
         // With nothing pending, no library is left with pending items, those of the libraries not planned now

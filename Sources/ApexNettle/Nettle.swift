@@ -53,7 +53,7 @@ public enum Nettle {
     public static func aes256CBCDecrypt(key: [UInt8], iv: [UInt8], data: [UInt8]) -> [UInt8]? {
         guard key.count == 32, iv.count == blockSize, data.count % blockSize == 0 else { return nil }
         var out = [UInt8](repeating: 0, count: data.count)
-        if !data.isEmpty { apex_aes256_cbc_decrypt(key, iv, data.count, &out, data) }
+        if !data.isEmpty { apex_aes256_cbc(0, key, iv, data.count, &out, data) }
         return out
     }
 
@@ -61,7 +61,7 @@ public enum Nettle {
     public static func aes256CBCEncrypt(key: [UInt8], iv: [UInt8], data: [UInt8]) -> [UInt8] {
         precondition(key.count == 32 && iv.count == blockSize && data.count % blockSize == 0)
         var out = [UInt8](repeating: 0, count: data.count)
-        if !data.isEmpty { apex_aes256_cbc_encrypt(key, iv, data.count, &out, data) }
+        if !data.isEmpty { apex_aes256_cbc(1, key, iv, data.count, &out, data) }
         return out
     }
 

@@ -16,29 +16,23 @@ static inline void apex_nettle_wipe(void *p, size_t n) {
     while (n--) *v++ = 0;
 }
 
-static inline void apex_aes256_cbc_decrypt(
-    const uint8_t *key, const uint8_t *iv, size_t length, uint8_t *dst, const uint8_t *src) {
+/// AES-256-CBC over whole blocks, encrypting or decrypting `src` into `dst` from the 16-byte `iv`.
+static inline void apex_aes256_cbc(
+    int encrypt, const uint8_t *key, const uint8_t *iv, size_t length, uint8_t *dst, const uint8_t *src) {
     struct aes256_ctx ctx;
     uint8_t chain[AES_BLOCK_SIZE];
     memcpy(chain, iv, AES_BLOCK_SIZE);
-    aes256_set_decrypt_key(&ctx, key);
-    cbc_decrypt(&ctx, (nettle_cipher_func *)aes256_decrypt, AES_BLOCK_SIZE, chain, length, dst, src);
+    if (encrypt) {
+        aes256_set_encrypt_key(&ctx, key);
+        cbc_encrypt(&ctx, (nettle_cipher_func *)aes256_encrypt, AES_BLOCK_SIZE, chain, length, dst, src);
+    } else {
+        aes256_set_decrypt_key(&ctx, key);
+        cbc_decrypt(&ctx, (nettle_cipher_func *)aes256_decrypt, AES_BLOCK_SIZE, chain, length, dst, src);
+    }
     apex_nettle_wipe(&ctx, sizeof ctx);
     apex_nettle_wipe(chain, sizeof chain);
 }
 
-static inline void apex_aes256_cbc_encrypt(
-    const uint8_t *key, const uint8_t *iv, size_t length, uint8_t *dst, const uint8_t *src) {
-    struct aes256_ctx ctx;
-    uint8_t chain[AES_BLOCK_SIZE];
-    memcpy(chain, iv, AES_BLOCK_SIZE);
-    aes256_set_encrypt_key(&ctx, key);
-    cbc_encrypt(&ctx, (nettle_cipher_func *)aes256_encrypt, AES_BLOCK_SIZE, chain, length, dst, src);
-    apex_nettle_wipe(&ctx, sizeof ctx);
-    apex_nettle_wipe(chain, sizeof chain);
-}
-
-/// 1 when the wrapped key's integrity check holds (the default IV A6A6A6A6A6A6A6A6), else 0.
 /// RFC 3394's default initial value.
 static const uint8_t apex_keywrap_iv[8] = {0xA6, 0xA6, 0xA6, 0xA6, 0xA6, 0xA6, 0xA6, 0xA6};
 

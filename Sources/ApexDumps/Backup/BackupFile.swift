@@ -76,7 +76,7 @@ public struct BackupFile: Sendable, Equatable {
         let bytes = Array(keyData)
         self.fileID = fileID
         self.size = Int(size)
-        protectionClass = (0..<4).reduce(UInt32(0)) { $0 | UInt32(bytes[$1]) << (8 * $1) }
+        protectionClass = BackupItemBlob.le32(bytes, 0)
         wrappedKey = Array(bytes[4...])
     }
 

@@ -80,7 +80,8 @@ public struct BackupItemBlob: Sendable, Equatable {
         self.tag = tag
     }
 
-    private static func le32(_ bytes: [UInt8], _ at: Int) -> UInt32 {
+    /// The little-endian 32-bit integer at `at` (a backup's class prefixes and item headers).
+    static func le32(_ bytes: [UInt8], _ at: Int) -> UInt32 {
         (0..<4).reduce(0) { $0 | UInt32(bytes[at + $1]) << (8 * $1) }
     }
 

@@ -49,7 +49,7 @@ public struct BackupManifest: Sendable {
         case nil: manifestKey = nil
         case .data(let key)? where key.count == 44:
             let bytes = Array(key)
-            let protectionClass = (0..<4).reduce(UInt32(0)) { $0 | UInt32(bytes[$1]) << (8 * $1) }
+            let protectionClass = BackupItemBlob.le32(bytes, 0)
             manifestKey = (protectionClass, Array(bytes[4...]))
         case .data(let key)?: throw .malformed("'ManifestKey' is \(key.count) bytes, not 44")
         case let other?: throw .malformed("'ManifestKey' is \(other.kindName), not data")

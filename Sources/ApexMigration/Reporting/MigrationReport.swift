@@ -288,12 +288,15 @@ public struct MigrationReport: Sendable, Codable, Equatable {
     /// Whether no item is left that a later run could still migrate (none ``ItemState/pending``).
     public var isComplete: Bool { !items.contains { $0.state == .pending } }
 
-    /// Marks the pending item at `index` given up (``MigrationPolicy/GiveUp``), and counts it so.
-    mutating func giveUp(_ index: Int) {
-        guard items[index].state == .pending else { return }
-        items[index].state = .givenUp
-        if !(dryRun && items[index].action == .create) { summary.pending -= 1 }
-        summary.givenUp += 1
+    /// Marks the pending items at `indices` given up (``MigrationPolicy/GiveUp``), and counts them so: the summary
+    /// and the verdict are made again once for all of them.
+    mutating func giveUp(_ indices: [Int]) {
+        guard !indices.isEmpty else { return }
+        for index in indices where items[index].state == .pending {
+            items[index].state = .givenUp
+            if !(dryRun && items[index].action == .create) { summary.pending -= 1 }
+            summary.givenUp += 1
+        }
         verdict = Self.verdict(of: items, dryRun: dryRun)
     }
 

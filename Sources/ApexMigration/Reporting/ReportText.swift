@@ -73,7 +73,7 @@ extension MigrationReport {
             let protection = Self.rowProtection(source.protection)
             let item = protection.isEmpty ? found : found + " [" + DisplayText.escaped(protection) + "]"
             let action = actionText(index)
-            let tone = ReportRow.Tone(items[index], dryRun: dryRun)
+            let tone = ReportRow.Tone(items[index])
             let copies = copyCounts[index].map { $0 == 1 ? "+1 copy (shadowed)" : "+\($0) copies (shadowed)" }
             let reason = [copies, items[index].reason, items[index].resultReason].compactMap { $0 }.joined(
                 separator: "; ")
@@ -251,7 +251,7 @@ struct ReportRow: Sendable {
     enum Tone: Sendable {
         case plain, migrated, waiting, problem, aside
 
-        init(_ item: MigrationReport.Item, dryRun: Bool) {
+        init(_ item: MigrationReport.Item) {
             switch item.action {
             case nil: self = .plain
             case .create, .exists:
