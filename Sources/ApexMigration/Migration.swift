@@ -442,7 +442,9 @@ public struct Migration: Sendable {
             }
         }
         let summaries = dumps.map {
-            DumpSummary(path: $0.path, format: $0.format, library: libraryOfPath[$0.path], platform: $0.format.platform)
+            DumpSummary(
+                path: $0.path, format: $0.format, library: libraryOfPath[$0.path], platform: $0.format.platform,
+                notes: $0.notes, sealed: $0.sealed)
         }
         return (items, summaries)
     }

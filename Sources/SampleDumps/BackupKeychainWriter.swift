@@ -35,26 +35,72 @@ public enum BackupKeychainWriter {
     /// The file's bytes (XML), the items sealed with `classKeys` (``BackupKeybagWriter/write()``); an item whose
     /// class has no key there is sealed under a made-up one, as a ThisDeviceOnly item is under the phone's key.
     public static func write(_ items: [Item], classKeys: [UInt32: [UInt8]], seed: UInt64 = 4) -> Data {
+        write(
+            entries: items.map { item in
+                let nameKey = item.itemClass == "inet" ? "srvr" : "svce"
+                return Entry(
+                    itemClass: item.itemClass, protectionClass: item.protectionClass,
+                    attributes: [
+                        (nameKey, .string(item.service)), ("acct", .string(item.account)),
+                        ("agrp", .string(item.accessGroup)), ("pdmn", .string(item.protection)),
+                        ("sync", .integer(0)), ("tomb", .integer(0)), ("musr", .data(Data())),
+                        ("v_Data", .data(Data(item.value))),
+                    ])
+            }, classKeys: classKeys, seed: seed)
+    }
+
+    /// The protection class of each `pdmn` a backup holds (`ios-encrypted-backups.md` §1.3).
+    static let classes: [String: UInt32] = ["ak": 6, "ck": 7, "dk": 8, "aku": 9, "cku": 10, "dku": 11]
+
+    /// A sample dump's items as a phone's backup holds them: those stored `akpu` or with access control are left
+    /// out (a backup never holds them, §1.8); each of the others keeps its attributes, `acct` and `gena` as text
+    /// or data as they were written.
+    static func write(sampleItems: [SampleItem], classKeys: [UInt32: [UInt8]], seed: UInt64) -> Data {
+        let entries = sampleItems.compactMap { item -> Entry? in
+            guard item.accessControl == nil, let protectionClass = classes[item.protection] else { return nil }
+            func der(_ bytes: DumpBytes) -> DERValue {
+                switch bytes {
+                case .string(let text): .string(text)
+                case .data(let data): .data(data)
+                }
+            }
+            var attributes: [(String, DERValue)] = [
+                ("acct", der(item.account)), ("agrp", .string(item.accessGroup)), ("pdmn", .string(item.protection)),
+                ("sync", .integer(item.synchronizable ? 1 : 0)), ("tomb", .integer(0)), ("musr", .data(Data())),
+                ("v_Data", .data(item.value)),
+            ]
+            if let service = item.service { attributes.append(("svce", der(service))) }
+            if let server = item.server { attributes.append(("srvr", .string(server))) }
+            if let generic = item.generic { attributes.append(("gena", der(generic))) }
+            if let label = item.label { attributes.append(("labl", .string(label))) }
+            if let creator = item.creator { attributes.append(("crtr", .integer(Int64(creator)))) }
+            return Entry(itemClass: item.itemClass, protectionClass: protectionClass, attributes: attributes)
+        }
+        return write(entries: entries, classKeys: classKeys, seed: seed)
+    }
+
+    /// One item to seal: its class, protection class and DER attributes.
+    struct Entry {
+        var itemClass: String
+        var protectionClass: UInt32
+        var attributes: [(String, DERValue)]
+    }
+
+    private static func write(entries: [Entry], classKeys: [UInt32: [UInt8]], seed: UInt64) -> Data {
         var random = SampleRandom(seed: seed)
         var byClass: [String: [PlistValue]] = [:]
-        for item in items {
-            let nameKey = item.itemClass == "inet" ? "srvr" : "svce"
-            let der = DERWriter.encode(
-                .dictionary([
-                    (nameKey, .string(item.service)), ("acct", .string(item.account)),
-                    ("agrp", .string(item.accessGroup)),
-                    ("pdmn", .string(item.protection)), ("sync", .integer(0)), ("tomb", .integer(0)),
-                    ("musr", .data(Data())), ("v_Data", .data(Data(item.value))),
-                ]))
-            let classKey = classKeys[item.protectionClass] ?? Array(random.bytes(32))
+        for entry in entries {
+            let der = DERWriter.encode(.dictionary(entry.attributes))
+            let classKey = classKeys[entry.protectionClass] ?? Array(random.bytes(32))
             let blob = BackupItemBlob.seal(
-                Array(der), protectionClass: item.protectionClass, classKey: classKey, itemKey: Array(random.bytes(32)))
-            byClass[item.itemClass, default: []].append(
+                Array(der), protectionClass: entry.protectionClass, classKey: classKey,
+                itemKey: Array(random.bytes(32)))
+            byClass[entry.itemClass, default: []].append(
                 .dictionary([
                     ("v_Data", .data(Data(blob.bytes))),
                     (
                         "v_PersistentRef",
-                        .data(Data(BackupKeybagWriter.le32(item.protectionClass) + Array(random.bytes(8))))
+                        .data(Data(BackupKeybagWriter.le32(entry.protectionClass) + Array(random.bytes(8))))
                     ),
                 ]))
         }

@@ -6,10 +6,11 @@ import Foundation
 /// then the database's key wrapped under that class's key); the database under AES-256-CBC with a zero IV.
 public enum BackupManifestWriter {
     /// The manifest's XML bytes and the encrypted database, for `keybag` and its `classKeys`
-    /// (``BackupKeybagWriter/write()``); `database` is padded with zeros to a whole number of blocks.
+    /// (``BackupKeybagWriter/write()``); `database` is padded with zeros to a whole number of blocks. `apps` are
+    /// the bundle IDs of `Applications`.
     public static func write(
-        keybag: [UInt8], classKeys: [UInt32: [UInt8]], database: [UInt8], manifestClass: UInt32 = 3,
-        encrypted: Bool = true, seed: UInt64 = 2
+        keybag: [UInt8], classKeys: [UInt32: [UInt8]], database: [UInt8], apps: [String] = [],
+        manifestClass: UInt32 = 3, encrypted: Bool = true, seed: UInt64 = 2
     ) -> (plist: Data, database: [UInt8]) {
         var random = SampleRandom(seed: seed)
         let key = Array(random.bytes(32))
@@ -18,6 +19,23 @@ public enum BackupManifestWriter {
         var fields: [(String, PlistValue)] = [
             ("IsEncrypted", .boolean(encrypted)), ("BackupKeyBag", .data(Data(keybag))), ("Version", .string("10.0")),
         ]
+        if !apps.isEmpty {
+            fields.append(
+                (
+                    "Applications",
+                    .dictionary(
+                        apps.map { app in
+                            (
+                                app,
+                                .dictionary([
+                                    ("CFBundleIdentifier", .string(app)), ("CFBundleVersion", .string("1")),
+                                    ("ContainerContentClass", .string("Data/Application")),
+                                ])
+                            )
+                        })
+                ))
+        }
+        fields.append(("Lockdown", .dictionary([("ProductVersion", .string("17.5.1"))])))
         guard encrypted, let classKey = classKeys[manifestClass] else {
             return (XMLPlistWriter.write(.dictionary(fields)), padded)
         }

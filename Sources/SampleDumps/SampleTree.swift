@@ -27,6 +27,7 @@ public enum SampleTree {
         files += ReactNativeSensitiveInfoSamples.androidFiles()
         files += ReactNativeEncryptedStorageSamples.iosFiles()
         files += ReactNativeEncryptedStorageSamples.androidFiles()
+        files += try IOSBackupSamples.files()
         files.append(SampleFile(path: "README.md", data: readme(files), format: nil, about: ""))
         return files
     }

@@ -41,8 +41,13 @@ struct DumpInput {
     /// - Throws: 64 for `-` given twice, or with stdin a terminal; 66 for a path that does not exist or can't be
     ///   read, or paths that hold no dump; 65 for a malformed dump, a named file that is not a keychain dump, or
     ///   with `strict` a skipped one. The message names the file.
+    ///
+    /// An encrypted iPhone backup's folder among the paths is read with `backups` (its password from
+    /// `--backup-password-file` or the terminal): 77 for a wrong or empty password, 75 with neither file nor
+    /// terminal, 65 for an unencrypted or damaged backup.
     init(
-        paths: [String], strict: Bool, quiet: Bool, library: SourceLibrary? = nil, ownFiles: [String] = []
+        paths: [String], strict: Bool, quiet: Bool, library: SourceLibrary? = nil, ownFiles: [String] = [],
+        backups: BackupOptions? = nil
     ) throws(CLIError) {
         let fromStandardInput = paths.filter { $0 == "-" }.count
         if fromStandardInput > 1 { throw .usage("'-' (a dump on stdin) can be given once") }
@@ -52,10 +57,12 @@ struct DumpInput {
             )
         }
         let scan: DumpScan
+        let passwordFailure = BackupOptions.PasswordFailure()
         do throws(DumpError) {
-            scan = try DumpReader.scan(paths: paths, standardInput: STDIN_FILENO)
+            let access = (backups ?? BackupOptions(quiet: quiet)).access(failure: passwordFailure)
+            scan = try DumpReader.scan(paths: paths, standardInput: STDIN_FILENO, backups: access)
         } catch {
-            throw Self.cliError(error)
+            throw passwordFailure.error ?? Self.cliError(error)
         }
         var dumps: [Dump] = []
         var skipped: [DumpError] = []
@@ -125,6 +132,7 @@ struct DumpInput {
             switch error.kind {
             case .unreadable: .noInput
             case .malformed, .unsupported, .notADump: .dataError
+            case .wrongPassword: .permissionDenied
             }
         return CLIError(exitCode, error.description)
     }

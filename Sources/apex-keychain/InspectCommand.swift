@@ -10,8 +10,8 @@ struct InspectCommand: RunnableCommand {
             name: "inspect",
             abstract: "List the items of keychain dumps, without values.",
             discussion: """
-                Reads each dump (an iOS keychain plist, SQLite export or objection JSON; Android \
-                SharedPreferences or DataStore files) and lists the items that react-native-keychain, \
+                Reads each dump (an iOS keychain plist, SQLite export, objection JSON or encrypted iPhone \
+                backup; Android SharedPreferences or DataStore files) and lists the items that react-native-keychain, \
                 expo-secure-store, react-native-sensitive-info and react-native-encrypted-storage wrote in them: format, library, platform, \
                 service, key and protection as found (an access control as its decoded flags; its DER only \
                 with --verbose). Values are never shown; usernames only with --include-labels. Nothing is \
@@ -23,10 +23,19 @@ struct InspectCommand: RunnableCommand {
 
                   adb exec-out run-as com.example.app cat shared_prefs/RN_KEYCHAIN.xml | apex-keychain inspect -
 
+                An encrypted Finder/iTunes backup is read from its folder (the one with Manifest.plist) with its \
+                password: --backup-password-file FILE, else asked on the terminal. Deriving its key takes \
+                seconds. --app BUNDLE_ID keeps that app's items; --list-apps lists the apps instead:
+
+                  apex-keychain inspect ~/Backups/00008110-… --backup-password-file pw.txt --list-apps
+
                 --format json prints the migration report's shape with 'sources' and, per item, 'source' only.
                 """,
             arguments: [dumpPathArgument],
-            options: [Self.format, Self.includeLabels, Self.verbose, strictOption, noColorOption])
+            options: [
+                Self.format, Self.includeLabels, Self.verbose, strictOption, noColorOption, BackupOptions.passwordFile,
+                BackupOptions.app, Self.listApps,
+            ])
     }
 
     /// The output formats.
@@ -45,8 +54,18 @@ struct InspectCommand: RunnableCommand {
     static let verbose = OptionDefinition.flag(
         "verbose", help: "Show each protection's raw encoding too (an access control's DER as hex).")
 
+    /// `--list-apps`.
+    static let listApps = OptionDefinition.flag(
+        "list-apps",
+        help: "For encrypted iPhone backups: list the apps (from Manifest.plist and the keychain's access groups), "
+            + "with how many keychain items each has, instead of the items.")
+
     /// The dumps to read.
     let paths: [String]
+    /// How an encrypted iPhone backup among the paths is read.
+    let backups: BackupOptions
+    /// Whether to list a backup's apps instead of the items.
+    let listsApps: Bool
     /// Whether to print JSON rather than text.
     let json: Bool
     /// Whether usernames are shown.
@@ -65,9 +84,15 @@ struct InspectCommand: RunnableCommand {
         strict = try values.flag(strictOption)
         verbose = try values.flag(Self.verbose)
         color = TerminalColor.enabled(noColor: try values.flag(noColorOption))
+        backups = try BackupOptions(values, quiet: false)
+        listsApps = try values.flag(Self.listApps)
+        if listsApps, backups.app != nil {
+            throw .usage("'--list-apps' lists every app of a backup; '--app' keeps one: give one of them")
+        }
     }
 
     func run() async throws(CLIError) {
+        if listsApps { return try listApps() }
         var (report, marks) = try inventory()
         report.stamp(toolVersion: RootCommand.version, store: nil)
         // As `migrate` does: a dump in which no library's items were found gets a warning saying why.
@@ -89,9 +114,11 @@ struct InspectCommand: RunnableCommand {
     /// their memory back to the system, before the report is made.
     /// - Returns: also what the dumps are beyond their items, for the warnings.
     private func inventory() throws(CLIError) -> (MigrationReport, DumpMarks) {
-        let input = try DumpInput(paths: paths, strict: strict, quiet: false)
+        let input = try DumpInput(paths: paths, strict: strict, quiet: false, backups: backups)
         let marks = input.marks(library: nil)
-        let (items, summaries) = try input.items(importers: DumpInput.importers(from: nil), options: ImportOptions())
+        // --app is the app's bundle id, as `migrate` takes it.
+        let (items, summaries) = try input.items(
+            importers: DumpInput.importers(from: nil), options: ImportOptions(bundleID: backups.app))
         _ = consume input
         FreedMemory.returnToSystem()
         return (MigrationReport(inventory: items, dumps: summaries, includeLabels: includeLabels), marks)

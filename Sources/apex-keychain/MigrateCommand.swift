@@ -28,17 +28,20 @@ struct MigrateCommand: RunnableCommand {
                 and usernames and labels only with --include-labels. Progress goes to stderr when it is a \
                 terminal and the run takes over a second, and so does a line for each file of a folder that \
                 is not a keychain dump and is skipped (--strict makes it an error); --quiet leaves only errors \
-                there. '-' reads a dump from stdin.
+                there. '-' reads a dump from stdin. An encrypted iPhone backup's folder is read with its \
+                password (--backup-password-file, else asked on the terminal); --app keeps one app's items.
 
                   apex-keychain migrate app-data/ --bundle-id com.example.app
                   apex-keychain migrate keychain.plist --store app.db --format json --report report.json
+                  apex-keychain migrate Backup/00008110-… --backup-password-file pw.txt --app com.example.app
 
                 Exit codes: 0 done, or the plan was made; 1 some items conflict, are blocked or failed (the rest \
                 were migrated), or with --on-conflict fail a conflict stopped the run before anything was \
                 written (a plan with a conflict exits 1 too), or an item ends as --fail-on names; 64 usage error; \
                 65 a malformed dump, a named file that is not a keychain dump, or with --strict a skipped one; \
                 66 an input that does not exist or can't be read, or no keychain dump in the paths; 73, 74, 77 \
-                the store's errors; 75 the target can't be written now, run again later.
+                the store's errors (77 also a wrong backup password); 75 the target can't be written now, or a \
+                backup's password can't be asked, run again later.
                 """,
             arguments: [dumpPathArgument],
             options: [
@@ -47,7 +50,7 @@ struct MigrateCommand: RunnableCommand {
                 Self.failOn, Self.androidBiometryAcceptsPasscode, Self.format, Self.report, Self.reportFormat,
                 Self.includeLabels,
                 Self.quiet, strictOption, noColorOption,
-                StoreOptions.keyFile, StoreOptions.passphraseFile,
+                StoreOptions.keyFile, StoreOptions.passphraseFile, BackupOptions.passwordFile, BackupOptions.app,
             ])
     }
 
@@ -189,6 +192,8 @@ struct MigrateCommand: RunnableCommand {
     let failOn: [FailOn]
     /// Whether a folder's file that is not a keychain dump is an error.
     let strict: Bool
+    /// How an encrypted iPhone backup among the paths is read.
+    let backups: BackupOptions
 
     init(_ values: ParsedValues) throws(CLIError) {
         paths = try values.values(dumpPathArgument)
@@ -220,8 +225,16 @@ struct MigrateCommand: RunnableCommand {
             }
             serviceMap[source] = target
         }
-        let bundleID = try values.value(Self.bundleID)
-        if bundleID == "" { throw .usage("'--bundle-id' must not be empty") }
+        let quiet = try values.flag(Self.quiet)
+        backups = try BackupOptions(values, quiet: quiet)
+        let givenBundleID = try values.value(Self.bundleID)
+        if givenBundleID == "" { throw .usage("'--bundle-id' must not be empty") }
+        if let app = backups.app, let givenBundleID, app != givenBundleID {
+            throw .usage(
+                "'--app \(app)' and '--bundle-id \(givenBundleID)' differ; --app is the app's bundle id, so give one "
+                    + "of them")
+        }
+        let bundleID = givenBundleID ?? backups.app
         if let bundleID, Migration.isReservedService(bundleID) {
             throw .usage("'--bundle-id' can't be '\(bundleID)': that service holds the migration's records")
         }
@@ -248,7 +261,7 @@ struct MigrateCommand: RunnableCommand {
         }
         self.reportFormat = reportFormat ?? report.map(Format.init(extensionOf:)) ?? .text
         includeLabels = try values.flag(Self.includeLabels)
-        quiet = try values.flag(Self.quiet)
+        self.quiet = quiet
         color = TerminalColor.enabled(noColor: try values.flag(noColorOption))
         strict = try values.flag(strictOption)
         var failOn: [FailOn] = []
@@ -298,7 +311,8 @@ struct MigrateCommand: RunnableCommand {
         let input = try DumpInput(
             paths: paths, strict: strict, quiet: quiet, library: library,
             ownFiles: (store?.files.map(\.path) ?? [])
-                + (reportFile.flatMap { $0.holdsAnEarlierReport ? [$0.path] : nil } ?? []))
+                + (reportFile.flatMap { $0.holdsAnEarlierReport ? [$0.path] : nil } ?? []),
+            backups: backups)
         let marks = input.marks(library: library)
         try reportFile?.checkNotAnInput(
             ReportFile.inputs(paths: paths, dumps: input.dumps.map(\.path), store: store),

@@ -105,9 +105,31 @@ struct SampleGeneratorTests {
         try DumpSamplesTool.generate(into: folder)
         let rows = SampleRow.rows(try String(contentsOfFile: folder.path + "/README.md", encoding: .utf8))
         let files = try tree(folder.path)
-        #expect(Set(rows.map(\.path)) == Set(files.keys).subtracting(["README.md"]), "the README lists every file")
+        // A backup is listed by its Manifest.plist: its other files, and the password beside its folder, are its.
+        let backups = rows.filter { $0.format == .encryptedBackup }.map {
+            ($0.path as NSString).deletingLastPathComponent
+        }
+        let unlisted = Set(files.keys).subtracting(["README.md"]).subtracting(rows.map(\.path)).filter { file in
+            !backups.contains {
+                file.hasPrefix($0 + "/") || file == ($0 as NSString).deletingLastPathComponent + "/password.txt"
+            }
+        }
+        #expect(unlisted.isEmpty, "the README lists every file")
+        #expect(!backups.isEmpty)
         for row in rows {
             let path = folder.path + "/" + row.path
+            if row.format == .encryptedBackup {
+                let backup = (path as NSString).deletingLastPathComponent
+                var password = Array(try Data(contentsOf: URL(fileURLWithPath: backup + "/../password.txt")))
+                if password.last == UInt8(ascii: "\n") { password.removeLast() }
+                let scan = try DumpReader.scan(
+                    paths: [path], backups: BackupAccess(password: { [password] _ in password }))
+                #expect(scan.dumps.map(\.format) == [.encryptedBackup], "\(row.path)")
+                if case .keychain(let records)? = scan.dumps.first?.content {
+                    #expect(!records.isEmpty, "\(row.path)")
+                }
+                continue
+            }
             let data = try #require(files[row.path])
             #expect(DumpReader.detect(data) == row.format, "\(row.path)")
             do {

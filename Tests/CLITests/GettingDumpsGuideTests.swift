@@ -63,6 +63,11 @@ struct GettingDumpsGuideTests {
         try FileManager.default.copyItem(
             at: URL(fileURLWithPath: sample("react-native-keychain/android")),
             to: sandbox.url.appendingPathComponent("app-data"))
+        // The encrypted backup's folder and its password file, as the guide's `cp -R` and the reader leave them.
+        try FileManager.default.copyItem(
+            at: URL(fileURLWithPath: sample("ios-backup/backup")), to: sandbox.url.appendingPathComponent("backup"))
+        _ = try sandbox.writeSecret(
+            "backup-password", try String(contentsOfFile: sample("ios-backup/password.txt"), encoding: .utf8))
         return sandbox
     }
 

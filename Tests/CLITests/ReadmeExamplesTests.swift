@@ -7,11 +7,11 @@ import Testing
 @Suite("README: the examples run in order and leave nothing untracked")
 struct ReadmeExamplesTests {
     /// The shell lines of the README's blocks that call `apex-keychain` (or prepare for it), in order: those of
-    /// "A real migration" after the build, and of "The embedded store".
+    /// "A real migration" after the build, of "From an encrypted iPhone backup" and of "The embedded store".
     static func exampleLines() throws -> [String] {
         let readme = try Repository.text("README.md")
         var lines: [String] = []
-        for heading in ["## A real migration", "## The embedded store"] {
+        for heading in ["## A real migration", "## From an encrypted iPhone backup", "## The embedded store"] {
             let section = try #require(Markdown.section(readme, heading: heading), "no '\(heading)'")
             let text = section.lines.joined(separator: "\n")
             for block in Markdown.fencedBlocks(text) where block.info.isEmpty {

@@ -16,6 +16,9 @@ public enum DumpFormat: String, Sendable, Codable, CaseIterable {
     case sharedPreferences = "android-shared-preferences"
     /// An Android Jetpack Preferences DataStore file (`*.preferences_pb`).
     case dataStore = "android-datastore"
+    /// An encrypted Finder/iTunes backup of an iPhone: a folder with `Manifest.plist` and `Manifest.db`, read with
+    /// its password. Told by the folder's files, not by a file's bytes.
+    case encryptedBackup = "ios-encrypted-backup"
     /// Other libraries' items in a keychain database (an on-device migration, where source and target share
     /// one keychain). Not a file format: no reader detects it.
     case keychainDatabase = "keychain-database"
@@ -23,7 +26,7 @@ public enum DumpFormat: String, Sendable, Codable, CaseIterable {
     /// The platform whose data the format holds.
     public var platform: DumpPlatform {
         switch self {
-        case .iosPlist, .keychainSQLite, .objectionJSON, .keychainDatabase: .ios
+        case .iosPlist, .keychainSQLite, .objectionJSON, .encryptedBackup, .keychainDatabase: .ios
         case .sharedPreferences, .dataStore: .android
         }
     }
@@ -45,6 +48,12 @@ public struct Dump: Sendable {
     public var format: DumpFormat
     /// The records.
     public var content: Content
+    /// What the reader has to say of the dump beyond its records, for people (an encrypted backup's items that
+    /// can't be opened, and what a backup never holds); empty for most dumps. Never a value.
+    public var notes: [String] = []
+    /// How many items the dump holds that can't be opened, by protection (`aku`, …): an encrypted backup's
+    /// ThisDeviceOnly items, sealed with the phone's own key. Empty for most dumps.
+    public var sealed: [String: Int] = [:]
 
     /// What a dump holds.
     public enum Content: Sendable {
@@ -371,6 +380,8 @@ public struct DumpError: Error, Sendable, Equatable, CustomStringConvertible {
         case malformed
         /// The file is of a known kind that can't be used, e.g. an encrypted device `keychain-2.db` (exit 65).
         case unsupported
+        /// The password given for an encrypted backup does not open it (exit 77).
+        case wrongPassword
         /// The file is not a keychain dump: empty, of a format no reader knows, or well-formed data of a reader's
         /// format that holds no keychain data (an app's `Info.plist`, a `package.json`, a SQLite database without
         /// `genp` or `inet` tables). A folder's search skips such files; named, one is an error (exit 65).

@@ -9,6 +9,8 @@ public struct BackupManifest: Sendable {
     /// The protection class whose key wraps `Manifest.db`'s key, and that wrapped key (`ManifestKey`: a
     /// little-endian class, then 40 bytes); nil before iOS 10.2, whose `Manifest.db` is not encrypted.
     public var manifestKey: (protectionClass: UInt32, wrapped: [UInt8])?
+    /// The bundle IDs of the apps the backup holds (the keys of `Applications`), sorted; empty when it names none.
+    public var apps: [String]
 
     /// Why a manifest can't be read or opened. Messages name what is wrong, never a key.
     public enum Failure: Error, Sendable, Equatable {
@@ -53,6 +55,12 @@ public struct BackupManifest: Sendable {
             manifestKey = (protectionClass, Array(bytes[4...]))
         case .data(let key)?: throw .malformed("'ManifestKey' is \(key.count) bytes, not 44")
         case let other?: throw .malformed("'ManifestKey' is \(other.kindName), not data")
+        }
+        switch manifest["Applications"] {
+        case nil: apps = []
+        case .dictionary(let applications)?:
+            apps = applications.entries.compactMap { if case .string(let id) = $0.key { id } else { nil } }.sorted()
+        case let other?: throw .malformed("'Applications' is \(other.kindName), not a dictionary")
         }
     }
 

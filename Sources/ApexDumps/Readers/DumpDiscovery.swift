@@ -2,7 +2,8 @@ import Foundation
 
 extension DumpReader {
     /// The files of a folder worth reading, searched to ``maxDiscoveryDepth`` levels, as sorted paths that start
-    /// with `directory`. Which of them are dumps is told by their content (``scan(paths:standardInput:)``), never
+    /// with `directory`, and the folders in it that hold an iPhone backup (``EncryptedBackup/isBackup(_:)``), which
+    /// are not searched: a backup is read whole. Which of them are dumps is told by their content (``scan(paths:standardInput:)``), never
     /// by their names.
     ///
     /// Left out: hidden files and folders, SQLite's `-wal`, `-shm` and `-journal` companions (the SQLite reader
@@ -50,6 +51,11 @@ extension DumpReader {
                 continue
             }
             if type == .typeDirectory {
+                // An iPhone backup is one dump, read as a whole: its files are encrypted, none is a dump.
+                if scope == .everything, isBackupFolder(path) {
+                    found.append(path)
+                    continue
+                }
                 guard depth < maxDiscoveryDepth else { continue }
                 switch scope {
                 case .appFiles:

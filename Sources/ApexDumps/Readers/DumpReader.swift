@@ -77,15 +77,24 @@ public enum DumpReader {
     ///   than `DumpLimits/maxItemsPerRun` items, or their plists more than `DumpLimits/maxValuesPerRun` values
     ///   or more bytes of keys and values than 16 times their size and 1 MiB (`DumpLimits/maxFileBytes` at most)
     ///   (`DumpError/Kind/malformed`).
-    public static func scan(paths: [String], standardInput: Int32? = nil) throws(DumpError) -> DumpScan {
+    ///
+    /// An encrypted iPhone backup's folder (one with `Manifest.plist` and `Manifest.db`, named, or found in a
+    /// folder, which is then not searched further) is one dump of format `DumpFormat/encryptedBackup`, read with
+    /// `backups` (its password is asked only once the manifest shows the backup is encrypted); naming a backup's
+    /// `Manifest.plist` or `Manifest.db` names its folder. Its errors: an unencrypted backup, or one met without
+    /// `backups` (`DumpError/Kind/unsupported`), a wrong password (`DumpError/Kind/wrongPassword`, after the key
+    /// derivation), and a damaged or missing file of it (`DumpError/Kind/malformed`, naming the file).
+    public static func scan(
+        paths: [String], standardInput: Int32? = nil, backups: BackupAccess? = nil
+    ) throws(DumpError) -> DumpScan {
         var budget = ExpansionBudget.run()
-        return try scan(paths: paths, standardInput: standardInput, budget: &budget)
+        return try scan(paths: paths, standardInput: standardInput, backups: backups, budget: &budget)
     }
 
-    /// ``scan(paths:standardInput:)`` within `budget`, what the run's dumps may hold together, the one read from
-    /// the standard input among them (tests give a small one).
+    /// ``scan(paths:standardInput:backups:)`` within `budget`, what the run's dumps may hold together, the one
+    /// read from the standard input among them (tests give a small one).
     static func scan(
-        paths: [String], standardInput: Int32?, budget: inout ExpansionBudget
+        paths: [String], standardInput: Int32?, backups: BackupAccess? = nil, budget: inout ExpansionBudget
     ) throws(DumpError) -> DumpScan {
         var scan = DumpScan()
         var seen: Set<SeenFile> = []
@@ -96,9 +105,19 @@ public enum DumpReader {
                 scan.entries.append(.dump(dump, inFolder: false))
                 continue
             }
+            if let folder = backupFolder(named: path) {
+                if firstTime(folder) {
+                    try scan.entries.append(.dump(backup(folder, backups, &budget), inFolder: false))
+                }
+                continue
+            }
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
                 for file in try discover(path) where firstTime(file) {
+                    if isBackupFolder(file) {
+                        try scan.entries.append(.dump(backup(file, backups, &budget), inFolder: true))
+                        continue
+                    }
                     switch try load(.file(file), budget: &budget) {
                     case .dump(let dump): scan.entries.append(.dump(dump, inFolder: true))
                     case .notADump(let error): scan.entries.append(.skipped(error))
@@ -109,6 +128,32 @@ public enum DumpReader {
             }
         }
         return scan
+    }
+
+    /// The backup's folder that `path` names: the path itself when it is a backup's folder, or the folder of a
+    /// backup's `Manifest.plist` or `Manifest.db`; nil for any other path.
+    static func backupFolder(named path: String) -> String? {
+        if isBackupFolder(path) { return path }
+        let url = URL(fileURLWithPath: path)
+        guard ["Manifest.plist", "Manifest.db"].contains(url.lastPathComponent) else { return nil }
+        let folder = url.deletingLastPathComponent()
+        return EncryptedBackup.isBackup(folder) ? (path as NSString).deletingLastPathComponent : nil
+    }
+
+    /// Whether `path` is a folder that holds an iPhone backup (``EncryptedBackup/isBackup(_:)``).
+    static func isBackupFolder(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+            && EncryptedBackup.isBackup(URL(fileURLWithPath: path))
+    }
+
+    /// The backup in `folder`, read with `access`, its items taken from the run's `budget`.
+    private static func backup(
+        _ folder: String, _ access: BackupAccess?, _ budget: inout ExpansionBudget
+    ) throws(DumpError) -> Dump {
+        let dump = try readBackup(folder, access: access)
+        try spendItems(.dump(dump), &budget)
+        return dump
     }
 
     /// What tells one file from another: its device and inode (``FileIdentity``), so that a file reached by a link
@@ -271,8 +316,8 @@ public enum DumpReader {
             case .keychainSQLite: .keychain(try KeychainSQLiteReader.read(data, path: path))
             case .sharedPreferences: .preferences(try SharedPreferencesReader.read(data, path: path))
             case .dataStore: .preferences(try DataStoreReader.read(data, path: path))
-            // Not a file format; never detected.
-            case .keychainDatabase: throw unknownFormat(path)
+            // Not file formats; never detected from bytes.
+            case .keychainDatabase, .encryptedBackup: throw unknownFormat(path)
             }
         }
     }

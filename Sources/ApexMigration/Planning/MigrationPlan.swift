@@ -81,21 +81,57 @@ public struct MigrationPlan: Sendable {
 
 /// A dump that was read, for the report's `sources`.
 public struct DumpSummary: Sendable, Equatable, Codable {
-    /// The path.
+    /// The path as given (`(stdin)` for standard input).
     public var path: String
-    /// The format.
+    /// The format, as the reader detected it.
     public var format: DumpFormat
     /// The library whose items it held (nil when no importer claimed any).
     public var library: SourceLibrary?
     /// The platform.
     public var platform: DumpPlatform
+    /// What the reader said of the dump beyond its records (`Dump.notes`: an encrypted backup's sealed and
+    /// damaged items, what a backup never holds).
+    public var notes: [String]
+    /// The items the dump holds that can't be opened, by protection (`Dump.sealed`).
+    public var sealed: [String: Int]
 
     /// Creates a summary.
-    public init(path: String, format: DumpFormat, library: SourceLibrary?, platform: DumpPlatform) {
+    public init(
+        path: String, format: DumpFormat, library: SourceLibrary?, platform: DumpPlatform, notes: [String] = [],
+        sealed: [String: Int] = [:]
+    ) {
         self.path = path
         self.format = format
         self.library = library
         self.platform = platform
+        self.notes = notes
+        self.sealed = sealed
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case path, format, library, platform, notes, sealed
+    }
+
+    /// Decodes a summary; one written before notes and sealed counts existed has none.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        path = try c.decode(String.self, forKey: .path)
+        format = try c.decode(DumpFormat.self, forKey: .format)
+        library = try c.decodeIfPresent(SourceLibrary.self, forKey: .library)
+        platform = try c.decode(DumpPlatform.self, forKey: .platform)
+        notes = try c.decodeIfPresent([String].self, forKey: .notes) ?? []
+        sealed = try c.decodeIfPresent([String: Int].self, forKey: .sealed) ?? [:]
+    }
+
+    /// Every key, `null` for a missing library.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(path, forKey: .path)
+        try c.encode(format, forKey: .format)
+        try c.encode(library, forKey: .library)
+        try c.encode(platform, forKey: .platform)
+        try c.encode(notes, forKey: .notes)
+        try c.encode(sealed, forKey: .sealed)
     }
 }
 

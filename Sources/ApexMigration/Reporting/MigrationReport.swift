@@ -60,26 +60,10 @@ public struct MigrationReport: Sendable, Codable, Equatable {
         timestamp = formatter.string(from: now)
     }
 
-    /// A dump that was read.
-    public struct Source: Sendable, Codable, Equatable {
-        /// The dump's path as given (`(stdin)` for standard input).
-        public var path: String
-        /// Its format, as the reader detected it.
-        public var format: DumpFormat
-        /// The library whose items it held; nil when it held none of any library the importers know.
-        public var library: SourceLibrary?
-        /// The platform its data comes from (that of ``format``).
-        public var platform: DumpPlatform
-
-        /// Every key, `null` for a missing library.
-        public func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(path, forKey: .path)
-            try c.encode(format, forKey: .format)
-            try c.encode(library, forKey: .library)
-            try c.encode(platform, forKey: .platform)
-        }
-    }
+    /// A dump that was read: its path as given (`(stdin)` for standard input), its format as the reader detected
+    /// it, the library whose items it held (nil when none), its platform, and what its reader noted (an encrypted
+    /// backup's sealed and damaged items).
+    public typealias Source = DumpSummary
 
     /// One source item: what was found, where it goes, and what happens.
     public struct Item: Sendable, Codable, Equatable {
@@ -324,9 +308,7 @@ extension MigrationReport {
         formatVersion = 1
         dryRun = results == nil
         targetDevice = device
-        sources = plan.dumps.map {
-            Source(path: $0.path, format: $0.format, library: $0.library, platform: $0.platform)
-        }
+        sources = plan.dumps
         var summary = Summary()
         summary.found = plan.actions.count
         for (index, planned) in plan.actions.enumerated() {
@@ -356,9 +338,7 @@ extension MigrationReport {
         formatVersion = 1
         dryRun = true
         targetDevice = ""
-        sources = dumps.map {
-            Source(path: $0.path, format: $0.format, library: $0.library, platform: $0.platform)
-        }
+        sources = dumps
         self.items = items.map {
             Item(
                 source: ItemSource($0, includeLabels: includeLabels), target: nil, action: nil, reason: nil, cause: nil,

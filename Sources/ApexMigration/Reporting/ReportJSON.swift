@@ -229,10 +229,24 @@ extension MigrationReport {
                         json.string(source.format.rawValue)
                         json.key("library")
                         json.optional(source.library?.rawValue)
+                        json.key("notes")
+                        json.array { json in
+                            for note in source.notes {
+                                json.element()
+                                json.string(note)
+                            }
+                        }
                         json.key("path")
                         json.string(source.path)
                         json.key("platform")
                         json.string(source.platform.rawValue)
+                        json.key("sealed")
+                        json.object { json in
+                            for (protection, count) in source.sealed.sorted(by: { $0.key < $1.key }) {
+                                json.key(dynamic: protection)
+                                json.int(count)
+                            }
+                        }
                     }
                 }
             }

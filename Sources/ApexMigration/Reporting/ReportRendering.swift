@@ -75,6 +75,11 @@ extension MigrationReport {
             out.append(
                 ": \(source.format.rawValue), \(source.library?.rawValue ?? "no library recognised"), "
                     + "\(source.platform.rawValue)\n")
+            for note in source.notes {
+                out.append("  - note: ")
+                out.appendCodeSpan(DisplayText.escaped(note))
+                out.append("\n")
+            }
         }
         out.append("\n| Item | Target | Action | Reason | Notes |\n|---|---|---|---|---|\n")
         let (rows, items) = (rows, items)

@@ -182,6 +182,9 @@ extension MigrationReport {
                 "source: \(DisplayText.escaped(source.path)) (\(source.format.rawValue), "
                     + "\(source.library?.rawValue ?? "no library recognised"), \(source.platform.rawValue))",
                 width: width, indent: 2)
+            for note in source.notes {
+                out.appendWrapped("  note: \(DisplayText.escaped(note))", width: width, indent: 8)
+            }
         }
         let rows = textRows(verbose: style.verbose)
         let layout = ReportTableLayout(
