@@ -24,7 +24,8 @@ import Foundation
 /// protected than it is. Unknown operations are read like `od`, since Apple gives the private-key operations whose
 /// names are not public the same constraint as `osgn`.
 public enum AccessControlDecoder {
-    /// Why serialized access-control data can't be decoded. The message names the problem, never a value.
+    /// Why serialized access-control data (or other `der_plist` DER, such as a backup item's attributes) can't be
+    /// decoded. The message names the problem, never a value.
     public struct DecodingError: Error, Sendable, Equatable, CustomStringConvertible {
         /// What is wrong.
         public let message: String
@@ -49,6 +50,8 @@ public enum AccessControlDecoder {
     /// - Throws: ``DecodingError`` when the bytes are not a DER dictionary, are truncated, nest too deeply, hold
     ///   a type `der_plist` does not write, or hold a constraint the decoder does not know.
     public static func decode(der: Data) throws(DecodingError) -> AccessControlDescription {
+        // The parser names no caller (a backup's items are DER too): an empty input is named here.
+        guard !der.isEmpty else { throw DecodingError("the access control data is empty") }
         let root = try DERParser.parse(der)
         guard case .dictionary(let entries) = root else {
             throw DecodingError("the access control is \(root.kindName), expected a dictionary")

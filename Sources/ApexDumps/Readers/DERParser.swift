@@ -4,12 +4,13 @@ extension AccessControlDecoder {
     /// A bounded reader of the DER that `der_plist` writes: SET (0x31) of SEQUENCE {key, value} for dictionaries,
     /// SEQUENCE (0x30) for arrays, UTF8String, OCTET STRING, INTEGER, BOOLEAN, NULL and GeneralizedTime. Every byte
     /// is read through a `ByteReader`: a container's contents are a window, so a value can't run past its
-    /// container, and offsets in errors are the data's.
+    /// container, and offsets in errors are the data's. Shared by the access-control decoder and a backup's keychain
+    /// items, so its messages name the DER, never a caller: each caller says what the data was.
     enum DERParser {
         /// The one value `data` holds; trailing bytes are an error.
         static func parse(_ data: Data) throws(DecodingError) -> Node {
             try ByteReader.reading(data) { bytes throws(DecodingError) in
-                guard bytes.count > 0 else { throw DecodingError("the access control data is empty") }
+                guard bytes.count > 0 else { throw DecodingError("the DER data is empty") }
                 var reader = bytes
                 let node = try element(&reader, depth: 1)
                 guard reader.isAtEnd else {
