@@ -61,4 +61,28 @@ struct BackupItemBlobTests {
             try BackupItemBlob(version)
         }
     }
+
+    @Test("a blob cut in its header, its wrapped key or its tag is malformed with its length; a whole one is read")
+    func lengths() throws {
+        let bytes = BackupItemBlob.seal(
+            Self.plaintext, protectionClass: 6, classKey: Self.classKey, itemKey: Self.itemKey
+        ).bytes
+        #expect(throws: BackupItemBlob.Failure.malformed("11 bytes, shorter than the 12-byte header")) {
+            try BackupItemBlob(Array(bytes.prefix(11)))
+        }
+        var shortKey = bytes
+        shortKey[8] = 20
+        #expect(throws: BackupItemBlob.Failure.malformed("a wrapped key of 20 bytes")) { try BackupItemBlob(shortKey) }
+        // The header, the 40-byte wrapped key and the tag are 68 bytes: those alone are read, one less, or a cut
+        // key, is too short.
+        let least = Array(bytes.prefix(12 + 40)) + Array(bytes.suffix(16))
+        let read = try BackupItemBlob(least)
+        #expect(read.ciphertext.isEmpty && read.tag == Array(bytes.suffix(16)) && read.protectionClass == 6)
+        for cut in [40, 67] {
+            #expect(
+                throws: BackupItemBlob.Failure.malformed(
+                    "\(cut) bytes, too short for its 40-byte wrapped key and the tag")
+            ) { try BackupItemBlob(Array(least.prefix(cut))) }
+        }
+    }
 }

@@ -93,5 +93,19 @@ struct BackupKeybagTests {
         #expect(throws: BackupKeybag.Failure.malformed("the element at byte 0 has no ASCII tag")) {
             try BackupKeybag(binary)
         }
+        // VERS and TYPE are 12 bytes each, then the first UUID's 8-byte head and 16-byte value.
+        #expect(throws: BackupKeybag.Failure.malformed("a truncated element at byte 0 (3 bytes left)")) {
+            try BackupKeybag(Array(bytes.prefix(3)))
+        }
+        #expect(throws: BackupKeybag.Failure.malformed("a truncated element at byte 24 (6 bytes left)")) {
+            try BackupKeybag(Array(bytes.prefix(30)))
+        }
+        #expect(throws: BackupKeybag.Failure.malformed("element 'UUID' at byte 24 is 16 bytes long, past the end")) {
+            try BackupKeybag(Array(bytes.prefix(40)))
+        }
+        let longVersion = Array("VERS".utf8) + [0, 0, 0, 5, 0, 0, 0, 0, 5]
+        #expect(throws: BackupKeybag.Failure.malformed("the header's 'VERS' is 5 bytes, not 4")) {
+            try BackupKeybag(longVersion)
+        }
     }
 }

@@ -199,7 +199,11 @@ struct ParserBoundsTests {
             Self.derError([0x31, 0x84, 0xFF, 0xFF, 0xFF, 0xFF, 0x30, 0x00])
                 == "DER length 4294967295 at byte 6 runs past the end of its container")
         #expect(Self.derError([0x04, 0x01, 0x61, 0x00]) == "trailing bytes after the DER value at byte 3")
-        #expect(Self.derError([]) == "the access control data is empty")
+        // The parser names no caller; the access-control decoder says what the data was.
+        #expect(Self.derError([]) == "the DER data is empty")
+        #expect(throws: AccessControlDecoder.DecodingError("the access control data is empty")) {
+            try AccessControlDecoder.decode(der: Data())
+        }
     }
 
     // MARK: Sealed keychain blob header

@@ -27,20 +27,7 @@ public struct BackupItemBlob: Sendable, Equatable {
 
     /// Reads an item's bytes.
     public init(_ bytes: [UInt8]) throws(Failure) {
-        guard bytes.count >= 12 else { throw .malformed("\(bytes.count) bytes, shorter than the 12-byte header") }
-        let version = Self.le32(bytes, 0)
-        guard version == 3 else {
-            throw .malformed("version \(version & 0x7FFF_FFFF), not 3 (a backup holds version-3 items only)")
-        }
-        let length = Int(Self.le32(bytes, 8))
-        guard length >= 24, length % 8 == 0 else { throw .malformed("a wrapped key of \(length) bytes") }
-        guard bytes.count >= 12 + length + Nettle.tagSize else {
-            throw .malformed("\(bytes.count) bytes, too short for its \(length)-byte wrapped key and the tag")
-        }
-        protectionClass = Self.le32(bytes, 4) & 0xF
-        wrappedKey = Array(bytes[12..<12 + length])
-        ciphertext = Array(bytes[(12 + length)..<(bytes.count - Nettle.tagSize)])
-        tag = Array(bytes.suffix(Nettle.tagSize))
+        self = try ByteReader.reading(bytes) { reader throws(Failure) in try Self.read(reader) }
     }
 
     /// The item's DER dictionary, opened with the backup's open class keys (``BackupKeybag/classKeys(passwordKey:)``).
@@ -80,9 +67,48 @@ public struct BackupItemBlob: Sendable, Equatable {
         self.tag = tag
     }
 
-    /// The little-endian 32-bit integer at `at` (a backup's class prefixes and item headers).
+    /// An item read from `bytes` through the reader: the header, then the wrapped key, the ciphertext and the
+    /// tag, each a read that is checked against the item's length.
+    private static func read(_ bytes: ByteReader) throws(Failure) -> BackupItemBlob {
+        var reader = bytes
+        let version: UInt32
+        let flags: UInt32
+        let length: Int
+        do throws(ByteReadError) {
+            version = try reader.readU32(.littleEndian)
+            flags = try reader.readU32(.littleEndian)
+            length = try Int(reader.readU32(.littleEndian))
+        } catch {
+            throw .malformed("\(bytes.count) bytes, shorter than the 12-byte header")
+        }
+        guard version == 3 else {
+            throw .malformed("version \(version & 0x7FFF_FFFF), not 3 (a backup holds version-3 items only)")
+        }
+        guard length >= 24, length % 8 == 0 else { throw .malformed("a wrapped key of \(length) bytes") }
+        do throws(ByteReadError) {
+            let wrappedKey = try reader.read(count: length)
+            // A negative count (fewer bytes left than the tag) is refused as a read outside the item.
+            let ciphertext = try reader.read(count: reader.remaining - Nettle.tagSize)
+            let tag = try reader.read(count: Nettle.tagSize)
+            return BackupItemBlob(
+                protectionClass: flags & 0xF, wrappedKey: Array(wrappedKey.unsafeBytes),
+                ciphertext: Array(ciphertext.unsafeBytes), tag: Array(tag.unsafeBytes))
+        } catch {
+            throw .malformed("\(bytes.count) bytes, too short for its \(length)-byte wrapped key and the tag")
+        }
+    }
+
+    /// The little-endian 32-bit integer at `at` (a backup's class prefixes), read through a ``ByteReader``. The
+    /// caller has checked that its four bytes are there: a read outside `bytes` is a programming error and stops
+    /// the program, as an index out of range does.
     static func le32(_ bytes: [UInt8], _ at: Int) -> UInt32 {
-        (0..<4).reduce(0) { $0 | UInt32(bytes[at + $1]) << (8 * $1) }
+        do throws(ByteReadError) {
+            return try ByteReader.reading(bytes) { reader throws(ByteReadError) in
+                try reader.u32(at: at, .littleEndian)
+            }
+        } catch {
+            preconditionFailure("BackupItemBlob.le32: \(error)")
+        }
     }
 
     private static func le32bytes(_ value: UInt32) -> [UInt8] { (0..<4).map { UInt8(value >> (8 * $0) & 0xFF) } }

@@ -44,39 +44,13 @@ public struct BackupKeybag: Sendable, Equatable {
 
     /// Reads a keybag's bytes.
     public init(_ bytes: [UInt8]) throws(Failure) {
-        var header: [String: [UInt8]] = [:]
-        var records: [[String: [UInt8]]] = []
-        var uuids = 0
-        var offset = 0
-        while offset < bytes.count {
-            guard bytes.count - offset >= 8 else {
-                throw .malformed("a truncated element at byte \(offset) (\(bytes.count - offset) bytes left)")
-            }
-            let tagBytes = bytes[offset..<offset + 4]
-            guard tagBytes.allSatisfy({ (0x20...0x7E).contains($0) }) else {
-                throw .malformed("the element at byte \(offset) has no ASCII tag")
-            }
-            let tag = String(decoding: tagBytes, as: UTF8.self)
-            let length = Int(Self.integer(bytes[offset + 4..<offset + 8]))
-            guard length <= bytes.count - offset - 8 else {
-                throw .malformed("element '\(tag)' at byte \(offset) is \(length) bytes long, past the end")
-            }
-            let value = Array(bytes[offset + 8..<offset + 8 + length])
-            offset += 8 + length
-            if tag == "UUID" {
-                uuids += 1
-                if uuids >= 2 { records.append([:]) }
-            }
-            if records.isEmpty {
-                header[tag] = value
-            } else {
-                records[records.count - 1][tag] = value
-            }
-        }
+        let (header, records) = try ByteReader.reading(bytes) { reader throws(Failure) in try Self.elements(reader) }
         func number(_ fields: [String: [UInt8]], _ tag: String, _ what: String) throws(Failure) -> UInt32? {
             guard let value = fields[tag] else { return nil }
-            guard value.count == 4 else { throw .malformed("\(what) '\(tag)' is \(value.count) bytes, not 4") }
-            return Self.integer(value[...])
+            guard value.count == 4, let number = Self.bigEndian32(value) else {
+                throw .malformed("\(what) '\(tag)' is \(value.count) bytes, not 4")
+            }
+            return number
         }
         guard let version = try number(header, "VERS", "the header's") else {
             throw .malformed("no 'VERS' in the header: not a keybag")
@@ -143,7 +117,51 @@ public struct BackupKeybag: Sendable, Equatable {
         return keys
     }
 
-    private static func integer(_ bytes: ArraySlice<UInt8>) -> UInt32 {
-        bytes.reduce(0) { $0 << 8 | UInt32($1) }
+    /// The elements' values by tag: the header's (up to the second `UUID`), then each class record's. Every
+    /// element is read through `reader`, so a length that runs past the keybag is an error, never a read past it.
+    private static func elements(
+        _ reader: ByteReader
+    ) throws(Failure) -> (header: [String: [UInt8]], records: [[String: [UInt8]]]) {
+        var reader = reader
+        var header: [String: [UInt8]] = [:]
+        var records: [[String: [UInt8]]] = []
+        var uuids = 0
+        while !reader.isAtEnd {
+            let offset = reader.position
+            let left = reader.remaining
+            let tagBytes: ByteReader
+            let length: UInt32
+            do throws(ByteReadError) {
+                tagBytes = try reader.read(count: 4)
+                length = try reader.readU32(.bigEndian)
+            } catch {
+                throw .malformed("a truncated element at byte \(offset) (\(left) bytes left)")
+            }
+            guard tagBytes.unsafeBytes.allSatisfy({ (0x20...0x7E).contains($0) }) else {
+                throw .malformed("the element at byte \(offset) has no ASCII tag")
+            }
+            let tag = String(decoding: tagBytes.unsafeBytes, as: UTF8.self)
+            let value: [UInt8]
+            do throws(ByteReadError) {
+                value = try Array(reader.read(count: Int(length)).unsafeBytes)
+            } catch {
+                throw .malformed("element '\(tag)' at byte \(offset) is \(length) bytes long, past the end")
+            }
+            if tag == "UUID" {
+                uuids += 1
+                if uuids >= 2 { records.append([:]) }
+            }
+            if records.isEmpty {
+                header[tag] = value
+            } else {
+                records[records.count - 1][tag] = value
+            }
+        }
+        return (header, records)
+    }
+
+    /// The big-endian 32-bit integer that is `value`'s first four bytes; nil when it is shorter.
+    private static func bigEndian32(_ value: [UInt8]) -> UInt32? {
+        ByteReader.reading(value) { reader in try? reader.u32(at: 0, .bigEndian) }
     }
 }
