@@ -105,7 +105,8 @@ let package = Package(
             name: "apex-keychain-bench",
             dependencies: [
                 "ApexKeychain", "ApexKeychainStore", "ApexDumps", "ApexMigration", "ReactNativeKeychainImporter",
-                "ExpoSecureStoreImporter", "SampleDumps", "ApexSQLite", "CSQLite", "CSodium", "CLibXML2",
+                "ExpoSecureStoreImporter", "ReactNativeSensitiveInfoImporter", "ReactNativeEncryptedStorageImporter",
+                "SampleDumps", "ApexSQLite", "ApexNettle", "CSQLite", "CSodium", "CLibXML2",
             ],
             path: "Sources/apex-keychain-bench"),
         // Test support shared by the test targets: one scratch folder, one immutable-file probe, one raw-database helper,

@@ -85,6 +85,22 @@ if CommandLine.arguments.dropFirst().first == "planning" {
     exit(0)
 }
 
+if CommandLine.arguments.dropFirst().first == "backup" {
+    switch BackupBench.parse(Array(CommandLine.arguments.dropFirst(2))) {
+    case .failure(let error):
+        FileHandle.standardError.write(Data("apex-keychain-bench: \(error)\n\(BackupBench.usage)".utf8))
+        exit(2)
+    case .success(let options):
+        do {
+            try BackupBench.run(options)
+        } catch {
+            FileHandle.standardError.write(Data("apex-keychain-bench: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+    exit(0)
+}
+
 if CommandLine.arguments.dropFirst().first == "migration" {
     var arguments = Array(CommandLine.arguments.dropFirst(2))
     var sizes = [1000, 20000, 100_000]

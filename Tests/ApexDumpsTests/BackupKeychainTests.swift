@@ -58,4 +58,17 @@ struct BackupKeychainTests {
             try BackupKeychain(file: Array("nope".utf8), classKeys: Self.openKeys, path: "backup/")
         }
     }
+
+    @Test("an item's gena (expo-secure-store's key) is the record's generic attribute; without it there is none")
+    func generic() throws {
+        let items = [
+            BackupKeychainWriter.Item(
+                service: "app:no-auth", account: "key-1", value: Array("backup-secret-5".utf8),
+                generic: Array("key-1".utf8)),
+            BackupKeychainWriter.Item(service: "service-1", account: "user-1", value: Array("backup-secret-6".utf8)),
+        ]
+        let file = BackupKeychainWriter.write(items, classKeys: Self.keybag.classKeys)
+        let keychain = try BackupKeychain(file: Array(file), classKeys: Self.openKeys, path: "backup/")
+        #expect(keychain.records.map { $0.generic?.bytes } == [Data("key-1".utf8), nil])
+    }
 }
