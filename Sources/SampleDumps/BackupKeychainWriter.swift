@@ -13,12 +13,14 @@ public enum BackupKeychainWriter {
         public var service: String, account: String, accessGroup: String, protection: String
         /// The secret (`v_Data`). A made-up value: never print it.
         public var value: [UInt8]
+        /// `gena`, when the item has it (expo-secure-store writes its key there as well as in `acct`).
+        public var generic: [UInt8]?
         /// The class whose key wraps the item's (6 `ak`, 7 `ck`, 8 `dk`, 9–11 the ThisDeviceOnly ones).
         public var protectionClass: UInt32
 
         /// An item; `protection` follows the class unless given.
         public init(
-            itemClass: String = "genp", service: String, account: String, value: [UInt8],
+            itemClass: String = "genp", service: String, account: String, value: [UInt8], generic: [UInt8]? = nil,
             accessGroup: String = "ABCDE12345.com.example.app", protectionClass: UInt32 = 7, protection: String? = nil
         ) {
             let names: [UInt32: String] = [6: "ak", 7: "ck", 8: "dk", 9: "aku", 10: "cku", 11: "dku"]
@@ -26,6 +28,7 @@ public enum BackupKeychainWriter {
             self.service = service
             self.account = account
             self.value = value
+            self.generic = generic
             self.accessGroup = accessGroup
             self.protectionClass = protectionClass
             self.protection = protection ?? names[protectionClass] ?? "ck"
@@ -38,14 +41,14 @@ public enum BackupKeychainWriter {
         write(
             entries: items.map { item in
                 let nameKey = item.itemClass == "inet" ? "srvr" : "svce"
-                return Entry(
-                    itemClass: item.itemClass, protectionClass: item.protectionClass,
-                    attributes: [
-                        (nameKey, .string(item.service)), ("acct", .string(item.account)),
-                        ("agrp", .string(item.accessGroup)), ("pdmn", .string(item.protection)),
-                        ("sync", .integer(0)), ("tomb", .integer(0)), ("musr", .data(Data())),
-                        ("v_Data", .data(Data(item.value))),
-                    ])
+                var attributes: [(String, DERValue)] = [
+                    (nameKey, .string(item.service)), ("acct", .string(item.account)),
+                    ("agrp", .string(item.accessGroup)), ("pdmn", .string(item.protection)),
+                    ("sync", .integer(0)), ("tomb", .integer(0)), ("musr", .data(Data())),
+                    ("v_Data", .data(Data(item.value))),
+                ]
+                if let generic = item.generic { attributes.append(("gena", .data(Data(generic)))) }
+                return Entry(itemClass: item.itemClass, protectionClass: item.protectionClass, attributes: attributes)
             }, classKeys: classKeys, seed: seed)
     }
 

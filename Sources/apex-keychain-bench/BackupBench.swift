@@ -18,7 +18,7 @@ import SampleDumps
 /// key with a phone's default rounds: 10,000,000 of PBKDF2-HMAC-SHA256 (`DPIC`) and then 10,000 of
 /// PBKDF2-HMAC-SHA1 (`ITER`).
 ///
-/// - measured: `EncryptedBackup.keychain(in:password:)` (the keybag opened, `Manifest.db` and the keychain's file
+/// - measured: `DumpReader.scan(paths:backups:)` (the keybag opened, `Manifest.db` and the keychain's file
 ///   decrypted in memory, every item opened), `Migration.collect` with the importers `inspect` runs, and the
 ///   inventory report as `inspect` makes it, written as JSON to a discarded sink;
 /// - floor: the two steps of the key derivation alone (Nettle's PBKDF2-HMAC-SHA256, then PBKDF2-HMAC-SHA1 of its
@@ -89,7 +89,7 @@ enum BackupBench {
 
     /// One round: the measured side's parts, and the floor.
     struct Round {
-        /// `EncryptedBackup.keychain(in:password:)`, the importers, the report, its JSON: seconds each.
+        /// `DumpReader.scan(paths:backups:)`, the importers, the report, its JSON: seconds each.
         var open: Double, collect: Double, report: Double, json: Double
         var floor: Double
         var whole: Double { open + collect + report + json }
@@ -184,19 +184,16 @@ enum BackupBench {
     /// The measured side of one round, its parts timed one after the other; checks what it found.
     private static func inspect(_ folder: URL, expected: Int, sealed: Int, into round: inout Round) throws {
         var started = Clock.nanoseconds()
-        var password = Array(Self.password.utf8)
-        defer { Nettle.wipe(&password) }
-        let keychain = try EncryptedBackup.keychain(in: folder, password: password)
+        // As `inspect` reads it: the folder through DumpReader, a dump of format ios-encrypted-backup.
+        let access = BackupAccess(password: { _ in Array(Self.password.utf8) })
+        let dump = try DumpReader.scan(paths: [folder.path], backups: access).dumps[0]
         round.open = Clock.seconds(since: started)
-        guard keychain.records.count == expected, keychain.sealedByClass.values.reduce(0, +) == sealed,
-            keychain.damaged.isEmpty
+        guard case .keychain(let records) = dump.content, records.count == expected,
+            dump.sealed.values.reduce(0, +) == sealed, !dump.notes.contains(where: { $0.contains("can't be read") })
         else {
-            throw BenchError(
-                "the backup opened \(keychain.records.count) of \(expected) items, \(keychain.damaged.count) damaged")
+            throw BenchError("the backup did not open its \(expected) items and \(sealed) sealed ones: \(dump.notes)")
         }
         started = Clock.nanoseconds()
-        // A backup's keychain will have a DumpFormat case of its own (being added); until then, the plist's.
-        let dump = Dump(path: folder.path, format: .iosPlist, content: .keychain(keychain.records))
         let (found, summaries) = try Migration.collect(importers: importers, dumps: [dump], options: ImportOptions())
         round.collect = Clock.seconds(since: started)
         guard found.count == expected else { throw BenchError("the importers found \(found.count) of \(expected)") }

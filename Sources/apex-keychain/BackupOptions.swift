@@ -86,13 +86,15 @@ struct BackupOptions {
             }
             if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
         } else {
-            guard let typed = TerminalInput.readSecret(prompt: "Password of the iPhone backup \(folder): ") else {
+            // Read straight into `bytes`, its only holder, so that the wipe below reaches the typed bytes.
+            var typed = TerminalInput.readSecret(prompt: "Password of the iPhone backup \(folder): ")
+            guard typed != nil else {
                 throw CLIError(
                     .temporaryFailure,
                     "\(folder): an encrypted iPhone backup, and there is no terminal to ask for its password; "
                         + "pass --backup-password-file FILE")
             }
-            bytes = typed
+            bytes = typed.take()!
         }
         defer { bytes.resetBytes(in: 0..<bytes.count) }
         guard bytes.count <= maximumLength else {
