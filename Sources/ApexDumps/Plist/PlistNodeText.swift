@@ -1,7 +1,7 @@
 import Foundation
 
 /// What reading dumps may write out. A binary plist's objects can be referred to over and over, so a small file
-/// can stand for far more items, values and bytes than it holds. A run (``DumpReader/scan(paths:standardInput:)``,
+/// can stand for far more items, values and bytes than it holds. A run (``DumpReader/scan(paths:standardInput:backups:)``,
 /// or one read) starts with ``run(items:values:bytes:)``; each file's read adds what its size allows to the run's
 /// bytes and takes ``forFile(byteCount:)`` of what is left, spends it as it turns the tree into records (shared by every item and every entry of the read), and
 /// the run keeps what it did not spend (``spend(from:to:)``): a folder of hostile files costs what one does.

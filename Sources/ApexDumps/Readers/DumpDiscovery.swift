@@ -3,8 +3,8 @@ import Foundation
 extension DumpReader {
     /// The files of a folder worth reading, searched to ``maxDiscoveryDepth`` levels, as sorted paths that start
     /// with `directory`, and the folders in it that hold an iPhone backup (``EncryptedBackup/isBackup(_:)``), which
-    /// are not searched: a backup is read whole. Which of them are dumps is told by their content (``scan(paths:standardInput:)``), never
-    /// by their names.
+    /// are not searched: a backup is read whole. Which of them are dumps is told by their content
+    /// (``scan(paths:standardInput:backups:)``), never by their names.
     ///
     /// Left out: hidden files and folders, SQLite's `-wal`, `-shm` and `-journal` companions (the SQLite reader
     /// takes them with their database), FIFOs, sockets, devices and links to them, links to folders, links to

@@ -20,7 +20,7 @@ public enum DumpReader {
     /// How many folder levels below a given folder ``discover(_:)`` searches.
     public static let maxDiscoveryDepth = 8
 
-    /// What the reports and errors call a dump read from a pipe (``scan(paths:standardInput:)``).
+    /// What the reports and errors call a dump read from a pipe (``scan(paths:standardInput:backups:)``).
     public static let standardInputName = "(stdin)"
 
     /// Reads one dump file.
@@ -70,6 +70,9 @@ public enum DumpReader {
     ///   - paths: files and folders.
     ///   - standardInput: when given, the path `-` reads a dump from this descriptor (``read(stream:name:)``),
     ///     named ``standardInputName``; without it, `-` is a file name.
+    ///   - backups: how an encrypted iPhone backup's folder is opened: its password, the app whose items are kept,
+    ///     the key derivation's progress (``BackupAccess``). Without it, a backup named or found is an error
+    ///     that asks for its password.
     /// - Returns: The dumps, in the order of `paths`, each folder's files in sorted order, and the files skipped.
     /// - Throws: The first `DumpError`: a path that does not exist, a named file that is not a dump, a dump that
     ///   can't be read (a file found in a folder included: damaged, too large, unreadable, unsupported), and the
@@ -171,7 +174,7 @@ public enum DumpReader {
         }
     }
 
-    /// The dumps of ``scan(paths:standardInput:)``, without the files it skipped.
+    /// The dumps of ``scan(paths:standardInput:backups:)``, without the files it skipped.
     public static func readAll(paths: [String]) throws(DumpError) -> [Dump] {
         try scan(paths: paths).dumps
     }
@@ -366,7 +369,7 @@ public enum DumpReader {
     }
 }
 
-/// What ``DumpReader/scan(paths:standardInput:)`` found: the dumps, and the files of folders that were skipped
+/// What ``DumpReader/scan(paths:standardInput:backups:)`` found: the dumps, and the files of folders that were skipped
 /// because they are not keychain dumps, in the order of the paths and of each folder's sorted files.
 public struct DumpScan: Sendable {
     /// One file.
