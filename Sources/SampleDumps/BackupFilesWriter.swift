@@ -4,7 +4,7 @@ import Foundation
 
 /// Writes what `Manifest.db` lists of a backup's files, and encrypts a file as a phone does
 /// (`ios-encrypted-backups.md` §1.5): the `Files` table (fileID, domain, relativePath, flags, file), each `file`
-/// an NSKeyedArchiver property list of an `MBFile` (written as XML, its references as `CF$UID`), and each file's
+/// an NSKeyedArchiver property list of an `MBFile` (a binary plist, as on a phone), and each file's
 /// bytes padded with PKCS#7 and encrypted with AES-256-CBC and a zero IV under a key of its own.
 public enum BackupFilesWriter {
     /// The keychain file's `fileID`: SHA-1 of `KeychainDomain-keychain-backup.plist`.
@@ -38,10 +38,11 @@ public enum BackupFilesWriter {
             encrypted: Nettle.aes256CBCEncrypt(key: key, iv: [UInt8](repeating: 0, count: 16), data: padded))
     }
 
-    /// `file`'s `MBFile`, archived as NSKeyedArchiver writes it (XML form): `$top.root` refers to the MBFile
-    /// dictionary, whose `EncryptionKey` refers to an `NSMutableData` holding the key.
-    public static func archive(_ file: File) -> Data {
-        func uid(_ index: Int) -> PlistValue { .dictionary([("CF$UID", .integer(Int64(index)))]) }
+    /// `file`'s `MBFile`, archived as NSKeyedArchiver writes it: `$top.root` refers to the MBFile dictionary, whose
+    /// `EncryptionKey` refers to an `NSMutableData` holding the key. A binary plist with UID references, as a
+    /// phone's Manifest.db holds them, or (`binary: false`) the XML form, its references `{CF$UID: n}`.
+    public static func archive(_ file: File, binary: Bool = true) -> Data {
+        func uid(_ index: Int) -> PlistValue { .uid(UInt64(index)) }
         let objects: [PlistValue] = [
             .string("$null"),
             .dictionary([
@@ -58,15 +59,15 @@ public enum BackupFilesWriter {
                 ("$classes", .array([.string("NSMutableData"), .string("NSData"), .string("NSObject")])),
             ]),
         ]
-        return XMLPlistWriter.write(
-            .dictionary([
-                ("$archiver", .string("NSKeyedArchiver")), ("$objects", .array(objects)),
-                ("$top", .dictionary([("root", uid(1))])), ("$version", .integer(100000)),
-            ]))
+        let root = PlistValue.dictionary([
+            ("$archiver", .string("NSKeyedArchiver")), ("$objects", .array(objects)),
+            ("$top", .dictionary([("root", uid(1))])), ("$version", .integer(100000)),
+        ])
+        return binary ? BinaryPlistWriter.write(root) : XMLPlistWriter.write(root)
     }
 
-    /// A `Manifest.db` listing `files`, as its bytes.
-    public static func database(_ files: [File]) throws -> [UInt8] {
+    /// A `Manifest.db` listing `files`, as its bytes; each file's `MBFile` archived as ``archive(_:binary:)``.
+    public static func database(_ files: [File], binaryArchives: Bool = true) throws -> [UInt8] {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
             "backup-samples-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -81,7 +82,7 @@ public enum BackupFilesWriter {
             try insert.bind(1, file.fileID)
             try insert.bind(2, file.domain)
             try insert.bind(3, file.relativePath)
-            try insert.bind(4, archive(file))
+            try insert.bind(4, archive(file, binary: binaryArchives))
             try insert.run()
         }
         return Array(try Data(contentsOf: URL(fileURLWithPath: path)))

@@ -19,7 +19,7 @@ public enum BackupFolderWriter {
     /// bytes: a damaged item, say).
     public static func write(
         to folder: URL, password: String, apps: [String] = [], iterations: UInt32 = 10,
-        passwordIterations: UInt32? = 100, encrypted: Bool = true, keychain: ([UInt32: [UInt8]]) -> Data
+        passwordIterations: UInt32? = 100, encrypted: Bool = true, keychain: ([UInt32: [UInt8]]) throws -> Data
     ) throws {
         let files = try files(
             password: password, apps: apps, iterations: iterations, passwordIterations: passwordIterations,
@@ -36,12 +36,12 @@ public enum BackupFolderWriter {
     /// whose plaintext `keychain` makes from the class keys.
     static func files(
         password: String, apps: [String], iterations: UInt32, passwordIterations: UInt32?, encrypted: Bool,
-        keychain: ([UInt32: [UInt8]]) -> Data
+        keychain: ([UInt32: [UInt8]]) throws -> Data
     ) throws -> [(path: String, data: Data)] {
         let keybag = BackupKeybagWriter(
             password: password, iterations: iterations, passwordIterations: passwordIterations
         ).write()
-        let file = BackupFilesWriter.encrypt(Array(keychain(keybag.classKeys)), classKey: keybag.classKeys[3]!)
+        let file = BackupFilesWriter.encrypt(Array(try keychain(keybag.classKeys)), classKey: keybag.classKeys[3]!)
         let manifest = BackupManifestWriter.write(
             keybag: keybag.keybag, classKeys: keybag.classKeys, database: try BackupFilesWriter.database([file]),
             apps: apps, encrypted: encrypted)

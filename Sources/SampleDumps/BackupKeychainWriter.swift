@@ -35,7 +35,7 @@ public enum BackupKeychainWriter {
         }
     }
 
-    /// The file's bytes (XML), the items sealed with `classKeys` (``BackupKeybagWriter/write()``); an item whose
+    /// The file's bytes (a binary plist, as securityd writes it), the items sealed with `classKeys` (``BackupKeybagWriter/write()``); an item whose
     /// class has no key there is sealed under a made-up one, as a ThisDeviceOnly item is under the phone's key.
     public static func write(_ items: [Item], classKeys: [UInt32: [UInt8]], seed: UInt64 = 4) -> Data {
         write(
@@ -109,6 +109,6 @@ public enum BackupKeychainWriter {
         }
         var root: [(String, PlistValue)] = byClass.sorted { $0.key < $1.key }.map { ($0.key, .array($0.value)) }
         root.append(("keybag-uuid", .data(Data(random.bytes(16)))))
-        return XMLPlistWriter.write(.dictionary(root))
+        return BinaryPlistWriter.write(.dictionary(root))
     }
 }

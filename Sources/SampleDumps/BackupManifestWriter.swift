@@ -5,7 +5,7 @@ import Foundation
 /// (`ios-encrypted-backups.md` §1.2, §1.5): `IsEncrypted`, the keybag, and `ManifestKey` (the class, little-endian,
 /// then the database's key wrapped under that class's key); the database under AES-256-CBC with a zero IV.
 public enum BackupManifestWriter {
-    /// The manifest's XML bytes and the encrypted database, for `keybag` and its `classKeys`
+    /// The manifest's bytes (a binary plist) and the encrypted database, for `keybag` and its `classKeys`
     /// (``BackupKeybagWriter/write()``); `database` is padded with zeros to a whole number of blocks. `apps` are
     /// the bundle IDs of `Applications`.
     public static func write(
@@ -37,11 +37,11 @@ public enum BackupManifestWriter {
         }
         fields.append(("Lockdown", .dictionary([("ProductVersion", .string("17.5.1"))])))
         guard encrypted, let classKey = classKeys[manifestClass] else {
-            return (XMLPlistWriter.write(.dictionary(fields)), padded)
+            return (BinaryPlistWriter.write(.dictionary(fields)), padded)
         }
         let wrapped = Nettle.aes256KeyWrap(kek: classKey, key: key)
         fields.append(("ManifestKey", .data(Data(BackupKeybagWriter.le32(manifestClass) + wrapped))))
         let sealed = Nettle.aes256CBCEncrypt(key: key, iv: [UInt8](repeating: 0, count: 16), data: padded)
-        return (XMLPlistWriter.write(.dictionary(fields)), sealed)
+        return (BinaryPlistWriter.write(.dictionary(fields)), sealed)
     }
 }

@@ -9,6 +9,8 @@ indirect enum PlistValue {
     case real(Double)
     case boolean(Bool)
     case date(Date)
+    /// An NSKeyedArchiver object reference: a UID object (`0x8n`) in a binary plist, `{CF$UID: n}` in XML.
+    case uid(UInt64)
     case array([PlistValue])
     /// Keys are written sorted, as CoreFoundation writes them.
     case dictionary([(String, PlistValue)])
@@ -36,6 +38,7 @@ enum XMLPlistWriter {
         case .real(let number): out += "\(tabs)<real>\(number)</real>\n"
         case .boolean(let flag): out += "\(tabs)\(flag ? "<true/>" : "<false/>")\n"
         case .date(let date): out += "\(tabs)<date>\(iso8601(date))</date>\n"
+        case .uid(let index): append(.dictionary([("CF$UID", .integer(Int64(index)))]), indent: indent, to: &out)
         case .data(let data):
             let encoded = data.base64EncodedString()
             if encoded.count <= 60 {
@@ -150,6 +153,10 @@ enum BinaryPlistWriter {
         case .date(let date):
             out.append(0x33)
             appendBigEndian(date.timeIntervalSinceReferenceDate.bitPattern, width: 8, to: &out)
+        case .uid(let index):
+            let width = byteWidth(for: index)
+            out.append(0x80 | UInt8(width - 1))
+            appendBigEndian(index, width: width, to: &out)
         case .data(let data):
             appendMarker(0x40, count: data.count, to: &out)
             out.append(data)

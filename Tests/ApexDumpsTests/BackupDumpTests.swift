@@ -161,12 +161,7 @@ struct BackupDumpTests {
         let scratch = try ScratchFolder()
         let folder = scratch.url.appendingPathComponent("backup")
         try BackupFolderWriter.write(to: folder, password: Self.password) { classKeys in
-            var text = String(decoding: BackupKeychainWriter.write(Self.items, classKeys: classKeys), as: UTF8.self)
-            let marker = text.range(of: "<key>v_Data</key>")!
-            let data = text.range(of: "<data>", range: marker.upperBound..<text.endIndex)!
-            let start = text.index(data.upperBound, offsetBy: 90)
-            text.replaceSubrange(start...start, with: text[start] == "A" ? "B" : "A")
-            return Data(text.utf8)
+            try BackupKeychainTests.changingFirstItem(BackupKeychainWriter.write(Self.items, classKeys: classKeys))
         }
         let dump = try #require(try DumpReader.scan(paths: [folder.path], backups: access()).dumps.first)
         guard case .keychain(let records) = dump.content else {

@@ -10,9 +10,12 @@ struct BackupFileTests {
     static let keybag = BackupKeybagWriter(password: "sample-backup-password").write()
     static let plaintext = Array(#"<plist version="1.0"><dict><key>genp</key><array/></dict></plist>"#.utf8)
 
-    static func listed(_ files: [BackupFilesWriter.File]) throws -> (BackupManifest, [UInt8], [UInt32: [UInt8]]) {
+    static func listed(
+        _ files: [BackupFilesWriter.File], binaryArchives: Bool = true
+    ) throws -> (BackupManifest, [UInt8], [UInt32: [UInt8]]) {
         let written = BackupManifestWriter.write(
-            keybag: keybag.keybag, classKeys: keybag.classKeys, database: try BackupFilesWriter.database(files))
+            keybag: keybag.keybag, classKeys: keybag.classKeys,
+            database: try BackupFilesWriter.database(files, binaryArchives: binaryArchives))
         let manifest = try BackupManifest(plist: written.plist)
         let keys = try manifest.keybag.classKeys(
             passwordKey: manifest.keybag.passwordKey(Array("sample-backup-password".utf8)))
@@ -34,6 +37,19 @@ struct BackupFileTests {
         #expect(found.size == Self.plaintext.count && found.protectionClass == 3)
         #expect(try found.decrypt(file.encrypted, classKeys: keys) == Self.plaintext)
         #expect(try BackupFile.find(domain: "KeychainDomain", relativePath: "nothing", in: database) == nil)
+    }
+
+    @Test(
+        "an MBFile archived as a binary plist (UID references, as on a phone) or as XML (CF$UID) reads the same",
+        arguments: [true, false])
+    func archiveForms(binary: Bool) throws {
+        let file = BackupFilesWriter.encrypt(Self.plaintext, classKey: Self.keybag.classKeys[3]!)
+        #expect(BackupFilesWriter.archive(file, binary: binary).starts(with: Array("bplist00".utf8)) == binary)
+        let (_, database, keys) = try Self.listed([file], binaryArchives: binary)
+        let found = try #require(
+            try BackupFile.find(domain: "KeychainDomain", relativePath: "keychain-backup.plist", in: database))
+        #expect(found.size == Self.plaintext.count && found.protectionClass == 3)
+        #expect(try found.decrypt(file.encrypted, classKeys: keys) == Self.plaintext)
     }
 
     @Test("a file cut or changed, or whose class is not open, is named as such")

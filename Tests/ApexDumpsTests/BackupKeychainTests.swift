@@ -39,17 +39,22 @@ struct BackupKeychainTests {
 
     @Test("a damaged item is reported by its place and the others are read")
     func damagedItem() throws {
-        let file = BackupKeychainWriter.write(Self.items, classKeys: Self.keybag.classKeys)
-        var text = String(decoding: file, as: UTF8.self)
-        // The first item's v_Data, changed inside its Base64 (the ciphertext), not its length.
-        let marker = try #require(text.range(of: "<key>v_Data</key>"))
-        let data = try #require(text.range(of: "<data>", range: marker.upperBound..<text.endIndex))
-        let start = text.index(data.upperBound, offsetBy: 90, limitedBy: text.endIndex)!
-        let original = text[start]
-        text.replaceSubrange(start...start, with: original == "A" ? "B" : "A")
-        let keychain = try BackupKeychain(file: Array(text.utf8), classKeys: Self.openKeys, path: "backup/")
+        let file = try Self.changingFirstItem(BackupKeychainWriter.write(Self.items, classKeys: Self.keybag.classKeys))
+        let keychain = try BackupKeychain(file: Array(file), classKeys: Self.openKeys, path: "backup/")
         #expect(keychain.damaged.map(\.location) == ["genp item 1"], "\(keychain.damaged)")
         #expect(keychain.records.map(\.location) == ["genp item 2", "inet item 1"])
+    }
+
+    /// `file` (a keychain file) with one byte of its first `genp` item's ciphertext changed, its length kept.
+    static func changingFirstItem(_ file: Data) throws -> Data {
+        let root = try PropertyListSerialization.propertyList(from: file, format: nil) as? [String: Any]
+        let first = (root?["genp"] as? [[String: Any]])?.first
+        let blob = try #require(first?["v_Data"] as? Data)
+        let found = try #require(file.firstRange(of: blob))
+        var changed = file
+        // Past the 12-byte header and the 40-byte wrapped key: inside the ciphertext.
+        changed[found.lowerBound + 60] ^= 0x5A
+        return changed
     }
 
     @Test("a keychain file that is not a property list is a clear error naming the backup")
