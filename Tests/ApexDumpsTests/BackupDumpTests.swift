@@ -75,6 +75,32 @@ struct BackupDumpTests {
         #expect(dump.notes.first == "2 items of other access groups than com.example.app's left out (--app)")
     }
 
+    @Test("an app that is not in the backup, with no item of its groups, is named as such; an app without items is not")
+    func unknownApp() throws {
+        let (scratch, folder) = try backup(apps: ["com.example.app", "com.example.empty"])
+        _ = scratch
+        let unknown = try #require(
+            try DumpReader.scan(paths: [folder], backups: access(app: "com.exmaple.app")).dumps.first)
+        #expect(
+            unknown.notes.contains(
+                "com.exmaple.app is not an app of this backup (its Manifest.plist lists 2: com.example.app, "
+                    + "com.example.empty) and no item is of its access groups: check the bundle id; inspect "
+                    + "--list-apps lists the backup's apps"), "\(unknown.notes)")
+        let empty = try #require(
+            try DumpReader.scan(paths: [folder], backups: access(app: "com.example.empty")).dumps.first)
+        #expect(!empty.notes.contains { $0.contains("is not an app of this backup") }, "\(empty.notes)")
+        let (many, manyFolder) = try backup(apps: (1...7).map { "com.example.app\($0)" })
+        _ = many
+        let long = try #require(
+            try DumpReader.scan(paths: [manyFolder], backups: access(app: "com.exmaple.app")).dumps.first)
+        #expect(
+            long.notes.contains {
+                $0.contains(
+                    "lists 7: com.example.app1, com.example.app2, com.example.app3, "
+                        + "com.example.app4, com.example.app5, …) and")
+            }, "\(long.notes)")
+    }
+
     @Test("which groups are an app's, and which the system's")
     func groups() {
         #expect(BackupApps.owns(accessGroup: "ABCDE12345.com.example.app", app: "com.example.app"))

@@ -176,6 +176,15 @@ extension DumpReader {
                 notes.append(
                     "\(left) item\(left == 1 ? "" : "s") of other access groups than \(app)'s left out (--app)")
             }
+            let apps = opened.0.manifest.apps
+            if records.isEmpty, !apps.contains(app) {
+                // A typo in the bundle id reads as an app without items: say that it is no app of the backup.
+                let shown = apps.prefix(5).joined(separator: ", ") + (apps.count > 5 ? ", …" : "")
+                let listed = apps.isEmpty ? "lists no apps" : "lists \(apps.count): \(shown)"
+                notes.append(
+                    "\(app) is not an app of this backup (its Manifest.plist \(listed)) and no item is of its access "
+                        + "groups: check the bundle id; inspect --list-apps lists the backup's apps")
+            }
         } else {
             // The phone's own items (thousands on a real phone) are no app's to migrate.
             records.removeAll { $0.accessGroup.map(BackupApps.isSystem(accessGroup:)) ?? false }
