@@ -17,11 +17,14 @@ public enum BackupKeychainWriter {
         public var generic: [UInt8]?
         /// The class whose key wraps the item's (6 `ak`, 7 `ck`, 8 `dk`, 9–11 the ThisDeviceOnly ones).
         public var protectionClass: UInt32
+        /// Whether the item is a tombstone (`tomb` 1): a deleted item kept for iCloud Keychain's sync.
+        public var tombstone: Bool
 
         /// An item; `protection` follows the class unless given.
         public init(
             itemClass: String = "genp", service: String, account: String, value: [UInt8], generic: [UInt8]? = nil,
-            accessGroup: String = "ABCDE12345.com.example.app", protectionClass: UInt32 = 7, protection: String? = nil
+            accessGroup: String = "ABCDE12345.com.example.app", protectionClass: UInt32 = 7, protection: String? = nil,
+            tombstone: Bool = false
         ) {
             let names: [UInt32: String] = [6: "ak", 7: "ck", 8: "dk", 9: "aku", 10: "cku", 11: "dku"]
             self.itemClass = itemClass
@@ -32,6 +35,7 @@ public enum BackupKeychainWriter {
             self.accessGroup = accessGroup
             self.protectionClass = protectionClass
             self.protection = protection ?? names[protectionClass] ?? "ck"
+            self.tombstone = tombstone
         }
     }
 
@@ -44,7 +48,7 @@ public enum BackupKeychainWriter {
                 var attributes: [(String, DERValue)] = [
                     (nameKey, .string(item.service)), ("acct", .string(item.account)),
                     ("agrp", .string(item.accessGroup)), ("pdmn", .string(item.protection)),
-                    ("sync", .integer(0)), ("tomb", .integer(0)), ("musr", .data(Data())),
+                    ("sync", .integer(0)), ("tomb", .integer(item.tombstone ? 1 : 0)), ("musr", .data(Data())),
                     ("v_Data", .data(Data(item.value))),
                 ]
                 if let generic = item.generic { attributes.append(("gena", .data(Data(generic)))) }

@@ -101,6 +101,24 @@ struct BackupDumpTests {
             }, "\(long.notes)")
     }
 
+    @Test("a tombstone (tomb 1, a deleted item kept for sync) is left out with a note, never migrated")
+    func tombstone() throws {
+        let scratch = try ScratchFolder()
+        let folder = scratch.url.appendingPathComponent("backup")
+        let items = [
+            BackupKeychainWriter.Item(service: "auth", account: "u", value: Array("v1".utf8)),
+            BackupKeychainWriter.Item(service: "gone", account: "u", value: [], tombstone: true),
+        ]
+        try BackupFolderWriter.write(to: folder, password: Self.password, items: items, apps: ["com.example.app"])
+        let dump = try #require(try DumpReader.scan(paths: [folder.path], backups: access()).dumps.first)
+        guard case .keychain(let records) = dump.content else {
+            Issue.record("not keychain records")
+            return
+        }
+        #expect(records.compactMap { $0.service?.text } == ["auth"])
+        #expect(dump.notes.first == "1 tombstone (tomb 1: deleted items kept for iCloud Keychain's sync) left out")
+    }
+
     @Test("which groups are an app's, and which the system's")
     func groups() {
         #expect(BackupApps.owns(accessGroup: "ABCDE12345.com.example.app", app: "com.example.app"))

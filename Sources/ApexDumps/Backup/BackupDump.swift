@@ -168,6 +168,15 @@ extension DumpReader {
         let keychain = opened.1
         var records = keychain.records
         var notes: [String] = []
+        // A tombstone (`tomb` 1) is a deleted item iCloud Keychain keeps to sync the deletion: nothing to migrate.
+        let stored = records.count
+        records.removeAll { $0.extra["tomb"] == "1" }
+        if records.count < stored {
+            let count = stored - records.count
+            notes.append(
+                "\(count) tombstone\(count == 1 ? "" : "s") (tomb 1: deleted items kept for iCloud Keychain's sync) "
+                    + "left out")
+        }
         let before = records.count
         if let app {
             records.removeAll { !BackupApps.owns(accessGroup: $0.accessGroup ?? "", app: app) }
