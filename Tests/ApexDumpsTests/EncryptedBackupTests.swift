@@ -63,4 +63,33 @@ struct EncryptedBackupTests {
                 path: keychainFile.path, "the keychain's file is missing from the backup")
         ) { try EncryptedBackup.keychain(in: folder, password: Array(Self.password.utf8)) }
     }
+
+    @Test("a cut keychain file, cut by a block or inside one, and a cut Manifest.plist: each named, with what is wrong")
+    func truncated() throws {
+        let scratch = try ScratchFolder()
+        let folder = scratch.url.appendingPathComponent("backup")
+        try BackupFolderWriter.write(to: folder, password: Self.password, items: Self.items)
+        let keychainFile = folder.appendingPathComponent("51/" + BackupFilesWriter.keychainFileID)
+        let bytes = try Data(contentsOf: keychainFile)
+        for cut in [16, 7] {
+            try bytes.prefix(bytes.count - cut).write(to: keychainFile)
+            #expect {
+                try EncryptedBackup.keychain(in: folder, password: Array(Self.password.utf8))
+            } throws: { error in
+                guard case .damaged(let path, let why)? = error as? EncryptedBackup.Failure else { return false }
+                return path == keychainFile.path
+                    && (why.contains("damaged or cut") || why.contains("not a whole number of AES blocks"))
+            }
+        }
+        try bytes.write(to: keychainFile)
+        let manifest = folder.appendingPathComponent("Manifest.plist")
+        let plist = try Data(contentsOf: manifest)
+        try plist.prefix(plist.count / 2).write(to: manifest)
+        #expect {
+            try EncryptedBackup(folder: folder)
+        } throws: { error in
+            guard case .damaged(let path, let why)? = error as? EncryptedBackup.Failure else { return false }
+            return path == manifest.path && why.hasPrefix("not a property list")
+        }
+    }
 }
